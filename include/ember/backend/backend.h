@@ -1,0 +1,182 @@
+// The backend interface: memory and every RNS polynomial primitive, implemented by cpu and cuda.
+//
+// Everything above `ring` is backend-neutral; a backend is the only code that knows where memory
+// lives. Every primitive here is stream-ordered (`_async`): it returns once the work is enqueued
+// (the CPU backend finishes before returning). Pointers are in the backend's own memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/core/chacha20.h"
+#include "ember/core/modarith.h"
+
+namespace ember::backend {
+
+enum class DeviceKind { cpu, cuda };
+
+/// Where memory lives and work runs: the host, or one CUDA GPU.
+struct Device {
+  DeviceKind kind = DeviceKind::cpu;
+  int index = 0;
+  std::string str() const;
+  bool operator==(const Device& o) const { return kind == o.kind && index == o.index; }
+};
+
+/// An ordered queue of work on one device (a cudaStream_t on CUDA; ignored by the CPU backend).
+struct Stream {
+  void* handle = nullptr;
+};
+
+/// Precomputed per-prime tables of a ring, laid out in a backend's memory.
+/// Prime `id` owns rows [id * n, (id + 1) * n) of each twiddle array.
+struct RingTablesView {
+  std::size_t n = 0;
+  int log_n = 0;
+  std::size_t prime_count = 0;
+  const Modulus* moduli = nullptr;
+  const u64* psi_rev = nullptr;             // forward twiddles: psi^bitrev(i)
+  const u64* psi_rev_shoup = nullptr;
+  const u64* psi_inv_rev = nullptr;         // inverse twiddles: psi^-bitrev(i)
+  const u64* psi_inv_rev_shoup = nullptr;
+  const u64* n_inv = nullptr;               // N^-1 mod q
+  const u64* n_inv_shoup = nullptr;
+};
+
+/// A basis as seen by a kernel: which primes of the ring each limb uses.
+struct BasisView {
+  const RingTablesView* ring = nullptr;  // host-side struct whose pointers are backend memory
+  const u32* ids = nullptr;              // [limbs], backend memory
+  const u32* host_ids = nullptr;         // [limbs], host memory (same values)
+  std::size_t limbs = 0;
+};
+
+/// Tables of a fast base conversion from basis Q (`from`) to basis P (`to`), backend memory.
+struct BaseConvView {
+  std::size_t from_limbs = 0;
+  std::size_t to_limbs = 0;
+  const u64* qhat_inv = nullptr;        // [from]: (Q/q_i)^-1 mod q_i
+  const u64* qhat_inv_shoup = nullptr;  // [from]
+  const u64* qhat_mod_p = nullptr;      // [from][to]: (Q/q_i) mod p_j
+};
+
+/// Tables of the exact big-integer <-> RNS conversions, backend memory.
+struct CrtView {
+  std::size_t words = 0;             // 64-bit words per big integer on input (to RNS)
+  const u64* pow2_64k = nullptr;     // [limbs][words]: 2^(64k) mod q_i
+  const u64* garner_inv = nullptr;   // [limbs][limbs]: q_j^-1 mod q_i for j < i
+};
+
+/// Which small distribution a sampler draws from.
+struct SmallSampler {
+  enum Kind { ternary, gaussian } kind = ternary;
+  u64 ternary_threshold = 0;  // nonzero iff (word >> 1) < threshold
+  const u64* gaussian_cdt = nullptr;  // backend memory, cumulative table (63-bit fixed point)
+  int gaussian_bound = 0;             // entries in the table; |x| <= bound
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+
+  // Memory. allocate throws DeviceMemoryError with the size when the device is full.
+  virtual void* allocate(std::size_t bytes, Stream stream) = 0;
+  virtual void deallocate(void* p, std::size_t bytes, Stream stream) noexcept = 0;
+  virtual void copy_from_host_async(void* dst, const void* src, std::size_t bytes,
+                                    Stream stream) = 0;
+  virtual void copy_to_host_async(void* dst, const void* src, std::size_t bytes,
+                                  Stream stream) = 0;
+  virtual void copy_async(void* dst, const void* src, std::size_t bytes, Stream stream) = 0;
+  virtual void synchronize(Stream stream) = 0;
+  virtual Stream default_stream() = 0;
+
+  // Benchmarking support. time_runs returns the milliseconds of each of `iters` runs of `fn`
+  // (device events on CUDA), after `warmup` untimed runs.
+  virtual std::vector<double> time_runs(const std::function<void(Stream)>& fn, int warmup,
+                                        int iters) = 0;
+  /// NTT schedules this backend implements ("auto" picks the tuned one per size).
+  virtual std::vector<std::string> ntt_variants() const = 0;
+  /// Selects an NTT schedule for later calls; throws ParameterError for an unknown name.
+  virtual void set_ntt_variant(const std::string& name) = 0;
+  virtual std::string ntt_variant_for(std::size_t n, std::size_t limbs) const = 0;
+
+  // Negacyclic NTT over `count` polynomials of basis b, stored back to back (limb-major).
+  virtual void ntt_forward_async(u64* data, const BasisView& b, std::size_t count,
+                                 Stream stream) = 0;
+  virtual void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count,
+                                 Stream stream) = 0;
+
+  // Pointwise arithmetic over limbs x N words; inputs reduced, outputs reduced.
+  virtual void add_async(u64* out, const u64* a, const u64* c, const BasisView& b,
+                         Stream stream) = 0;
+  virtual void sub_async(u64* out, const u64* a, const u64* c, const BasisView& b,
+                         Stream stream) = 0;
+  virtual void negate_async(u64* out, const u64* a, const BasisView& b, Stream stream) = 0;
+  virtual void multiply_async(u64* out, const u64* a, const u64* c, const BasisView& b,
+                              Stream stream) = 0;
+  /// out += a * c
+  virtual void multiply_accumulate_async(u64* out, const u64* a, const u64* c,
+                                         const BasisView& b, Stream stream) = 0;
+  /// out = a * scalar[limb]; scalars are host values, reduced mod each limb's prime.
+  virtual void multiply_scalar_async(u64* out, const u64* a, const std::vector<u64>& scalars,
+                                     const BasisView& b, Stream stream) = 0;
+  /// out = a(X^k) for odd k; `eval` selects the evaluation-form permutation.
+  virtual void automorphism_async(u64* out, const u64* a, u64 k, bool eval, const BasisView& b,
+                                  Stream stream) = 0;
+
+  // Base conversion (coefficient form).
+  /// out (P limbs) = sum_i [a_i qhat_inv_i]_{q_i} * qhat_i mod p_j
+  virtual void base_convert_async(u64* out, const u64* a, const BaseConvView& conv,
+                                  const BasisView& from, const BasisView& to,
+                                  Stream stream) = 0;
+  /// out (Q limbs) = round(a / P) from a over Q then P: a_Q, a_P are its two parts.
+  virtual void mod_down_async(u64* out, const u64* a_q, const u64* a_p, const BaseConvView& p_to_q,
+                              const std::vector<u64>& p_inv_mod_q,
+                              const std::vector<u64>& half_p_mod_q,
+                              const std::vector<u64>& half_p_mod_p, const BasisView& q,
+                              const BasisView& p, Stream stream) = 0;
+
+  // Big integer <-> RNS (coefficient form).
+  /// out[limb][i] = value_i mod q_limb, value_i given as `crt.words` little-endian words.
+  virtual void rns_from_words_async(u64* out, const u64* words, const CrtView& crt,
+                                    const BasisView& b, Stream stream) = 0;
+  /// out[i][0..limbs) = the value in [0, Q) whose residues are a[.][i] (Garner).
+  virtual void words_from_rns_async(u64* out, const u64* a, const CrtView& crt,
+                                    const BasisView& b, Stream stream) = 0;
+
+  // Sampling from the ChaCha20 stream (key, nonce); identical on every backend.
+  virtual void sample_uniform_async(u64* out, const ChaChaKey& key, u64 nonce,
+                                    const BasisView& b, Stream stream) = 0;
+  virtual void sample_small_async(u64* out, const ChaChaKey& key, u64 nonce,
+                                  const SmallSampler& dist, const BasisView& b,
+                                  Stream stream) = 0;
+  /// out[limb][i] = values[i] mod q_limb for signed host values.
+  virtual void embed_signed_async(u64* out, const std::int64_t* host_values, const BasisView& b,
+                                  Stream stream) = 0;
+};
+
+/// The backend for a device. Throws DeviceError when the device does not exist or its backend
+/// was not compiled in.
+Backend& backend_for(const Device& device);
+
+/// Parses "cpu", "cuda", "cuda:1" or "auto" (first GPU when there is one, else cpu).
+Device parse_device(const std::string& spec);
+
+/// Description of one visible GPU.
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  std::size_t memory_bytes = 0;
+  int major = 0, minor = 0;
+  int multiprocessors = 0;
+};
+
+bool cuda_compiled();
+std::vector<GpuInfo> cuda_devices();
+
+}  // namespace ember::backend

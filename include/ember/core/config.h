@@ -1,0 +1,9 @@
+// Compile-time configuration shared by host and device code: the host/device qualifier macros.
+#pragma once
+
+#if defined(__CUDACC__)
+#define EMBER_HD __host__ __device__ __forceinline__
+#define EMBER_DEVICE_CODE 1
+#else
+#define EMBER_HD inline
+#endif

@@ -1,0 +1,42 @@
+// Host-side number theory: modulus setup, inverses, primality, NTT-friendly primes and roots.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ember/core/modarith.h"
+
+namespace ember {
+
+/// Builds a Modulus (value and Barrett constant). Throws ParameterError for q < 2 or q >= 2^61.
+Modulus make_modulus(u64 q);
+
+/// Modular inverse of a mod q; throws ParameterError if it does not exist.
+u64 inverse_mod(u64 a, u64 q);
+
+/// Deterministic Miller-Rabin for 64-bit integers.
+bool is_prime(u64 n);
+
+/// True when q is prime and q = 1 mod 2n (a negacyclic NTT of size n exists).
+bool is_ntt_friendly(u64 q, std::size_t n);
+
+/// `count` distinct primes of exactly `bits` bits with q = 1 mod 2n, largest first, skipping any in
+/// `exclude`. Throws ParameterError when there are not enough such primes.
+std::vector<u64> generate_ntt_primes(int bits, std::size_t n, std::size_t count,
+                                     const std::vector<u64>& exclude = {});
+
+/// The smallest primitive 2n-th root of unity mod q (psi with psi^n = -1). Throws ParameterError
+/// when q is not NTT-friendly for n.
+u64 primitive_root_2n(u64 q, std::size_t n);
+
+/// Reverses the low `bits` bits of x.
+inline u32 bit_reverse(u32 x, int bits) {
+  u32 r = 0;
+  for (int i = 0; i < bits; ++i) r |= ((x >> i) & 1u) << (bits - 1 - i);
+  return r;
+}
+
+/// log2 of a power of two n; throws ParameterError otherwise.
+int log2_exact(std::size_t n);
+
+}  // namespace ember

@@ -1,0 +1,79 @@
+// RnsPoly: a polynomial in RNS form, a dense limbs x N array on one device, in coeff or eval form.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ember/backend/buffer.h"
+#include "ember/ring/ring_context.h"
+
+namespace ember::ring {
+
+using backend::Device;
+
+/// `coeff`: coefficients; `eval`: NTT values (bit-reversed order of the roots psi^(2i+1)).
+enum class Form { coeff, eval };
+
+const char* form_name(Form f);
+
+class RnsPoly {
+ public:
+  /// Uninitialized storage (its contents are unspecified until written).
+  RnsPoly(RnsBasis basis, Form form, Device device);
+  static RnsPoly zeros(RnsBasis basis, Form form, Device device);
+  /// Copies limbs x N words from host memory; throws ParameterError if a word is not reduced
+  /// modulo its limb's prime.
+  static RnsPoly from_host(RnsBasis basis, Form form, Device device, const u64* data);
+  /// Reduces signed host values (N of them) into every limb.
+  static RnsPoly from_signed(RnsBasis basis, Form form, Device device, const std::int64_t* values);
+
+  RnsPoly(RnsPoly&&) noexcept = default;
+  RnsPoly& operator=(RnsPoly&&) noexcept = default;
+  RnsPoly copy() const;
+  /// A copy on another device.
+  RnsPoly to(Device device) const;
+  /// Copies limbs x N words to host memory (synchronizes).
+  void to_host(u64* out) const;
+  std::vector<u64> to_host() const;
+
+  const RnsBasis& basis() const { return basis_; }
+  Form form() const { return form_; }
+  Device device() const { return device_; }
+  std::size_t limbs() const { return basis_.size(); }
+  std::size_t n() const { return basis_.n(); }
+  std::size_t words() const { return limbs() * n(); }
+  u64* data() { return buffer_.as<u64>(); }
+  const u64* data() const { return buffer_.as<const u64>(); }
+  backend::Backend& backend() const;
+  backend::BasisView view() const { return basis_.on(backend()); }
+  /// Sets the form tag without computing (for data written by a primitive).
+  void set_form(Form f) { form_ = f; }
+
+  // Transforms (in place; throw MismatchError when already in the target form).
+  RnsPoly& ntt_inplace();
+  RnsPoly& intt_inplace();
+
+  // Arithmetic; operands must share basis, form and device (else MismatchError).
+  RnsPoly add(const RnsPoly& o) const;
+  RnsPoly sub(const RnsPoly& o) const;
+  RnsPoly negate() const;
+  /// Pointwise product; both operands in eval form.
+  RnsPoly multiply(const RnsPoly& o) const;
+  /// this += a * b (all in eval form).
+  RnsPoly& multiply_accumulate_inplace(const RnsPoly& a, const RnsPoly& b);
+  /// Multiply by one integer (reduced per limb) or by one integer per limb.
+  RnsPoly multiply_scalar(u64 scalar) const;
+  RnsPoly multiply_scalar(const std::vector<u64>& per_limb) const;
+  /// a(X) -> a(X^k) for odd k in [1, 2N), in the current form.
+  RnsPoly automorphism(u64 k) const;
+
+ private:
+  void check_same(const RnsPoly& o, const char* op) const;
+  RnsBasis basis_;
+  Form form_;
+  Device device_;
+  backend::Buffer buffer_;
+};
+
+}  // namespace ember::ring

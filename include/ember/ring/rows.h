@@ -1,0 +1,114 @@
+// Per-coefficient building blocks of the ring primitives, shared by the CPU backend and CUDA kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "ember/backend/backend.h"
+#include "ember/core/chacha20.h"
+#include "ember/core/modarith.h"
+
+namespace ember::ring::rows {
+
+/// Words per ChaCha20 block; samplers assign whole blocks to one thread.
+inline constexpr int kWordsPerBlock = 8;
+
+/// Uniform residue from a 128-bit draw (hi, lo).
+EMBER_HD u64 uniform_residue(u64 hi, u64 lo, const Modulus& m) {
+  return barrett_reduce_128(hi, lo, m);
+}
+
+/// A small signed value from one 64-bit word, per the distribution.
+EMBER_HD std::int64_t small_from_word(u64 w, const backend::SmallSampler& d) {
+  const bool negative = (w & 1u) != 0;
+  const u64 u = w >> 1;  // 63 uniform bits
+  std::int64_t mag = 0;
+  if (d.kind == backend::SmallSampler::ternary) {
+    mag = u < d.ternary_threshold ? 1 : 0;
+  } else {
+    // CDT: magnitude = number of entries k with u >= cdt[k] (constant-time scan of the table).
+    for (int k = 0; k < d.gaussian_bound; ++k) mag += (u >= d.gaussian_cdt[k]) ? 1 : 0;
+  }
+  return negative ? -mag : mag;
+}
+
+/// A signed value reduced into [0, q).
+EMBER_HD u64 signed_to_residue(std::int64_t v, u64 q) {
+  if (v >= 0) return static_cast<u64>(v) % q;
+  u64 r = static_cast<u64>(-(v + 1)) % q;  // avoids overflow at INT64_MIN
+  return q - 1 - r;
+}
+
+/// Source index of output slot `j` for X -> X^k in evaluation form (bit-reversed order):
+/// slot j holds a(psi^(2 brv(j) + 1)), so b(X) = a(X^k) takes slot brv(((2 brv(j)+1) k mod 2N - 1)/2).
+EMBER_HD u32 automorphism_eval_source(u32 j, u64 k, int log_n) {
+  u32 r = 0;
+  for (int i = 0; i < log_n; ++i) r |= ((j >> i) & 1u) << (log_n - 1 - i);
+  const u64 two_n_mask = (u64{2} << log_n) - 1;
+  u64 e = ((2 * static_cast<u64>(r) + 1) * k) & two_n_mask;
+  u32 idx = static_cast<u32>((e - 1) >> 1);
+  u32 s = 0;
+  for (int i = 0; i < log_n; ++i) s |= ((idx >> i) & 1u) << (log_n - 1 - i);
+  return s;
+}
+
+/// Destination of coefficient i for X -> X^k in coefficient form, with its sign.
+EMBER_HD u32 automorphism_coeff_dest(u32 i, u64 k, int log_n, bool& negate) {
+  const u64 n = u64{1} << log_n;
+  u64 e = (static_cast<u64>(i) * k) & (2 * n - 1);
+  negate = e >= n;
+  return static_cast<u32>(negate ? e - n : e);
+}
+
+/// Accumulates sum_i y_i * c_i mod p over `count` terms (y_i < 2^61, c_i < p) with a 128-bit
+/// accumulator folded every 32 terms, so no overflow for any count.
+EMBER_HD u64 dot_mod(const u64* y, std::size_t y_stride, const u64* c, std::size_t c_stride,
+                     std::size_t count, const Modulus& m) {
+  u64 acc_hi = 0, acc_lo = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    u64 hi, lo;
+    mul_wide(y[i * y_stride], c[i * c_stride], hi, lo);
+    u64 s = acc_lo + lo;
+    acc_hi += hi + (s < acc_lo);
+    acc_lo = s;
+    if ((i & 31) == 31) {
+      acc_lo = barrett_reduce_128(acc_hi, acc_lo, m);
+      acc_hi = 0;
+    }
+  }
+  return barrett_reduce_128(acc_hi, acc_lo, m);
+}
+
+/// Garner's mixed-radix digits of one coefficient, then the big integer
+/// X = v0 + v1 q0 + v2 q0 q1 + ... written as `limbs` little-endian words to `out`.
+/// `residue(l)` gives the coefficient's residue in limb l; `digits` is scratch of `limbs` words.
+template <class Residue>
+EMBER_HD void garner_row(Residue residue, const backend::RingTablesView& ring, const u32* ids,
+                         std::size_t limbs, const u64* garner_inv, u64* digits, u64* out,
+                         std::size_t out_stride) {
+  for (std::size_t i = 0; i < limbs; ++i) {
+    const Modulus& m = ring.moduli[ids[i]];
+    u64 t = residue(i);
+    for (std::size_t j = 0; j < i; ++j) {
+      u64 vj = barrett_reduce_64(digits[j], m);
+      t = mul_mod(sub_mod(t, vj, m.value), garner_inv[i * limbs + j], m);
+    }
+    digits[i] = t;
+  }
+  // Horner from the top digit: X = ((v_{L-1}) q_{L-2} + v_{L-2}) q_{L-3} + ...
+  for (std::size_t w = 0; w < limbs; ++w) out[w * out_stride] = 0;
+  out[0] = digits[limbs - 1];
+  for (std::size_t ii = limbs - 1; ii-- > 0;) {
+    const u64 q = ring.moduli[ids[ii]].value;
+    u64 carry = digits[ii];
+    for (std::size_t w = 0; w < limbs; ++w) {
+      u64 hi, lo;
+      mul_wide(out[w * out_stride], q, hi, lo);
+      u64 s = lo + carry;
+      hi += (s < lo);
+      out[w * out_stride] = s;
+      carry = hi;
+    }
+  }
+}
+
+}  // namespace ember::ring::rows

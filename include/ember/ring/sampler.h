@@ -1,0 +1,44 @@
+// Sampler: uniform, ternary and discrete-Gaussian polynomials from a counter-based ChaCha20 stream.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "ember/core/chacha20.h"
+#include "ember/ring/rns_poly.h"
+
+namespace ember::ring {
+
+/// Each draw consumes a fresh nonce of the key's stream, so draws never overlap; the same key and
+/// nonce produce the same polynomial on every backend. The key comes from the OS CSPRNG unless a
+/// fixed one is given (tests only).
+class Sampler {
+ public:
+  Sampler();
+  explicit Sampler(const ChaChaKey& key, u64 first_nonce = 0);
+
+  /// Uniform mod each prime (a 128-bit draw reduced mod q: statistical distance < 2^-66).
+  RnsPoly uniform(const RnsBasis& basis, Device device, Form form = Form::eval);
+  /// Ternary {-1, 0, 1}: nonzero with probability `prob_nonzero` (2/3 gives the uniform ternary),
+  /// each sign equally likely. Coefficient form.
+  RnsPoly ternary(const RnsBasis& basis, Device device, double prob_nonzero = 2.0 / 3.0);
+  /// Ternary with exactly `hamming_weight` nonzero coefficients (Fisher-Yates on the host).
+  RnsPoly ternary_hamming(const RnsBasis& basis, Device device, std::size_t hamming_weight);
+  /// Signed values of the exact-weight ternary draw (the host step of ternary_hamming).
+  std::vector<std::int64_t> ternary_hamming_values(std::size_t n, std::size_t hamming_weight);
+  /// Discrete Gaussian of standard deviation `sigma`, tail cut at 6 sigma (CDT). Coefficient form.
+  RnsPoly gaussian(const RnsBasis& basis, Device device, double sigma = 3.2);
+
+  u64 next_nonce() { return nonce_.fetch_add(1); }
+  const ChaChaKey& key() const { return key_; }
+
+ private:
+  ChaChaKey key_;
+  std::atomic<u64> nonce_;
+};
+
+/// CDT of the one-sided discrete Gaussian: entry k = P(|X| <= k) * 2^63 for k in [0, bound).
+std::vector<u64> gaussian_cdt(double sigma, int& bound);
+
+}  // namespace ember::ring

@@ -1,0 +1,64 @@
+"""The ``ember`` command line: info, demo, bench."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import ember
+
+
+def cmd_info(_args) -> int:
+    print(f"ember {ember.__version__}")
+    print(f"backends: {', '.join(ember.backends())}")
+    gpus = [d for d in ember.devices() if d.kind == "cuda"]
+    if not gpus:
+        print("gpus: none visible")
+    for d in gpus:
+        print(f"gpu {d.index}: {d.name}, {d.memory / 2**30:.1f} GiB, "
+              f"compute capability {d.compute_capability}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from . import demo
+
+    return demo.main(device=args.device)
+
+
+def cmd_bench(args) -> int:
+    from .bench import run_bench
+
+    results = run_bench(args.what, device=args.device, quick=args.quick)
+    text = json.dumps(results, indent=1)
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(text + "\n")
+    print(text)
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="ember", description="Ember FHE command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="version, backends, visible GPUs").set_defaults(fn=cmd_info)
+    demo = sub.add_parser("demo", help="the flagship demo (GPU if present)")
+    demo.add_argument("--device", default="auto")
+    demo.set_defaults(fn=cmd_demo)
+    bench = sub.add_parser("bench", help="benchmarks; prints JSON")
+    bench.add_argument("what", choices=["ntt"])
+    bench.add_argument("--device", default="auto")
+    bench.add_argument("--json", default=None, help="also write the JSON to this file")
+    bench.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
+    bench.set_defaults(fn=cmd_bench)
+    args = parser.parse_args(argv)
+    try:
+        return args.fn(args)
+    except ember.Error as e:
+        print(f"ember: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""Ember's exceptions: each is an ``ember.Error`` and also the builtin it resembles."""
+
+
+class Error(Exception):
+    """Base of every error Ember raises."""
+
+
+class ParameterError(Error, ValueError):
+    """Insecure or inconsistent parameters, wrong sizes or shapes."""
+
+
+class MismatchError(Error, ValueError):
+    """Operands of different contexts, bases, forms, levels or scales."""
+
+
+class MissingKeyError(Error, KeyError):
+    """An operation needs an evaluation key that was not generated."""
+
+
+class SerializationError(Error, ValueError):
+    """Malformed, truncated or foreign serialized bytes."""
+
+
+class DeviceError(Error, RuntimeError):
+    """A GPU runtime failure, or a device that does not exist in this build."""
+
+
+class DeviceMemoryError(DeviceError, MemoryError):
+    """The GPU ran out of memory."""

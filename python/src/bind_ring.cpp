@@ -1,0 +1,195 @@
+// Python bindings of the ring layer: RingContext, RnsBasis, RnsPoly, conversions, samplers.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <string>
+
+#include "convert.h"
+#include "ember/core/chacha20.h"
+#include "ember/core/errors.h"
+#include "ember/core/numtheory.h"
+#include "ember/ring/base_converter.h"
+#include "ember/ring/crt.h"
+#include "ember/ring/rns_poly.h"
+#include "ember/ring/sampler.h"
+
+namespace nb = nanobind;
+using namespace ember;
+using namespace ember::ring;
+using ember::py::I64Vector;
+using ember::py::U64Matrix;
+
+namespace {
+
+Form parse_form(const std::string& f) {
+  if (f == "coeff") return Form::coeff;
+  if (f == "eval") return Form::eval;
+  throw ParameterError("unknown form '" + f + "': use 'coeff' or 'eval'");
+}
+
+void check_shape(const RnsBasis& b, std::size_t rows, std::size_t cols, const char* what) {
+  if (rows != b.size() || cols != b.n())
+    throw ParameterError(std::string(what) + ": array shape is (" + std::to_string(rows) + ", " +
+                         std::to_string(cols) + ") but the basis needs (limbs, N) = (" +
+                         std::to_string(b.size()) + ", " + std::to_string(b.n()) + ")");
+}
+
+ChaChaKey key_from_bytes(const nb::bytes& b) {
+  if (b.size() != 32) throw ParameterError("a ChaCha20 key is 32 bytes, got " + std::to_string(b.size()));
+  ChaChaKey k;
+  std::memcpy(k.words, b.c_str(), 32);
+  return k;
+}
+
+}  // namespace
+
+void bind_ring(nb::module_& m) {
+  m.def("is_prime", &is_prime);
+  m.def("is_ntt_friendly", &is_ntt_friendly);
+  m.def("generate_ntt_primes", &generate_ntt_primes, nb::arg("bits"), nb::arg("n"),
+        nb::arg("count"), nb::arg("exclude") = std::vector<u64>{});
+  m.def("primitive_root_2n", &primitive_root_2n);
+  m.def("inverse_mod", &inverse_mod);
+  m.def("chacha20_block", [](const nb::bytes& key, u64 counter, u64 nonce) {
+    std::uint32_t out[16];
+    chacha20_block(key_from_bytes(key), counter, nonce, out);
+    return nb::bytes(reinterpret_cast<const char*>(out), 64);
+  });
+  m.def("gaussian_cdt", [](double sigma) {
+    int bound = 0;
+    return gaussian_cdt(sigma, bound);
+  });
+
+  nb::class_<RingContext>(m, "RingContext")
+      .def_static("create", &RingContext::create, nb::arg("n"), nb::arg("primes"))
+      .def_prop_ro("n", &RingContext::n)
+      .def_prop_ro("log_n", &RingContext::log_n)
+      .def_prop_ro("prime_count", &RingContext::prime_count)
+      .def("prime", &RingContext::prime)
+      .def("psi", [](const RingContext& r, std::size_t id) { return r.prime_tables(id).psi; });
+
+  nb::class_<RnsBasis>(m, "RnsBasis")
+      .def(nb::init<std::shared_ptr<const RingContext>, std::vector<u32>>())
+      .def_static("all", &RnsBasis::all)
+      .def_prop_ro("ids", &RnsBasis::ids)
+      .def_prop_ro("primes", &RnsBasis::primes)
+      .def_prop_ro("n", &RnsBasis::n)
+      .def_prop_ro("context", &RnsBasis::context)
+      .def("__len__", &RnsBasis::size)
+      .def("concat", &RnsBasis::concat)
+      .def("__eq__", [](const RnsBasis& a, const RnsBasis& b) { return a == b; });
+
+  nb::class_<RnsPoly>(m, "RnsPoly")
+      .def_static(
+          "from_numpy",
+          [](const RnsBasis& b, U64Matrix a, const std::string& form, const std::string& device) {
+            check_shape(b, a.shape(0), a.shape(1), "RnsPoly.from_numpy");
+            return RnsPoly::from_host(b, parse_form(form), backend::parse_device(device), a.data());
+          },
+          nb::arg("basis"), nb::arg("array"), nb::arg("form") = "coeff", nb::arg("device") = "cpu")
+      .def_static(
+          "from_signed",
+          [](const RnsBasis& b, I64Vector v, const std::string& form, const std::string& device) {
+            if (v.shape(0) != b.n())
+              throw ParameterError("RnsPoly.from_signed: got " + std::to_string(v.shape(0)) +
+                                   " values for N=" + std::to_string(b.n()));
+            return RnsPoly::from_signed(b, parse_form(form), backend::parse_device(device),
+                                        v.data());
+          },
+          nb::arg("basis"), nb::arg("values"), nb::arg("form") = "coeff", nb::arg("device") = "cpu")
+      .def_static(
+          "zeros",
+          [](const RnsBasis& b, const std::string& form, const std::string& device) {
+            return RnsPoly::zeros(b, parse_form(form), backend::parse_device(device));
+          },
+          nb::arg("basis"), nb::arg("form") = "coeff", nb::arg("device") = "cpu")
+      .def("to_numpy",
+           [](const RnsPoly& p) { return py::to_numpy(p.to_host(), p.limbs(), p.n()); })
+      .def_prop_ro("basis", &RnsPoly::basis)
+      .def_prop_ro("form", [](const RnsPoly& p) { return std::string(form_name(p.form())); })
+      .def_prop_ro("device", [](const RnsPoly& p) { return p.device().str(); })
+      .def_prop_ro("limbs", &RnsPoly::limbs)
+      .def_prop_ro("n", &RnsPoly::n)
+      .def("copy", &RnsPoly::copy)
+      .def("to", [](const RnsPoly& p, const std::string& d) { return p.to(backend::parse_device(d)); })
+      .def("ntt_inplace", [](RnsPoly& p) { p.ntt_inplace(); })
+      .def("intt_inplace", [](RnsPoly& p) { p.intt_inplace(); })
+      .def("ntt", [](const RnsPoly& p) { auto c = p.copy(); c.ntt_inplace(); return c; })
+      .def("intt", [](const RnsPoly& p) { auto c = p.copy(); c.intt_inplace(); return c; })
+      .def("add", &RnsPoly::add)
+      .def("sub", &RnsPoly::sub)
+      .def("negate", &RnsPoly::negate)
+      .def("multiply", &RnsPoly::multiply)
+      .def("multiply_accumulate_inplace",
+           [](RnsPoly& p, const RnsPoly& a, const RnsPoly& b) { p.multiply_accumulate_inplace(a, b); })
+      .def("multiply_scalar", nb::overload_cast<u64>(&RnsPoly::multiply_scalar, nb::const_))
+      .def("multiply_scalar_per_limb",
+           nb::overload_cast<const std::vector<u64>&>(&RnsPoly::multiply_scalar, nb::const_))
+      .def("automorphism", &RnsPoly::automorphism)
+      .def("__add__", &RnsPoly::add)
+      .def("__sub__", &RnsPoly::sub)
+      .def("__neg__", &RnsPoly::negate)
+      .def("__mul__", &RnsPoly::multiply)
+      .def("__repr__", [](const RnsPoly& p) {
+        return "RnsPoly(N=" + std::to_string(p.n()) + ", limbs=" + std::to_string(p.limbs()) +
+               ", form=" + form_name(p.form()) + ", device=" + p.device().str() + ")";
+      });
+
+  nb::class_<BaseConverter>(m, "BaseConverter")
+      .def(nb::init<RnsBasis, RnsBasis>())
+      .def("convert", &BaseConverter::convert);
+  nb::class_<BaseExtender>(m, "BaseExtender")
+      .def(nb::init<RnsBasis, RnsBasis>())
+      .def_prop_ro("qp", &BaseExtender::qp)
+      .def("mod_up", &BaseExtender::mod_up)
+      .def("mod_down", &BaseExtender::mod_down);
+
+  nb::class_<CrtConverter>(m, "CrtConverter")
+      .def(nb::init<RnsBasis>())
+      .def("to_rns",
+           [](const CrtConverter& c, U64Matrix words, const std::string& device) {
+             if (words.shape(0) != c.basis().n())
+               throw ParameterError("to_rns: got " + std::to_string(words.shape(0)) +
+                                    " values for N=" + std::to_string(c.basis().n()));
+             return c.to_rns(words.data(), words.shape(1), backend::parse_device(device));
+           })
+      .def("from_rns", [](const CrtConverter& c, const RnsPoly& p) {
+        return py::to_numpy(c.from_rns(p), p.n(), c.output_words());
+      });
+
+  nb::class_<Sampler>(m, "Sampler")
+      .def(nb::init<>())
+      .def("__init__",
+           [](Sampler* s, const nb::bytes& key, u64 nonce) {
+             new (s) Sampler(key_from_bytes(key), nonce);
+           },
+           nb::arg("key"), nb::arg("first_nonce") = 0)
+      .def(
+          "uniform",
+          [](Sampler& s, const RnsBasis& b, const std::string& d, const std::string& form) {
+            return s.uniform(b, backend::parse_device(d), parse_form(form));
+          },
+          nb::arg("basis"), nb::arg("device") = "cpu", nb::arg("form") = "eval")
+      .def(
+          "ternary",
+          [](Sampler& s, const RnsBasis& b, const std::string& d, double p) {
+            return s.ternary(b, backend::parse_device(d), p);
+          },
+          nb::arg("basis"), nb::arg("device") = "cpu", nb::arg("prob_nonzero") = 2.0 / 3.0)
+      .def(
+          "ternary_hamming",
+          [](Sampler& s, const RnsBasis& b, const std::string& d, std::size_t h) {
+            return s.ternary_hamming(b, backend::parse_device(d), h);
+          },
+          nb::arg("basis"), nb::arg("device") = "cpu", nb::arg("hamming_weight"))
+      .def(
+          "gaussian",
+          [](Sampler& s, const RnsBasis& b, const std::string& d, double sigma) {
+            return s.gaussian(b, backend::parse_device(d), sigma);
+          },
+          nb::arg("basis"), nb::arg("device") = "cpu", nb::arg("sigma") = 3.2);
+}

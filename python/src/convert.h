@@ -1,0 +1,29 @@
+// Helpers shared by the binding files: numpy array <-> host vectors, device names.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace ember::py {
+
+namespace nb = nanobind;
+
+using U64Matrix = nb::ndarray<const std::uint64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using I64Vector = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+/// A new numpy array (rows x cols, uint64) that owns `data`.
+inline nb::ndarray<nb::numpy, std::uint64_t, nb::ndim<2>> to_numpy(std::vector<std::uint64_t>&& data,
+                                                                   std::size_t rows,
+                                                                   std::size_t cols) {
+  auto* owned = new std::vector<std::uint64_t>(std::move(data));
+  nb::capsule owner(owned, [](void* p) noexcept {
+    delete static_cast<std::vector<std::uint64_t>*>(p);
+  });
+  std::size_t shape[2] = {rows, cols};
+  return nb::ndarray<nb::numpy, std::uint64_t, nb::ndim<2>>(owned->data(), 2, shape, owner);
+}
+
+}  // namespace ember::py

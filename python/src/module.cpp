@@ -1,0 +1,57 @@
+// The _ember extension module: error translation, build info, devices. Bindings only, no logic.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <new>
+
+#include "ember/backend/backend.h"
+#include "ember/core/errors.h"
+
+namespace nb = nanobind;
+
+void bind_ring(nb::module_& m);
+void bind_bench(nb::module_& m);
+
+namespace {
+void raise_as(const char* name, const char* what) {
+  nb::object cls = nb::module_::import_("ember.errors").attr(name);
+  PyErr_SetString(cls.ptr(), what);
+}
+}  // namespace
+
+NB_MODULE(_ember, m) {
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const ember::ParameterError& e) {
+      raise_as("ParameterError", e.what());
+    } catch (const ember::MismatchError& e) {
+      raise_as("MismatchError", e.what());
+    } catch (const ember::MissingKeyError& e) {
+      raise_as("MissingKeyError", e.what());
+    } catch (const ember::SerializationError& e) {
+      raise_as("SerializationError", e.what());
+    } catch (const ember::DeviceMemoryError& e) {
+      raise_as("DeviceMemoryError", e.what());
+    } catch (const ember::DeviceError& e) {
+      raise_as("DeviceError", e.what());
+    } catch (const ember::Error& e) {
+      raise_as("Error", e.what());
+    }
+  });
+
+  m.def("cuda_compiled", &ember::backend::cuda_compiled);
+  nb::class_<ember::backend::GpuInfo>(m, "GpuInfo")
+      .def_ro("index", &ember::backend::GpuInfo::index)
+      .def_ro("name", &ember::backend::GpuInfo::name)
+      .def_ro("memory_bytes", &ember::backend::GpuInfo::memory_bytes)
+      .def_ro("major", &ember::backend::GpuInfo::major)
+      .def_ro("minor", &ember::backend::GpuInfo::minor)
+      .def_ro("multiprocessors", &ember::backend::GpuInfo::multiprocessors);
+  m.def("cuda_devices", &ember::backend::cuda_devices);
+  m.def("parse_device", [](const std::string& s) { return ember::backend::parse_device(s).str(); });
+
+  bind_ring(m);
+  bind_bench(m);
+}

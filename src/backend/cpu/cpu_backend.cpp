@@ -1,0 +1,269 @@
+// The CPU backend: the reference implementation of every ring primitive (OpenMP over limbs).
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cpu_ntt.h"
+#include "ember/backend/backend.h"
+#include "ember/core/errors.h"
+#include "ember/ring/rows.h"
+
+namespace ember::backend {
+
+namespace {
+
+using ring::rows::kWordsPerBlock;
+
+class CpuBackend final : public Backend {
+ public:
+  Device device() const override { return Device{DeviceKind::cpu, 0}; }
+
+  void* allocate(std::size_t bytes, Stream) override {
+    // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void deallocate(void* p, std::size_t, Stream) noexcept override { std::free(p); }
+  void copy_from_host_async(void* d, const void* s, std::size_t n, Stream) override {
+    std::memcpy(d, s, n);
+  }
+  void copy_to_host_async(void* d, const void* s, std::size_t n, Stream) override {
+    std::memcpy(d, s, n);
+  }
+  void copy_async(void* d, const void* s, std::size_t n, Stream) override { std::memmove(d, s, n); }
+  void synchronize(Stream) override {}
+  Stream default_stream() override { return {}; }
+
+  std::vector<double> time_runs(const std::function<void(Stream)>& fn, int warmup,
+                                int iters) override {
+    for (int i = 0; i < warmup; ++i) fn({});
+    std::vector<double> ms;
+    for (int i = 0; i < iters; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      fn({});
+      auto t1 = std::chrono::steady_clock::now();
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    return ms;
+  }
+  std::vector<std::string> ntt_variants() const override { return {"harvey"}; }
+  void set_ntt_variant(const std::string& name) override {
+    if (name != "auto" && name != "harvey")
+      throw ParameterError("unknown CPU NTT variant '" + name + "': use 'auto' or 'harvey'");
+  }
+  std::string ntt_variant_for(std::size_t, std::size_t) const override { return "harvey"; }
+
+  void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream) override {
+    const auto& r = *b.ring;
+    const long total = static_cast<long>(count * b.limbs);
+#pragma omp parallel for schedule(static)
+    for (long t = 0; t < total; ++t) {
+      const u32 id = b.host_ids[t % b.limbs];
+      cpu::ntt_forward_limb(data + t * r.n, r.n, r.psi_rev + id * r.n, r.psi_rev_shoup + id * r.n,
+                            r.moduli[id].value);
+    }
+  }
+  void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count, Stream) override {
+    const auto& r = *b.ring;
+    const long total = static_cast<long>(count * b.limbs);
+#pragma omp parallel for schedule(static)
+    for (long t = 0; t < total; ++t) {
+      const u32 id = b.host_ids[t % b.limbs];
+      cpu::ntt_inverse_limb(data + t * r.n, r.n, r.psi_inv_rev + id * r.n,
+                            r.psi_inv_rev_shoup + id * r.n, r.n_inv[id], r.n_inv_shoup[id],
+                            r.moduli[id].value);
+    }
+  }
+
+  template <class F>
+  void per_limb(const BasisView& b, F&& f) {
+#pragma omp parallel for schedule(static)
+    for (long l = 0; l < static_cast<long>(b.limbs); ++l) f(l, b.ring->moduli[b.host_ids[l]]);
+  }
+
+  void add_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = add_mod(a[i], c[i], m.value);
+    });
+  }
+  void sub_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = sub_mod(a[i], c[i], m.value);
+    });
+  }
+  void negate_async(u64* out, const u64* a, const BasisView& b, Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = neg_mod(a[i], m.value);
+    });
+  }
+  void multiply_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = mul_mod(a[i], c[i], m);
+    });
+  }
+  void multiply_accumulate_async(u64* out, const u64* a, const u64* c, const BasisView& b,
+                                 Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i)
+        out[i] = add_mod(out[i], mul_mod(a[i], c[i], m), m.value);
+    });
+  }
+  void multiply_scalar_async(u64* out, const u64* a, const std::vector<u64>& scalars,
+                             const BasisView& b, Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      const u64 s = barrett_reduce_64(scalars[l], m);
+      const u64 ss = shoup_precompute(s, m.value);
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = mul_shoup(a[i], s, ss, m.value);
+    });
+  }
+  void automorphism_async(u64* out, const u64* a, u64 k, bool eval, const BasisView& b,
+                          Stream) override {
+    const std::size_t n = b.ring->n;
+    const int log_n = b.ring->log_n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      const u64* src = a + l * n;
+      u64* dst = out + l * n;
+      if (eval) {
+        for (std::size_t j = 0; j < n; ++j)
+          dst[j] = src[ring::rows::automorphism_eval_source(static_cast<u32>(j), k, log_n)];
+      } else {
+        for (std::size_t i = 0; i < n; ++i) {
+          bool neg;
+          u32 d = ring::rows::automorphism_coeff_dest(static_cast<u32>(i), k, log_n, neg);
+          dst[d] = neg ? neg_mod(src[i], m.value) : src[i];
+        }
+      }
+    });
+  }
+
+  // y_i = [a_i * qhat_inv_i]_{q_i}, then out_j = sum_i y_i * qhat_mod_p[i][j] mod p_j.
+  void base_convert_async(u64* out, const u64* a, const BaseConvView& conv, const BasisView& from,
+                          const BasisView& to, Stream) override {
+    const std::size_t n = from.ring->n;
+    const std::size_t L = conv.from_limbs;
+    std::vector<u64> y(L * n);
+    per_limb(from, [&](long i, const Modulus& m) {
+      for (std::size_t c = 0; c < n; ++c)
+        y[c * L + i] = mul_shoup(a[i * n + c], conv.qhat_inv[i], conv.qhat_inv_shoup[i], m.value);
+    });
+    per_limb(to, [&](long j, const Modulus& m) {
+      for (std::size_t c = 0; c < n; ++c)
+        out[j * n + c] = ring::rows::dot_mod(&y[c * L], 1, conv.qhat_mod_p + j, conv.to_limbs, L, m);
+    });
+  }
+
+  void mod_down_async(u64* out, const u64* a_q, const u64* a_p, const BaseConvView& p_to_q,
+                      const std::vector<u64>& p_inv_mod_q, const std::vector<u64>& half_p_mod_q,
+                      const std::vector<u64>& half_p_mod_p, const BasisView& q,
+                      const BasisView& p, Stream s) override {
+    const std::size_t n = q.ring->n;
+    // z = a + floor(P/2), so that floor(z / P) = round(a / P).
+    std::vector<u64> zp(p.limbs * n);
+    per_limb(p, [&](long j, const Modulus& m) {
+      for (std::size_t c = 0; c < n; ++c)
+        zp[j * n + c] = add_mod(a_p[j * n + c], half_p_mod_p[j], m.value);
+    });
+    std::vector<u64> conv(q.limbs * n);
+    base_convert_async(conv.data(), zp.data(), p_to_q, p, q, s);
+    per_limb(q, [&](long i, const Modulus& m) {
+      const u64 pinv = p_inv_mod_q[i], pinv_s = shoup_precompute(pinv, m.value);
+      for (std::size_t c = 0; c < n; ++c) {
+        u64 z = add_mod(a_q[i * n + c], half_p_mod_q[i], m.value);
+        out[i * n + c] = mul_shoup(sub_mod(z, conv[i * n + c], m.value), pinv, pinv_s, m.value);
+      }
+    });
+  }
+
+  void rns_from_words_async(u64* out, const u64* words, const CrtView& crt, const BasisView& b,
+                            Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      for (std::size_t c = 0; c < n; ++c) {
+        const u64* w = words + c * crt.words;
+        u64 acc = 0;
+        for (std::size_t k = 0; k < crt.words; ++k)
+          acc = add_mod(acc, mul_mod(barrett_reduce_64(w[k], m), crt.pow2_64k[l * crt.words + k], m),
+                        m.value);
+        out[l * n + c] = acc;
+      }
+    });
+  }
+
+  void words_from_rns_async(u64* out, const u64* a, const CrtView& crt, const BasisView& b,
+                            Stream) override {
+    const std::size_t n = b.ring->n;
+    const std::size_t L = b.limbs;
+#pragma omp parallel
+    {
+      std::vector<u64> digits(L);
+#pragma omp for schedule(static)
+      for (long c = 0; c < static_cast<long>(n); ++c) {
+        auto residue = [&](std::size_t l) { return a[l * n + c]; };
+        ring::rows::garner_row(residue, *b.ring, b.host_ids, L, crt.garner_inv, digits.data(),
+                               out + c * L, 1);
+      }
+    }
+  }
+
+  void sample_uniform_async(u64* out, const ChaChaKey& key, u64 nonce, const BasisView& b,
+                            Stream) override {
+    // Coefficient c of limb l takes words 2(l N + c) and 2(l N + c) + 1: 4 per block.
+    const std::size_t n = b.ring->n;
+    const long blocks = static_cast<long>(b.limbs * n / 4);
+#pragma omp parallel for schedule(static)
+    for (long blk = 0; blk < blocks; ++blk) {
+      u64 w[kWordsPerBlock];
+      chacha20_words(key, static_cast<u64>(blk), nonce, w);
+      for (int t = 0; t < 4; ++t) {
+        const std::size_t idx = blk * 4 + t;
+        const Modulus& m = b.ring->moduli[b.host_ids[idx / n]];
+        out[idx] = ring::rows::uniform_residue(w[2 * t + 1], w[2 * t], m);
+      }
+    }
+  }
+
+  void sample_small_async(u64* out, const ChaChaKey& key, u64 nonce, const SmallSampler& dist,
+                          const BasisView& b, Stream) override {
+    const std::size_t n = b.ring->n;
+    const long blocks = static_cast<long>(n / kWordsPerBlock);
+#pragma omp parallel for schedule(static)
+    for (long blk = 0; blk < blocks; ++blk) {
+      u64 w[kWordsPerBlock];
+      chacha20_words(key, static_cast<u64>(blk), nonce, w);
+      for (int t = 0; t < kWordsPerBlock; ++t) {
+        const std::size_t c = blk * kWordsPerBlock + t;
+        const std::int64_t v = ring::rows::small_from_word(w[t], dist);
+        for (std::size_t l = 0; l < b.limbs; ++l)
+          out[l * n + c] = ring::rows::signed_to_residue(v, b.ring->moduli[b.host_ids[l]].value);
+      }
+    }
+  }
+
+  void embed_signed_async(u64* out, const std::int64_t* values, const BasisView& b,
+                          Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      for (std::size_t c = 0; c < n; ++c)
+        out[l * n + c] = ring::rows::signed_to_residue(values[c], m.value);
+    });
+  }
+};
+
+}  // namespace
+
+Backend& cpu_backend() {
+  static CpuBackend instance;
+  return instance;
+}
+
+}  // namespace ember::backend

@@ -1,0 +1,59 @@
+// Device names, and the registry that maps a device to its backend.
+#include <string>
+
+#include "ember/backend/backend.h"
+#include "ember/core/errors.h"
+
+namespace ember::backend {
+
+Backend& cpu_backend();
+#if defined(EMBER_WITH_CUDA)
+Backend& cuda_backend(int index);
+std::vector<GpuInfo> cuda_device_list();
+#endif
+
+std::string Device::str() const {
+  return kind == DeviceKind::cpu ? std::string("cpu") : "cuda:" + std::to_string(index);
+}
+
+bool cuda_compiled() {
+#if defined(EMBER_WITH_CUDA)
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::vector<GpuInfo> cuda_devices() {
+#if defined(EMBER_WITH_CUDA)
+  return cuda_device_list();
+#else
+  return {};
+#endif
+}
+
+Backend& backend_for(const Device& device) {
+  if (device.kind == DeviceKind::cpu) return cpu_backend();
+#if defined(EMBER_WITH_CUDA)
+  return cuda_backend(device.index);
+#else
+  throw DeviceError("this build of Ember has no CUDA backend; rebuild with nvcc available "
+                    "(EMBER_CUDA=ON) or use device='cpu'");
+#endif
+}
+
+Device parse_device(const std::string& spec) {
+  if (spec == "cpu") return {DeviceKind::cpu, 0};
+  if (spec == "auto") {
+    return cuda_devices().empty() ? Device{DeviceKind::cpu, 0} : Device{DeviceKind::cuda, 0};
+  }
+  if (spec == "cuda" || spec == "gpu") return {DeviceKind::cuda, 0};
+  if (spec.rfind("cuda:", 0) == 0) {
+    const std::string idx = spec.substr(5);
+    if (!idx.empty() && idx.find_first_not_of("0123456789") == std::string::npos && idx.size() < 4)
+      return {DeviceKind::cuda, std::stoi(idx)};
+  }
+  throw ParameterError("unknown device '" + spec + "': use 'cpu', 'cuda', 'cuda:N' or 'auto'");
+}
+
+}  // namespace ember::backend

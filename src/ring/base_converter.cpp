@@ -1,0 +1,125 @@
+// Fast base conversion tables, and ModUp / ModDown built on them.
+#include "ember/ring/base_converter.h"
+
+#include "ember/core/errors.h"
+#include "ember/core/numtheory.h"
+
+namespace ember::ring {
+
+using backend::Buffer;
+
+struct BaseConverter::DeviceTables {
+  Buffer qhat_inv, qhat_inv_shoup, qhat_mod_p;
+  backend::BaseConvView view;
+};
+
+namespace {
+/// prod_{k != skip} primes[k] mod m
+u64 product_except(const std::vector<u64>& primes, std::size_t skip, const Modulus& m) {
+  u64 r = 1 % m.value;
+  for (std::size_t k = 0; k < primes.size(); ++k)
+    if (k != skip) r = mul_mod(r, barrett_reduce_64(primes[k], m), m);
+  return r;
+}
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+}  // namespace
+
+BaseConverter::BaseConverter(RnsBasis from, RnsBasis to) : from_(std::move(from)), to_(std::move(to)) {
+  from_.concat(to_);  // throws MismatchError for other rings or shared primes
+  const auto q = from_.primes();
+  const auto p = to_.primes();
+  qhat_inv_.resize(q.size());
+  qhat_inv_shoup_.resize(q.size());
+  qhat_mod_p_.resize(q.size() * p.size());
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    const Modulus mi = make_modulus(q[i]);
+    qhat_inv_[i] = inverse_mod(product_except(q, i, mi), q[i]);
+    qhat_inv_shoup_[i] = shoup_precompute(qhat_inv_[i], q[i]);
+    for (std::size_t j = 0; j < p.size(); ++j)
+      qhat_mod_p_[i * p.size() + j] = product_except(q, i, make_modulus(p[j]));
+  }
+}
+
+backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
+  std::lock_guard lock(mutex_);
+  auto dev = be.device();
+  auto key = std::make_pair(static_cast<int>(dev.kind), dev.index);
+  auto it = cache_.find(key);
+  if (it == cache_.end()) {
+    auto t = std::make_shared<DeviceTables>();
+    auto s = be.default_stream();
+    auto up = [&](const std::vector<u64>& v) {
+      return Buffer::from_host(be, v.data(), v.size() * sizeof(u64), s);
+    };
+    t->qhat_inv = up(qhat_inv_);
+    t->qhat_inv_shoup = up(qhat_inv_shoup_);
+    t->qhat_mod_p = up(qhat_mod_p_);
+    be.synchronize(s);
+    t->view.from_limbs = from_.size();
+    t->view.to_limbs = to_.size();
+    t->view.qhat_inv = t->qhat_inv.as<const u64>();
+    t->view.qhat_inv_shoup = t->qhat_inv_shoup.as<const u64>();
+    t->view.qhat_mod_p = t->qhat_mod_p.as<const u64>();
+    it = cache_.emplace(key, t).first;
+  }
+  return it->second->view;
+}
+
+void BaseConverter::convert_async(u64* out, const u64* a, backend::Backend& be,
+                                  backend::Stream s) const {
+  be.base_convert_async(out, a, view_on(be), from_.on(be), to_.on(be), s);
+}
+
+RnsPoly BaseConverter::convert(const RnsPoly& a) const {
+  if (a.basis() != from_)
+    throw MismatchError("base conversion: the input's basis is not the converter's source basis");
+  if (a.form() != Form::coeff)
+    throw MismatchError("base conversion needs coeff form; call intt() first");
+  RnsPoly out(to_, Form::coeff, a.device());
+  auto& be = a.backend();
+  convert_async(out.data(), a.data(), be, be.default_stream());
+  return out;
+}
+
+BaseExtender::BaseExtender(RnsBasis q, RnsBasis p)
+    : q_(std::move(q)), p_(std::move(p)), qp_(q_.concat(p_)), q_to_p_(q_, p_), p_to_q_(p_, q_) {
+  const auto qs = q_.primes();
+  const auto ps = p_.primes();
+  auto half_p_mod = [&](u64 m) {
+    const Modulus mm = make_modulus(m);
+    const u64 p_mod = product_except(ps, kNone, mm);
+    // floor(P/2) = (P - 1) / 2 for odd P, computed with 2^-1 mod m.
+    return mul_mod(sub_mod(p_mod, 1 % m, m), inverse_mod(2, m), mm);
+  };
+  for (u64 qi : qs) {
+    const Modulus mi = make_modulus(qi);
+    p_inv_mod_q_.push_back(inverse_mod(product_except(ps, kNone, mi), qi));
+    half_p_mod_q_.push_back(half_p_mod(qi));
+  }
+  for (u64 pj : ps) half_p_mod_p_.push_back(half_p_mod(pj));
+}
+
+RnsPoly BaseExtender::mod_up(const RnsPoly& a) const {
+  if (a.basis() != q_) throw MismatchError("mod_up: the input is not over the extender's basis Q");
+  if (a.form() != Form::coeff) throw MismatchError("mod_up needs coeff form; call intt() first");
+  RnsPoly out(qp_, Form::coeff, a.device());
+  auto& be = a.backend();
+  auto s = be.default_stream();
+  be.copy_async(out.data(), a.data(), a.words() * sizeof(u64), s);
+  q_to_p_.convert_async(out.data() + a.words(), a.data(), be, s);
+  return out;
+}
+
+RnsPoly BaseExtender::mod_down(const RnsPoly& a) const {
+  if (a.basis() != qp_)
+    throw MismatchError("mod_down: the input is not over the extended basis Q u P");
+  if (a.form() != Form::coeff) throw MismatchError("mod_down needs coeff form; call intt() first");
+  RnsPoly out(q_, Form::coeff, a.device());
+  auto& be = a.backend();
+  const std::size_t q_words = q_.size() * q_.n();
+  be.mod_down_async(out.data(), a.data(), a.data() + q_words, p_to_q_.view_on(be), p_inv_mod_q_,
+                    half_p_mod_q_, half_p_mod_p_, q_.on(be), p_.on(be), be.default_stream());
+  return out;
+}
+
+}  // namespace ember::ring

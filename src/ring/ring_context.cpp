@@ -1,0 +1,187 @@
+// RingContext: NTT tables per prime, and their cached copies in each backend's memory.
+#include "ember/ring/ring_context.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "ember/core/errors.h"
+#include "ember/core/numtheory.h"
+
+namespace ember::ring {
+
+using backend::Buffer;
+
+namespace {
+
+PrimeTables build_prime_tables(u64 q, std::size_t n, int log_n) {
+  PrimeTables t;
+  t.modulus = make_modulus(q);
+  t.psi = primitive_root_2n(q, n);
+  const u64 psi_inv = inverse_mod(t.psi, q);
+  std::vector<u64> pow(n), pow_inv(n);
+  pow[0] = pow_inv[0] = 1;
+  for (std::size_t i = 1; i < n; ++i) {
+    pow[i] = mul_mod(pow[i - 1], t.psi, t.modulus);
+    pow_inv[i] = mul_mod(pow_inv[i - 1], psi_inv, t.modulus);
+  }
+  t.psi_rev.resize(n);
+  t.psi_inv_rev.resize(n);
+  t.psi_rev_shoup.resize(n);
+  t.psi_inv_rev_shoup.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    u32 r = bit_reverse(static_cast<u32>(i), log_n);
+    t.psi_rev[i] = pow[r];
+    t.psi_inv_rev[i] = pow_inv[r];
+    t.psi_rev_shoup[i] = shoup_precompute(t.psi_rev[i], q);
+    t.psi_inv_rev_shoup[i] = shoup_precompute(t.psi_inv_rev[i], q);
+  }
+  t.n_inv = inverse_mod(static_cast<u64>(n) % q, q);
+  t.n_inv_shoup = shoup_precompute(t.n_inv, q);
+  return t;
+}
+
+}  // namespace
+
+struct RingContext::DeviceTables {
+  Buffer moduli, psi_rev, psi_rev_shoup, psi_inv_rev, psi_inv_rev_shoup, n_inv, n_inv_shoup;
+  RingTablesView view;
+  struct Ids {
+    Buffer device;
+    std::vector<u32> host;
+  };
+  std::map<std::vector<u32>, std::unique_ptr<Ids>> bases;
+};
+
+RingContext::RingContext(std::size_t n, int log_n, std::vector<PrimeTables> primes)
+    : n_(n), log_n_(log_n), primes_(std::move(primes)) {}
+
+std::shared_ptr<const RingContext> RingContext::create(std::size_t n,
+                                                       const std::vector<u64>& primes) {
+  int log_n = log2_exact(n);
+  if (log_n < 4 || log_n > 17)
+    throw ParameterError("ring degree N=" + std::to_string(n) + " is out of range: use 16..2^17");
+  if (primes.empty()) throw ParameterError("a ring needs at least one prime");
+  std::set<u64> seen;
+  std::vector<PrimeTables> tables;
+  tables.reserve(primes.size());
+  for (u64 q : primes) {
+    if (!seen.insert(q).second)
+      throw ParameterError("prime " + std::to_string(q) + " appears twice; primes must be distinct");
+    if (q >= (u64{1} << kMaxModulusBits))
+      throw ParameterError("prime " + std::to_string(q) + " has more than 61 bits");
+    tables.push_back(build_prime_tables(q, n, log_n));
+  }
+  return std::make_shared<RingContext>(n, log_n, std::move(tables));
+}
+
+RingContext::DeviceTables& RingContext::device_tables(Backend& be) const {
+  auto dev = be.device();
+  auto key = std::make_pair(static_cast<int>(dev.kind), dev.index);
+  auto it = device_tables_.find(key);
+  if (it != device_tables_.end()) return *it->second;
+
+  auto dt = std::make_shared<DeviceTables>();
+  const std::size_t p = primes_.size();
+  std::vector<Modulus> moduli(p);
+  std::vector<u64> fw(p * n_), fws(p * n_), iv(p * n_), ivs(p * n_), ni(p), nis(p);
+  for (std::size_t i = 0; i < p; ++i) {
+    const auto& t = primes_[i];
+    moduli[i] = t.modulus;
+    std::copy(t.psi_rev.begin(), t.psi_rev.end(), fw.begin() + i * n_);
+    std::copy(t.psi_rev_shoup.begin(), t.psi_rev_shoup.end(), fws.begin() + i * n_);
+    std::copy(t.psi_inv_rev.begin(), t.psi_inv_rev.end(), iv.begin() + i * n_);
+    std::copy(t.psi_inv_rev_shoup.begin(), t.psi_inv_rev_shoup.end(), ivs.begin() + i * n_);
+    ni[i] = t.n_inv;
+    nis[i] = t.n_inv_shoup;
+  }
+  auto s = be.default_stream();
+  auto up = [&](const auto& v) {
+    return Buffer::from_host(be, v.data(), v.size() * sizeof(v[0]), s);
+  };
+  dt->moduli = up(moduli);
+  dt->psi_rev = up(fw);
+  dt->psi_rev_shoup = up(fws);
+  dt->psi_inv_rev = up(iv);
+  dt->psi_inv_rev_shoup = up(ivs);
+  dt->n_inv = up(ni);
+  dt->n_inv_shoup = up(nis);
+  be.synchronize(s);
+  auto& v = dt->view;
+  v.n = n_;
+  v.log_n = log_n_;
+  v.prime_count = p;
+  v.moduli = dt->moduli.as<const Modulus>();
+  v.psi_rev = dt->psi_rev.as<const u64>();
+  v.psi_rev_shoup = dt->psi_rev_shoup.as<const u64>();
+  v.psi_inv_rev = dt->psi_inv_rev.as<const u64>();
+  v.psi_inv_rev_shoup = dt->psi_inv_rev_shoup.as<const u64>();
+  v.n_inv = dt->n_inv.as<const u64>();
+  v.n_inv_shoup = dt->n_inv_shoup.as<const u64>();
+  device_tables_[key] = dt;
+  return *dt;
+}
+
+const RingTablesView& RingContext::tables_on(Backend& be) const {
+  std::lock_guard lock(mutex_);
+  return device_tables(be).view;
+}
+
+BasisView RingContext::basis_on(Backend& be, const std::vector<u32>& ids) const {
+  std::lock_guard lock(mutex_);
+  auto& dt = device_tables(be);
+  auto it = dt.bases.find(ids);
+  if (it == dt.bases.end()) {
+    auto entry = std::make_unique<DeviceTables::Ids>();
+    entry->host = ids;
+    auto s = be.default_stream();
+    entry->device = Buffer::from_host(be, ids.data(), ids.size() * sizeof(u32), s);
+    be.synchronize(s);
+    it = dt.bases.emplace(ids, std::move(entry)).first;
+  }
+  BasisView view;
+  view.ring = &dt.view;
+  view.ids = it->second->device.as<const u32>();
+  view.host_ids = it->second->host.data();
+  view.limbs = ids.size();
+  return view;
+}
+
+RnsBasis::RnsBasis(std::shared_ptr<const RingContext> ctx, std::vector<u32> ids)
+    : ctx_(std::move(ctx)), ids_(std::move(ids)) {
+  if (!ctx_) throw ParameterError("a basis needs a ring context");
+  if (ids_.empty()) throw ParameterError("a basis needs at least one prime");
+  std::set<u32> seen;
+  for (u32 id : ids_) {
+    if (id >= ctx_->prime_count())
+      throw ParameterError("prime index " + std::to_string(id) + " is out of range: the ring has " +
+                           std::to_string(ctx_->prime_count()) + " primes");
+    if (!seen.insert(id).second)
+      throw ParameterError("prime index " + std::to_string(id) + " appears twice in the basis");
+  }
+}
+
+RnsBasis RnsBasis::all(std::shared_ptr<const RingContext> ctx) {
+  std::vector<u32> ids(ctx->prime_count());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<u32>(i);
+  return RnsBasis(std::move(ctx), std::move(ids));
+}
+
+std::vector<u64> RnsBasis::primes() const {
+  std::vector<u64> out;
+  for (u32 id : ids_) out.push_back(ctx_->prime(id));
+  return out;
+}
+
+RnsBasis RnsBasis::concat(const RnsBasis& other) const {
+  if (ctx_ != other.ctx_) throw MismatchError("cannot join bases of different rings");
+  std::vector<u32> ids = ids_;
+  ids.insert(ids.end(), other.ids_.begin(), other.ids_.end());
+  try {
+    return RnsBasis(ctx_, ids);
+  } catch (const ParameterError&) {
+    throw MismatchError("bases share a prime; ModUp/ModDown need disjoint bases Q and P");
+  }
+}
+
+}  // namespace ember::ring

@@ -1,0 +1,182 @@
+// RnsPoly: storage on a device and the backend-neutral polynomial operations.
+#include "ember/ring/rns_poly.h"
+
+#include <string>
+
+#include "ember/core/errors.h"
+
+namespace ember::ring {
+
+const char* form_name(Form f) { return f == Form::coeff ? "coeff" : "eval"; }
+
+RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device)
+    : basis_(std::move(basis)), form_(form), device_(device) {
+  auto& be = backend::backend_for(device_);
+  buffer_ = backend::Buffer(be, words() * sizeof(u64), be.default_stream());
+}
+
+backend::Backend& RnsPoly::backend() const { return backend::backend_for(device_); }
+
+RnsPoly RnsPoly::zeros(RnsBasis basis, Form form, Device device) {
+  std::vector<u64> z(basis.size() * basis.n(), 0);
+  RnsPoly p(std::move(basis), form, device);
+  auto& be = p.backend();
+  be.copy_from_host_async(p.data(), z.data(), z.size() * sizeof(u64), be.default_stream());
+  be.synchronize(be.default_stream());
+  return p;
+}
+
+RnsPoly RnsPoly::from_host(RnsBasis basis, Form form, Device device, const u64* data) {
+  const std::size_t n = basis.n();
+  for (std::size_t l = 0; l < basis.size(); ++l) {
+    const u64 q = basis.prime(l);
+    for (std::size_t i = 0; i < n; ++i)
+      if (data[l * n + i] >= q)
+        throw ParameterError("word " + std::to_string(i) + " of limb " + std::to_string(l) +
+                             " is not reduced modulo " + std::to_string(q) +
+                             ": reduce values into [0, q) first");
+  }
+  RnsPoly p(std::move(basis), form, device);
+  auto& be = p.backend();
+  be.copy_from_host_async(p.data(), data, p.words() * sizeof(u64), be.default_stream());
+  be.synchronize(be.default_stream());
+  return p;
+}
+
+RnsPoly RnsPoly::from_signed(RnsBasis basis, Form form, Device device,
+                             const std::int64_t* values) {
+  RnsPoly p(std::move(basis), Form::coeff, device);
+  auto& be = p.backend();
+  be.embed_signed_async(p.data(), values, p.view(), be.default_stream());
+  be.synchronize(be.default_stream());
+  if (form == Form::eval) p.ntt_inplace();
+  return p;
+}
+
+RnsPoly RnsPoly::copy() const {
+  RnsPoly p(basis_, form_, device_);
+  auto& be = backend();
+  be.copy_async(p.data(), data(), words() * sizeof(u64), be.default_stream());
+  return p;
+}
+
+RnsPoly RnsPoly::to(Device device) const {
+  if (device == device_) return copy();
+  std::vector<u64> host = to_host();
+  RnsPoly p(basis_, form_, device);
+  auto& be = p.backend();
+  be.copy_from_host_async(p.data(), host.data(), host.size() * sizeof(u64), be.default_stream());
+  be.synchronize(be.default_stream());
+  return p;
+}
+
+void RnsPoly::to_host(u64* out) const {
+  auto& be = backend();
+  be.copy_to_host_async(out, data(), words() * sizeof(u64), be.default_stream());
+  be.synchronize(be.default_stream());
+}
+
+std::vector<u64> RnsPoly::to_host() const {
+  std::vector<u64> out(words());
+  to_host(out.data());
+  return out;
+}
+
+void RnsPoly::check_same(const RnsPoly& o, const char* op) const {
+  if (basis_ != o.basis_)
+    throw MismatchError(std::string(op) + ": operands have different RNS bases (" +
+                        std::to_string(limbs()) + " vs " + std::to_string(o.limbs()) +
+                        " limbs or other primes/ring)");
+  if (form_ != o.form_)
+    throw MismatchError(std::string(op) + ": operands are in different forms (" +
+                        form_name(form_) + " vs " + form_name(o.form_) +
+                        "); convert one with ntt()/intt()");
+  if (!(device_ == o.device_))
+    throw MismatchError(std::string(op) + ": operands live on different devices (" +
+                        device_.str() + " vs " + o.device_.str() + "); move one with to()");
+}
+
+RnsPoly& RnsPoly::ntt_inplace() {
+  if (form_ != Form::coeff) throw MismatchError("ntt: the polynomial is already in eval form");
+  auto& be = backend();
+  be.ntt_forward_async(data(), view(), 1, be.default_stream());
+  form_ = Form::eval;
+  return *this;
+}
+
+RnsPoly& RnsPoly::intt_inplace() {
+  if (form_ != Form::eval) throw MismatchError("intt: the polynomial is already in coeff form");
+  auto& be = backend();
+  be.ntt_inverse_async(data(), view(), 1, be.default_stream());
+  form_ = Form::coeff;
+  return *this;
+}
+
+RnsPoly RnsPoly::add(const RnsPoly& o) const {
+  check_same(o, "add");
+  RnsPoly r(basis_, form_, device_);
+  auto& be = backend();
+  be.add_async(r.data(), data(), o.data(), view(), be.default_stream());
+  return r;
+}
+
+RnsPoly RnsPoly::sub(const RnsPoly& o) const {
+  check_same(o, "sub");
+  RnsPoly r(basis_, form_, device_);
+  auto& be = backend();
+  be.sub_async(r.data(), data(), o.data(), view(), be.default_stream());
+  return r;
+}
+
+RnsPoly RnsPoly::negate() const {
+  RnsPoly r(basis_, form_, device_);
+  auto& be = backend();
+  be.negate_async(r.data(), data(), view(), be.default_stream());
+  return r;
+}
+
+RnsPoly RnsPoly::multiply(const RnsPoly& o) const {
+  check_same(o, "multiply");
+  if (form_ != Form::eval)
+    throw MismatchError("multiply: pointwise product needs eval form; call ntt() on both first");
+  RnsPoly r(basis_, form_, device_);
+  auto& be = backend();
+  be.multiply_async(r.data(), data(), o.data(), view(), be.default_stream());
+  return r;
+}
+
+RnsPoly& RnsPoly::multiply_accumulate_inplace(const RnsPoly& a, const RnsPoly& b) {
+  check_same(a, "multiply_accumulate");
+  check_same(b, "multiply_accumulate");
+  if (form_ != Form::eval)
+    throw MismatchError("multiply_accumulate: needs eval form; call ntt() first");
+  auto& be = backend();
+  be.multiply_accumulate_async(data(), a.data(), b.data(), view(), be.default_stream());
+  return *this;
+}
+
+RnsPoly RnsPoly::multiply_scalar(u64 scalar) const {
+  return multiply_scalar(std::vector<u64>(limbs(), scalar));
+}
+
+RnsPoly RnsPoly::multiply_scalar(const std::vector<u64>& per_limb) const {
+  if (per_limb.size() != limbs())
+    throw ParameterError("multiply_scalar: got " + std::to_string(per_limb.size()) +
+                         " scalars for " + std::to_string(limbs()) + " limbs; give one per limb");
+  RnsPoly r(basis_, form_, device_);
+  auto& be = backend();
+  be.multiply_scalar_async(r.data(), data(), per_limb, view(), be.default_stream());
+  return r;
+}
+
+RnsPoly RnsPoly::automorphism(u64 k) const {
+  if (k % 2 == 0 || k >= 2 * n())
+    throw ParameterError("automorphism: exponent " + std::to_string(k) +
+                         " must be odd and below 2N=" + std::to_string(2 * n()));
+  RnsPoly r(basis_, form_, device_);
+  auto& be = backend();
+  be.automorphism_async(r.data(), data(), k, form_ == Form::eval, view(), be.default_stream());
+  return r;
+}
+
+}  // namespace ember::ring

@@ -1,0 +1,111 @@
+// Samplers over the counter-based ChaCha20 stream: uniform, ternary, exact-weight ternary, Gaussian.
+#include "ember/ring/sampler.h"
+
+#include <cmath>
+#include <string>
+
+#include "ember/core/errors.h"
+
+namespace ember::ring {
+
+using backend::Buffer;
+
+Sampler::Sampler() : key_(chacha_key_from_os()), nonce_(0) {}
+Sampler::Sampler(const ChaChaKey& key, u64 first_nonce) : key_(key), nonce_(first_nonce) {}
+
+RnsPoly Sampler::uniform(const RnsBasis& basis, Device device, Form form) {
+  RnsPoly p(basis, form, device);
+  auto& be = p.backend();
+  be.sample_uniform_async(p.data(), key_, next_nonce(), p.view(), be.default_stream());
+  return p;
+}
+
+RnsPoly Sampler::ternary(const RnsBasis& basis, Device device, double prob_nonzero) {
+  if (!(prob_nonzero > 0.0 && prob_nonzero <= 1.0))
+    throw ParameterError("ternary: prob_nonzero must be in (0, 1], got " +
+                         std::to_string(prob_nonzero));
+  backend::SmallSampler d;
+  d.kind = backend::SmallSampler::ternary;
+  d.ternary_threshold = static_cast<u64>(std::ldexp(prob_nonzero, 63));
+  if (prob_nonzero == 1.0) d.ternary_threshold = ~u64{0};
+  RnsPoly p(basis, Form::coeff, device);
+  auto& be = p.backend();
+  be.sample_small_async(p.data(), key_, next_nonce(), d, p.view(), be.default_stream());
+  return p;
+}
+
+std::vector<std::int64_t> Sampler::ternary_hamming_values(std::size_t n, std::size_t h) {
+  if (h == 0 || h > n)
+    throw ParameterError("ternary_hamming: weight " + std::to_string(h) + " must be in [1, N=" +
+                         std::to_string(n) + "]");
+  // Partial Fisher-Yates: positions 0..h-1 of a random permutation get the nonzero values.
+  // Each swap index is drawn by rejection from 64-bit words (no modulo bias).
+  const u64 nonce = next_nonce();
+  u64 counter = 0;
+  u64 buf[8];
+  int used = 8;
+  auto next_word = [&]() {
+    if (used == 8) {
+      chacha20_words(key_, counter++, nonce, buf);
+      used = 0;
+    }
+    return buf[used++];
+  };
+  std::vector<u32> perm(n);
+  for (std::size_t i = 0; i < n; ++i) perm[i] = static_cast<u32>(i);
+  std::vector<std::int64_t> values(n, 0);
+  for (std::size_t i = 0; i < h; ++i) {
+    const u64 range = n - i;
+    const u64 limit = ~u64{0} - (~u64{0} % range);
+    u64 w;
+    do w = next_word();
+    while (w >= limit);
+    std::swap(perm[i], perm[i + w % range]);
+    values[perm[i]] = (next_word() & 1) ? -1 : 1;
+  }
+  return values;
+}
+
+RnsPoly Sampler::ternary_hamming(const RnsBasis& basis, Device device, std::size_t h) {
+  auto values = ternary_hamming_values(basis.n(), h);
+  return RnsPoly::from_signed(basis, Form::coeff, device, values.data());
+}
+
+std::vector<u64> gaussian_cdt(double sigma, int& bound) {
+  if (!(sigma > 0.0 && sigma < 1e3))
+    throw ParameterError("gaussian: sigma must be in (0, 1000), got " + std::to_string(sigma));
+  bound = static_cast<int>(std::ceil(6.0 * sigma));
+  // Folded distribution of |X|: P(0) = rho(0)/S, P(k) = 2 rho(k)/S, rho(k) = exp(-k^2 / 2 sigma^2).
+  std::vector<long double> w(bound + 1);
+  long double total = 0;
+  for (int k = 0; k <= bound; ++k) {
+    w[k] = std::exp(-static_cast<long double>(k) * k / (2.0L * sigma * sigma)) * (k ? 2 : 1);
+    total += w[k];
+  }
+  // Entry k: P(|X| <= k) in 63-bit fixed point; magnitude = #entries with u >= entry.
+  std::vector<u64> cdt(bound);
+  long double acc = 0;
+  for (int k = 0; k < bound; ++k) {
+    acc += w[k];
+    cdt[k] = static_cast<u64>(std::ldexp(acc / total, 63));
+  }
+  return cdt;
+}
+
+RnsPoly Sampler::gaussian(const RnsBasis& basis, Device device, double sigma) {
+  int bound = 0;
+  const auto cdt = gaussian_cdt(sigma, bound);
+  RnsPoly p(basis, Form::coeff, device);
+  auto& be = p.backend();
+  auto s = be.default_stream();
+  Buffer table = Buffer::from_host(be, cdt.data(), cdt.size() * sizeof(u64), s);
+  backend::SmallSampler d;
+  d.kind = backend::SmallSampler::gaussian;
+  d.gaussian_cdt = table.as<const u64>();
+  d.gaussian_bound = bound;
+  be.sample_small_async(p.data(), key_, next_nonce(), d, p.view(), s);
+  be.synchronize(s);
+  return p;
+}
+
+}  // namespace ember::ring
