@@ -23,41 +23,61 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[k] : 0.5 * (v[k - 1] + v[k]);
 }
 
-/// Times forward and inverse NTTs of one limbs x N polynomial (`prime_bits`-bit primes) with the
-/// given variant. Checks INTT(NTT(a)) == a on the timed buffer before returning.
-nb::dict bench_ntt(int log_n, std::size_t limbs, const std::string& device,
-                   const std::string& variant, int prime_bits, int warmup, int iters) {
+/// Times forward and inverse NTTs of limbs x N polynomials (`prime_bits`-bit primes) with each
+/// variant. "hot": the same buffer every run (it may stay in L2, as in peers' benchmarks);
+/// "cold": round-robin over enough buffers (>= 256 MiB in all) that each run reads DRAM.
+/// Before timing, checks INTT(NTT(a)) == a for every variant.
+nb::list bench_ntt(int log_n, std::size_t limbs, const std::string& device,
+                   const std::vector<std::string>& variants, int prime_bits, int warmup,
+                   int iters) {
   const std::size_t n = std::size_t{1} << log_n;
   auto ctx = RingContext::create(n, generate_ntt_primes(prime_bits, n, limbs));
   RnsBasis basis = RnsBasis::all(ctx);
   const Device dev = backend::parse_device(device);
   ChaChaKey key{};
   Sampler sampler(key);
-  RnsPoly a = sampler.uniform(basis, dev, Form::coeff);
-  const std::vector<u64> before = a.to_host();
-  auto& be = a.backend();
-  be.set_ntt_variant(variant);
-  const auto view = a.view();
-  u64* data = a.data();
-  auto fwd = be.time_runs([&](backend::Stream s) { be.ntt_forward_async(data, view, 1, s); },
-                          warmup, iters);
-  auto inv = be.time_runs([&](backend::Stream s) { be.ntt_inverse_async(data, view, 1, s); },
-                          warmup, iters);
-  const bool roundtrip_ok = a.to_host() == before;  // equal counts of forward and inverse runs
+  const std::size_t bytes = n * limbs * sizeof(u64);
+  const std::size_t rotation =
+      std::min<std::size_t>(64, std::max<std::size_t>(1, (std::size_t{256} << 20) / bytes + 1));
+  std::vector<RnsPoly> polys;
+  for (std::size_t i = 0; i < rotation; ++i) polys.push_back(sampler.uniform(basis, dev, Form::coeff));
+  const std::vector<u64> before = polys[0].to_host();
+  auto& be = polys[0].backend();
+  const auto view = polys[0].view();
+  nb::list out;
+  for (const std::string& variant : variants) {
+    be.set_ntt_variant(variant);
+    RnsPoly check = polys[0].copy();
+    be.ntt_forward_async(check.data(), view, 1, be.default_stream());
+    be.ntt_inverse_async(check.data(), view, 1, be.default_stream());
+    const bool roundtrip_ok = check.to_host() == before;
+    u64* hot = polys[0].data();
+    std::size_t next = 0;
+    auto cold = [&]() { return polys[next++ % rotation].data(); };
+    auto fwd_hot = be.time_runs([&](backend::Stream s) { be.ntt_forward_async(hot, view, 1, s); },
+                                warmup, iters);
+    auto inv_hot = be.time_runs([&](backend::Stream s) { be.ntt_inverse_async(hot, view, 1, s); },
+                                warmup, iters);
+    auto fwd_cold = be.time_runs(
+        [&](backend::Stream s) { be.ntt_forward_async(cold(), view, 1, s); }, warmup, iters);
+    auto inv_cold = be.time_runs(
+        [&](backend::Stream s) { be.ntt_inverse_async(cold(), view, 1, s); }, warmup, iters);
+    nb::dict d;
+    d["log_n"] = log_n;
+    d["limbs"] = limbs;
+    d["prime_bits"] = prime_bits;
+    d["device"] = dev.str();
+    d["variant"] = variant == "auto" ? "auto:" + be.ntt_variant_for(n, limbs) : variant;
+    d["forward_us"] = median(fwd_hot) * 1e3;
+    d["inverse_us"] = median(inv_hot) * 1e3;
+    d["forward_cold_us"] = median(fwd_cold) * 1e3;
+    d["inverse_cold_us"] = median(inv_cold) * 1e3;
+    d["bytes_per_pass"] = static_cast<double>(2 * bytes);
+    d["roundtrip_ok"] = roundtrip_ok;
+    out.append(d);
+  }
   be.set_ntt_variant("auto");
-  nb::dict d;
-  d["log_n"] = log_n;
-  d["limbs"] = limbs;
-  d["prime_bits"] = prime_bits;
-  d["device"] = dev.str();
-  d["variant"] = variant == "auto" ? be.ntt_variant_for(n, limbs) : variant;
-  d["forward_us"] = median(fwd) * 1e3;
-  d["inverse_us"] = median(inv) * 1e3;
-  d["forward_min_us"] = *std::min_element(fwd.begin(), fwd.end()) * 1e3;
-  d["inverse_min_us"] = *std::min_element(inv.begin(), inv.end()) * 1e3;
-  d["bytes_per_pass"] = static_cast<double>(2 * n * limbs * sizeof(u64));
-  d["roundtrip_ok"] = roundtrip_ok;
-  return d;
+  return out;
 }
 
 /// Device-to-device copy bandwidth in GB/s (bytes read plus bytes written) of a `mb`-MB buffer.
@@ -79,8 +99,11 @@ double copy_bandwidth(const std::string& device, std::size_t mb, int iters) {
 
 void bind_bench(nb::module_& m) {
   m.def("bench_ntt", &bench_ntt, nb::arg("log_n"), nb::arg("limbs"), nb::arg("device") = "cpu",
-        nb::arg("variant") = "auto", nb::arg("prime_bits") = 50, nb::arg("warmup") = 5,
-        nb::arg("iters") = 50);
+        nb::arg("variants") = std::vector<std::string>{"auto"}, nb::arg("prime_bits") = 50,
+        nb::arg("warmup") = 5, nb::arg("iters") = 50);
+  m.def("set_ntt_variant", [](const std::string& device, const std::string& name) {
+    backend::backend_for(backend::parse_device(device)).set_ntt_variant(name);
+  });
   m.def("copy_bandwidth", &copy_bandwidth, nb::arg("device"), nb::arg("mb") = 512,
         nb::arg("iters") = 20);
   m.def("ntt_variants", [](const std::string& device) {

@@ -45,6 +45,7 @@ PrimeTables build_prime_tables(u64 q, std::size_t n, int log_n) {
 
 struct RingContext::DeviceTables {
   Buffer moduli, psi_rev, psi_rev_shoup, psi_inv_rev, psi_inv_rev_shoup, n_inv, n_inv_shoup;
+  std::vector<Modulus> host_moduli;
   RingTablesView view;
   struct Ids {
     Buffer device;
@@ -112,6 +113,8 @@ RingContext::DeviceTables& RingContext::device_tables(Backend& be) const {
   v.log_n = log_n_;
   v.prime_count = p;
   v.moduli = dt->moduli.as<const Modulus>();
+  dt->host_moduli = moduli;
+  v.host_moduli = dt->host_moduli.data();
   v.psi_rev = dt->psi_rev.as<const u64>();
   v.psi_rev_shoup = dt->psi_rev_shoup.as<const u64>();
   v.psi_inv_rev = dt->psi_inv_rev.as<const u64>();

@@ -39,6 +39,7 @@ struct RingTablesView {
   int log_n = 0;
   std::size_t prime_count = 0;
   const Modulus* moduli = nullptr;
+  const Modulus* host_moduli = nullptr;    // the same moduli in host memory
   const u64* psi_rev = nullptr;             // forward twiddles: psi^bitrev(i)
   const u64* psi_rev_shoup = nullptr;
   const u64* psi_inv_rev = nullptr;         // inverse twiddles: psi^-bitrev(i)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# On a GPU machine (nvcc, no internet): build the CUDA backend, run the CPU and GPU suites and the
+# benchmarks, and write logs and JSON under the output folder ($1, default gpu-out).
+set -uo pipefail
+OUT=${1:-gpu-out}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+status=0
+export EMBER_CUDA=ON PYTHONUNBUFFERED=1
+step() { echo "== $*"; }
+
+step build
+if ! $PY -m pip install --no-build-isolation --no-deps -q . >"$OUT/build.log" 2>&1; then
+  tail -40 "$OUT/build.log"; echo "build failed"; exit 1
+fi
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv \
+  >"$OUT/gpu.txt" 2>&1
+$PY -m ember.cli info | tee -a "$OUT/gpu.txt"
+
+step "GPU equivalence suite (tests/gpu)"
+$PY -m pytest -q -p no:cacheprovider tests/gpu --junitxml="$OUT/gpu-tests.xml" 2>&1 | tail -25 \
+  || status=1
+step "CPU suite (tests/python)"
+(cd tests && $PY -m pytest -q -p no:cacheprovider python 2>&1 | tail -5) || status=1
+
+step "benchmarks"
+$PY -m ember.cli bench ntt --device cuda --json "$OUT/bench_ntt.json" >/dev/null || status=1
+if [ -x .peers/phantom_ntt_bench ]; then
+  .peers/phantom_ntt_bench >"$OUT/phantom_ntt.jsonl" 2>"$OUT/phantom_ntt.log" || status=1
+fi
+$PY bench/compare_ntt.py "$OUT/bench_ntt.json" "$OUT/phantom_ntt.jsonl" | tee "$OUT/ntt_table.md"
+exit $status

@@ -1,0 +1,283 @@
+// CUDA NTT kernels: per-stage butterflies, shared-memory radix-8 rounds, warp-shuffle rounds.
+//
+// Notation (see cpu_ntt.cpp for the reference loops). A transform of size N is split into a
+// "column" phase and a "chunk" phase: N = N1 * N2, column c = {c + k N2 : k < N1} and chunk j =
+// [j N2, (j + 1) N2). The forward (Cooley-Tukey) NTT first runs the log N1 stages whose half-span
+// is >= N2 on every column, then the log N2 remaining stages on every chunk; the inverse
+// (Gentleman-Sande) runs chunks first, then columns. In a sub-transform of local size S whose
+// stage has m = S / (2 t) groups, the twiddle of local group i is table[base * m + i], with
+// base = 1 for columns and base = N1 + j for chunk j: this is how the global bit-reversed table
+// psi^bitrev(.) is indexed without copies.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "ember/core/modarith.h"
+
+namespace ember::cuda::kernels {
+
+/// Everything an NTT kernel needs about the batch: data, tables, and which prime each limb uses.
+struct NttBatch {
+  u64* data;
+  const Modulus* moduli;
+  const u32* ids;
+  const u64* tw;        // psi_rev (forward) or psi_inv_rev (inverse), [primes][n]
+  const u64* tw_shoup;
+  const u64* n_inv;
+  const u64* n_inv_shoup;
+  u32 n;
+  u32 limbs;  // limbs per polynomial; blockIdx.y runs over count * limbs
+};
+
+/// One radix-2^R round of forward stages on 8 register values: 8 >> R groups of 2^R values, each
+/// group at local positions blk * 2t + off + j * u (u = t >> (R - 1)); `blk[g]` per group.
+template <int R>
+__device__ __forceinline__ void ct_round(u64 (&x)[8], const u32 (&blk)[8 >> R], u32 s_size,
+                                         u32 t, u32 base, const u64* tw, const u64* tws, u64 q) {
+  constexpr int G = 8 >> R;
+  constexpr int W = 1 << R;
+  const u32 m0 = s_size / (2 * t);
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    const int half = 1 << (R - 1 - k);
+    const u32 m = m0 << k;
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+#pragma unroll
+      for (int j = 0; j < W; ++j) {
+        if (j & half) continue;
+        const u32 widx = base * m + (blk[g] << k) + (j >> (R - k));
+        ct_butterfly(x[g * W + j], x[g * W + j + half], tw[widx], tws[widx], q);
+      }
+    }
+  }
+}
+
+/// One radix-2^R round of inverse stages starting at half-span t (the smallest of the round).
+template <int R>
+__device__ __forceinline__ void gs_round(u64 (&x)[8], const u32 (&blk)[8 >> R], u32 s_size,
+                                         u32 t, u32 base, const u64* tw, const u64* tws, u64 q) {
+  constexpr int G = 8 >> R;
+  constexpr int W = 1 << R;
+  const u32 m0 = s_size / (2 * t);
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    const int d = 1 << k;
+    const u32 m = m0 >> k;
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+#pragma unroll
+      for (int j = 0; j < W; ++j) {
+        if (j & d) continue;
+        const u32 widx = base * m + (blk[g] << (R - 1 - k)) + (j >> (k + 1));
+        gs_butterfly(x[g * W + j], x[g * W + j + d], tw[widx], tws[widx], q);
+      }
+    }
+  }
+}
+
+/// One stage over whole polynomials: thread b does the butterfly (p, p + t), p = (b / t) 2t + b % t.
+template <bool kForward>
+__global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
+  const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= a.n / 2) return;
+  const u32 limb = blockIdx.y;
+  const u32 id = a.ids[limb % a.limbs];
+  const u64 q = a.moduli[id].value;
+  u64* d = a.data + static_cast<std::size_t>(limb) * a.n;
+  const u32 t = 1u << log_t;
+  const u32 i = b >> log_t;
+  const u32 p = (i << (log_t + 1)) + (b & (t - 1));
+  const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
+  const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
+  u64 x = d[p], y = d[p + t];
+  if constexpr (kForward) {
+    ct_butterfly(x, y, tw[m + i], tws[m + i], q);
+    if (last) {
+      x = reduce_4q(x, q);
+      y = reduce_4q(y, q);
+    }
+  } else {
+    gs_butterfly(x, y, tw[m + i], tws[m + i], q);
+    if (last) {
+      x = mul_shoup(x, a.n_inv[id], a.n_inv_shoup[id], q);
+      y = mul_shoup(y, a.n_inv[id], a.n_inv_shoup[id], q);
+    }
+  }
+  d[p] = x;
+  d[p + t] = y;
+}
+
+/// Shared-memory kernel: a block transforms `subs` sub-transforms of size S (columns when
+/// kColumns, else chunks) through `stages` stages in radix-8 register rounds.
+/// Columns: sub h is column col0 + h (global stride n2), smem index u * subs + h.
+/// Chunks: sub h is chunk j0 + h (contiguous), smem index h * S + u.
+template <bool kForward, bool kColumns>
+__global__ void ntt_smem_kernel(NttBatch a, u32 s_size, u32 n1, u32 n2, u32 subs, bool last) {
+  extern __shared__ u64 sm[];
+  const u32 limb = blockIdx.y;
+  const u32 id = a.ids[limb % a.limbs];
+  const u64 q = a.moduli[id].value;
+  u64* d = a.data + static_cast<std::size_t>(limb) * a.n;
+  const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
+  const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
+  const u32 first = blockIdx.x * subs;
+  const u32 total = subs * s_size;
+
+  for (u32 idx = threadIdx.x; idx < total; idx += blockDim.x) {
+    if constexpr (kColumns) {
+      const u32 u = idx / subs, h = idx % subs;
+      sm[idx] = d[u * n2 + first + h];
+    } else {
+      sm[idx] = d[first * s_size + idx];
+    }
+  }
+  __syncthreads();
+
+  const u32 per_sub = s_size / 8;
+  const u32 h = threadIdx.x / per_sub;
+  const u32 tau = threadIdx.x % per_sub;
+  const u32 base = kColumns ? 1u : n1 + first + h;
+  auto at = [&](u32 u) -> u64& {
+    return kColumns ? sm[u * subs + h] : sm[h * s_size + u];
+  };
+  // Rounds of up to 3 stages; positions of group g: blk * 2t + off + j * u.
+  u32 stages = 0;
+  for (u32 s = s_size; s > 1; s >>= 1) ++stages;
+  u32 t = kForward ? s_size / 2 : 1;
+  while (stages > 0) {
+    const int r = stages >= 3 ? 3 : static_cast<int>(stages);
+    u64 x[8];
+    auto run = [&](auto rc) {
+      constexpr int R = decltype(rc)::value;
+      constexpr int G = 8 >> R, W = 1 << R;
+      const u32 u = kForward ? (t >> (R - 1)) : t;
+      u32 blk[G];
+      u32 off[G];
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const u32 gamma = g * per_sub + tau;
+        blk[g] = gamma / u;
+        off[g] = gamma % u;
+#pragma unroll
+        for (int j = 0; j < W; ++j) x[g * W + j] = at(blk[g] * (u << R) + off[g] + j * u);
+      }
+      if constexpr (kForward)
+        ct_round<R>(x, blk, s_size, t, base, tw, tws, q);
+      else
+        gs_round<R>(x, blk, s_size, t, base, tw, tws, q);
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int j = 0; j < W; ++j) at(blk[g] * (u << R) + off[g] + j * u) = x[g * W + j];
+    };
+    if (r == 3)
+      run(std::integral_constant<int, 3>{});
+    else if (r == 2)
+      run(std::integral_constant<int, 2>{});
+    else
+      run(std::integral_constant<int, 1>{});
+    __syncthreads();
+    t = kForward ? (t >> r) : (t << r);
+    stages -= r;
+  }
+
+  const u64 ninv = a.n_inv[id], ninv_s = a.n_inv_shoup[id];
+  for (u32 idx = threadIdx.x; idx < total; idx += blockDim.x) {
+    u64 v = sm[idx];
+    if (last) v = kForward ? reduce_4q(v, q) : mul_shoup(v, ninv, ninv_s, q);
+    if constexpr (kColumns) {
+      const u32 u = idx / subs, hh = idx % subs;
+      d[u * n2 + first + hh] = v;
+    } else {
+      d[first * s_size + idx] = v;
+    }
+  }
+}
+
+/// Warp-shuffle chunk kernel (fine-grained synchronization, HE-Booster): one warp transforms a
+/// chunk of 256 contiguous values, lane l holding positions 8l .. 8l + 7. Stages with half-span
+/// 8..128 exchange values with __shfl_xor_sync (no shared memory, no block barrier); half-spans
+/// 4, 2, 1 run in registers. n1 = N / 256 chunks per limb.
+template <bool kForward>
+__global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool last) {
+  const u32 warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const u32 lane = threadIdx.x & 31;
+  if (warp >= chunks_total) return;
+  const u32 limb = warp / n1;
+  const u32 chunk = warp % n1;
+  const u32 id = a.ids[limb % a.limbs];
+  const u64 q = a.moduli[id].value;
+  const u64 two_q = 2 * q;
+  const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
+  const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
+  u64* d = a.data + static_cast<std::size_t>(limb) * a.n + chunk * 256u + lane * 8u;
+  const u32 base = n1 + chunk;
+
+  u64 x[8];
+  {
+    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(d);
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      ulonglong2 p = src[v];
+      x[2 * v] = p.x;
+      x[2 * v + 1] = p.y;
+    }
+  }
+  const u32 blk_arr[1] = {lane};
+  if constexpr (kForward) {
+#pragma unroll
+    for (int sh = 4; sh >= 0; --sh) {
+      const u32 mask = 1u << sh;
+      const bool upper = (lane & mask) != 0;
+      const u32 m = 16u >> sh;
+      const u32 widx = base * m + (lane >> (sh + 1));
+      const u64 w = tw[widx], ws = tws[widx];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const u64 other = __shfl_xor_sync(0xffffffffu, x[j], mask);
+        u64 xx = upper ? other : x[j];
+        const u64 yy = upper ? x[j] : other;
+        xx = xx >= two_q ? xx - two_q : xx;
+        const u64 tt = mul_shoup_lazy(yy, w, ws, q);
+        x[j] = upper ? xx - tt + two_q : xx + tt;
+      }
+    }
+    ct_round<3>(x, blk_arr, 256, 4, base, tw, tws, q);
+    if (last) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) x[j] = reduce_4q(x[j], q);
+    }
+  } else {
+    gs_round<3>(x, blk_arr, 256, 1, base, tw, tws, q);
+#pragma unroll
+    for (int sh = 0; sh <= 4; ++sh) {
+      const u32 mask = 1u << sh;
+      const bool upper = (lane & mask) != 0;
+      const u32 m = 16u >> sh;
+      const u32 widx = base * m + (lane >> (sh + 1));
+      const u64 w = tw[widx], ws = tws[widx];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const u64 other = __shfl_xor_sync(0xffffffffu, x[j], mask);
+        if (!upper) {
+          const u64 s = x[j] + other;
+          x[j] = s >= two_q ? s - two_q : s;
+        } else {
+          x[j] = mul_shoup_lazy(other - x[j] + two_q, w, ws, q);
+        }
+      }
+    }
+    if (last) {
+      const u64 ninv = a.n_inv[id], ninv_s = a.n_inv_shoup[id];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) x[j] = mul_shoup(x[j], ninv, ninv_s, q);
+    }
+  }
+  ulonglong2* dst = reinterpret_cast<ulonglong2*>(d);
+#pragma unroll
+  for (int v = 0; v < 4; ++v) dst[v] = make_ulonglong2(x[2 * v], x[2 * v + 1]);
+}
+
+}  // namespace ember::cuda::kernels

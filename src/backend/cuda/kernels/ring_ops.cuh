@@ -1,0 +1,187 @@
+// CUDA kernels of the pointwise ring primitives, automorphisms, base conversion, CRT and sampling.
+// Each kernel is a thin loop around the shared row functions in ember/ring/rows.h.
+#pragma once
+
+#include "ember/backend/backend.h"
+#include "ember/ring/rows.h"
+
+namespace ember::cuda::kernels {
+
+using backend::BaseConvView;
+using backend::CrtView;
+using backend::RingTablesView;
+using backend::SmallSampler;
+
+/// A basis as the kernels read it: moduli table, limb -> prime id, N.
+struct LimbMap {
+  const Modulus* moduli;
+  const u32* ids;
+  u32 log_n;
+  u32 limbs;
+  __device__ __forceinline__ const Modulus& mod(u32 limb) const { return moduli[ids[limb]]; }
+};
+
+enum class PointwiseOp { add, sub, negate, multiply, multiply_accumulate, multiply_scalar };
+
+template <PointwiseOp kOp>
+__global__ void pointwise_kernel(u64* out, const u64* a, const u64* b, const u64* scalars,
+                                 const u64* scalars_shoup, LimbMap map) {
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 limb = static_cast<u32>(i >> map.log_n);
+    const Modulus& m = map.mod(limb);
+    if constexpr (kOp == PointwiseOp::add) out[i] = add_mod(a[i], b[i], m.value);
+    if constexpr (kOp == PointwiseOp::sub) out[i] = sub_mod(a[i], b[i], m.value);
+    if constexpr (kOp == PointwiseOp::negate) out[i] = neg_mod(a[i], m.value);
+    if constexpr (kOp == PointwiseOp::multiply) out[i] = mul_mod(a[i], b[i], m);
+    if constexpr (kOp == PointwiseOp::multiply_accumulate)
+      out[i] = add_mod(out[i], mul_mod(a[i], b[i], m), m.value);
+    if constexpr (kOp == PointwiseOp::multiply_scalar)
+      out[i] = mul_shoup(a[i], scalars[limb], scalars_shoup[limb], m.value);
+  }
+}
+
+__global__ void automorphism_eval_kernel(u64* out, const u64* a, u64 k, LimbMap map) {
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  const u32 mask = (1u << map.log_n) - 1;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::size_t row = i & ~static_cast<std::size_t>(mask);
+    out[i] = a[row + ring::rows::automorphism_eval_source(static_cast<u32>(i & mask), k, map.log_n)];
+  }
+}
+
+__global__ void automorphism_coeff_kernel(u64* out, const u64* a, u64 k, LimbMap map) {
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  const u32 mask = (1u << map.log_n) - 1;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::size_t row = i & ~static_cast<std::size_t>(mask);
+    const u32 limb = static_cast<u32>(i >> map.log_n);
+    bool neg;
+    const u32 d = ring::rows::automorphism_coeff_dest(static_cast<u32>(i & mask), k, map.log_n, neg);
+    out[row + d] = neg ? neg_mod(a[i], map.mod(limb).value) : a[i];
+  }
+}
+
+/// y[i][c] = a[i][c] * qhat_inv[i] mod q_i (first half of a fast base conversion).
+__global__ void bconv_scale_kernel(u64* y, const u64* a, BaseConvView conv, LimbMap from) {
+  const std::size_t total = static_cast<std::size_t>(from.limbs) << from.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 limb = static_cast<u32>(i >> from.log_n);
+    y[i] = mul_shoup(a[i], conv.qhat_inv[limb], conv.qhat_inv_shoup[limb], from.mod(limb).value);
+  }
+}
+
+/// out[j][c] = sum_i y[i][c] * qhat_mod_p[i][j] mod p_j.
+__global__ void bconv_sum_kernel(u64* out, const u64* y, BaseConvView conv, LimbMap to) {
+  const std::size_t n = std::size_t{1} << to.log_n;
+  const std::size_t total = static_cast<std::size_t>(to.limbs) << to.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 j = static_cast<u32>(i >> to.log_n);
+    const std::size_t c = i & (n - 1);
+    out[i] = ring::rows::dot_mod(y + c, n, conv.qhat_mod_p + j, conv.to_limbs, conv.from_limbs,
+                                 to.mod(j));
+  }
+}
+
+/// out = a + c[limb] (per-limb constant add, used for the rounding offset of ModDown).
+__global__ void add_constant_kernel(u64* out, const u64* a, const u64* c, LimbMap map) {
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 limb = static_cast<u32>(i >> map.log_n);
+    out[i] = add_mod(a[i], c[limb], map.mod(limb).value);
+  }
+}
+
+/// out = (a + half[limb] - conv) * p_inv[limb] (the last step of ModDown).
+__global__ void mod_down_finish_kernel(u64* out, const u64* a, const u64* conv, const u64* half,
+                                       const u64* p_inv, const u64* p_inv_shoup, LimbMap map) {
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 limb = static_cast<u32>(i >> map.log_n);
+    const u64 q = map.mod(limb).value;
+    const u64 z = add_mod(a[i], half[limb], q);
+    out[i] = mul_shoup(sub_mod(z, conv[i], q), p_inv[limb], p_inv_shoup[limb], q);
+  }
+}
+
+__global__ void rns_from_words_kernel(u64* out, const u64* words, CrtView crt, LimbMap map) {
+  const std::size_t n = std::size_t{1} << map.log_n;
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 l = static_cast<u32>(i >> map.log_n);
+    const std::size_t c = i & (n - 1);
+    const Modulus& m = map.mod(l);
+    const u64* w = words + c * crt.words;
+    u64 acc = 0;
+    for (std::size_t k = 0; k < crt.words; ++k)
+      acc = add_mod(acc, mul_mod(barrett_reduce_64(w[k], m), crt.pow2_64k[l * crt.words + k], m),
+                    m.value);
+    out[i] = acc;
+  }
+}
+
+__global__ void words_from_rns_kernel(u64* out, u64* scratch, const u64* a, CrtView crt,
+                                      RingTablesView ring, const u32* ids, u32 limbs, u32 log_n) {
+  const std::size_t n = std::size_t{1} << log_n;
+  for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
+       c += std::size_t{gridDim.x} * blockDim.x) {
+    auto residue = [&](std::size_t l) { return a[l * n + c]; };
+    ring::rows::garner_row(residue, ring, ids, limbs, crt.garner_inv, scratch + c * limbs,
+                           out + c * limbs, 1);
+  }
+}
+
+/// One ChaCha20 block per thread: 4 uniform coefficients (two words each), as the CPU backend.
+__global__ void sample_uniform_kernel(u64* out, ChaChaKey key, u64 nonce, LimbMap map) {
+  const std::size_t n = std::size_t{1} << map.log_n;
+  const std::size_t blocks = (static_cast<std::size_t>(map.limbs) << map.log_n) / 4;
+  for (std::size_t blk = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; blk < blocks;
+       blk += std::size_t{gridDim.x} * blockDim.x) {
+    u64 w[8];
+    chacha20_words(key, blk, nonce, w);
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const std::size_t idx = blk * 4 + t;
+      out[idx] = ring::rows::uniform_residue(w[2 * t + 1], w[2 * t], map.mod(static_cast<u32>(idx / n)));
+    }
+  }
+}
+
+/// One ChaCha20 block per thread: 8 small coefficients, written into every limb.
+__global__ void sample_small_kernel(u64* out, ChaChaKey key, u64 nonce, SmallSampler dist,
+                                    LimbMap map) {
+  const std::size_t n = std::size_t{1} << map.log_n;
+  const std::size_t blocks = n / 8;
+  for (std::size_t blk = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; blk < blocks;
+       blk += std::size_t{gridDim.x} * blockDim.x) {
+    u64 w[8];
+    chacha20_words(key, blk, nonce, w);
+#pragma unroll
+    for (int t = 0; t < 8; ++t) {
+      const std::size_t c = blk * 8 + t;
+      const std::int64_t v = ring::rows::small_from_word(w[t], dist);
+      for (u32 l = 0; l < map.limbs; ++l)
+        out[l * n + c] = ring::rows::signed_to_residue(v, map.mod(l).value);
+    }
+  }
+}
+
+__global__ void embed_signed_kernel(u64* out, const std::int64_t* values, LimbMap map) {
+  const std::size_t n = std::size_t{1} << map.log_n;
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 limb = static_cast<u32>(i >> map.log_n);
+    out[i] = ring::rows::signed_to_residue(values[i & (n - 1)], map.mod(limb).value);
+  }
+}
+
+}  // namespace ember::cuda::kernels

@@ -1,0 +1,301 @@
+// The CUDA backend: implements every Backend primitive by launching the kernels on a stream.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ember/backend/backend.h"
+#include "ember/core/errors.h"
+#include "kernels/ring_ops.cuh"
+#include "launch/ntt.h"
+#include "runtime/cuda_check.h"
+#include "runtime/device_context.h"
+
+namespace ember::backend {
+
+namespace {
+
+using cuda::check;
+using cuda::check_launch;
+namespace k = cuda::kernels;
+
+cudaStream_t raw(Stream s) { return static_cast<cudaStream_t>(s.handle); }
+
+/// Grid for a grid-stride loop over `items`.
+dim3 grid_for(std::size_t items, u32 threads = 256) {
+  const std::size_t blocks = (items + threads - 1) / threads;
+  return dim3(static_cast<u32>(std::min<std::size_t>(std::max<std::size_t>(blocks, 1), 65535u * 8)));
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int index) : ctx_(index) {}
+
+  Device device() const override { return Device{DeviceKind::cuda, ctx_.index()}; }
+
+  void* allocate(std::size_t bytes, Stream s) override { return ctx_.allocate(bytes, raw(s)); }
+  void deallocate(void* p, std::size_t, Stream s) noexcept override { ctx_.deallocate(p, raw(s)); }
+  void copy_from_host_async(void* d, const void* src, std::size_t n, Stream s) override {
+    ctx_.activate();
+    check(cudaMemcpyAsync(d, src, n, cudaMemcpyHostToDevice, raw(s)), "copy to GPU");
+  }
+  void copy_to_host_async(void* d, const void* src, std::size_t n, Stream s) override {
+    ctx_.activate();
+    check(cudaMemcpyAsync(d, src, n, cudaMemcpyDeviceToHost, raw(s)), "copy from GPU");
+  }
+  void copy_async(void* d, const void* src, std::size_t n, Stream s) override {
+    ctx_.activate();
+    check(cudaMemcpyAsync(d, src, n, cudaMemcpyDeviceToDevice, raw(s)), "copy on GPU");
+  }
+  void synchronize(Stream s) override {
+    ctx_.activate();
+    check(cudaStreamSynchronize(raw(s)), "cudaStreamSynchronize");
+  }
+  Stream default_stream() override { return Stream{ctx_.stream()}; }
+
+  std::vector<double> time_runs(const std::function<void(Stream)>& fn, int warmup,
+                                int iters) override {
+    ctx_.activate();
+    Stream s = default_stream();
+    for (int i = 0; i < warmup; ++i) fn(s);
+    std::vector<cudaEvent_t> ev(2 * iters);
+    for (auto& e : ev) check(cudaEventCreate(&e), "cudaEventCreate");
+    for (int i = 0; i < iters; ++i) {
+      check(cudaEventRecord(ev[2 * i], raw(s)), "cudaEventRecord");
+      fn(s);
+      check(cudaEventRecord(ev[2 * i + 1], raw(s)), "cudaEventRecord");
+    }
+    check(cudaStreamSynchronize(raw(s)), "cudaStreamSynchronize");
+    std::vector<double> ms(iters);
+    for (int i = 0; i < iters; ++i) {
+      float t = 0;
+      check(cudaEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1]), "cudaEventElapsedTime");
+      ms[i] = t;
+    }
+    for (auto& e : ev) cudaEventDestroy(e);
+    return ms;
+  }
+
+  std::vector<std::string> ntt_variants() const override { return cuda::ntt_variant_names(); }
+  void set_ntt_variant(const std::string& name) override {
+    const auto& names = cuda::ntt_variant_names();
+    if (name != "auto" && std::find(names.begin(), names.end(), name) == names.end())
+      throw ParameterError("unknown CUDA NTT variant '" + name +
+                           "': use auto, per_stage, hybrid, two_kernel or warp_shuffle");
+    std::lock_guard lock(mutex_);
+    variant_ = name;
+  }
+  std::string ntt_variant_for(std::size_t n, std::size_t limbs) const override {
+    std::lock_guard lock(mutex_);
+    return variant_ == "auto" ? cuda::tuned_ntt_variant(n, limbs) : variant_;
+  }
+
+  void ntt(u64* data, const BasisView& b, std::size_t count, bool forward, Stream s) {
+    ctx_.activate();
+    const auto& r = *b.ring;
+    k::NttBatch batch{data,
+                      r.moduli,
+                      b.ids,
+                      forward ? r.psi_rev : r.psi_inv_rev,
+                      forward ? r.psi_rev_shoup : r.psi_inv_rev_shoup,
+                      r.n_inv,
+                      r.n_inv_shoup,
+                      static_cast<u32>(r.n),
+                      static_cast<u32>(b.limbs)};
+    std::string variant;
+    {
+      std::lock_guard lock(mutex_);
+      variant = variant_;
+    }
+    cuda::launch_ntt(batch, count, forward, variant, raw(s));
+  }
+  void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
+    ntt(data, b, count, true, s);
+  }
+  void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
+    ntt(data, b, count, false, s);
+  }
+
+  static k::LimbMap map_of(const BasisView& b) {
+    return k::LimbMap{b.ring->moduli, b.ids, static_cast<u32>(b.ring->log_n),
+                      static_cast<u32>(b.limbs)};
+  }
+
+  template <k::PointwiseOp kOp>
+  void pointwise(u64* out, const u64* a, const u64* c, const u64* sc, const u64* scs,
+                 const BasisView& b, Stream s) {
+    ctx_.activate();
+    k::pointwise_kernel<kOp><<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, a, c, sc, scs,
+                                                                                map_of(b));
+    check_launch("pointwise_kernel");
+  }
+
+  void add_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream s) override {
+    pointwise<k::PointwiseOp::add>(out, a, c, nullptr, nullptr, b, s);
+  }
+  void sub_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream s) override {
+    pointwise<k::PointwiseOp::sub>(out, a, c, nullptr, nullptr, b, s);
+  }
+  void negate_async(u64* out, const u64* a, const BasisView& b, Stream s) override {
+    pointwise<k::PointwiseOp::negate>(out, a, nullptr, nullptr, nullptr, b, s);
+  }
+  void multiply_async(u64* out, const u64* a, const u64* c, const BasisView& b,
+                      Stream s) override {
+    pointwise<k::PointwiseOp::multiply>(out, a, c, nullptr, nullptr, b, s);
+  }
+  void multiply_accumulate_async(u64* out, const u64* a, const u64* c, const BasisView& b,
+                                 Stream s) override {
+    pointwise<k::PointwiseOp::multiply_accumulate>(out, a, c, nullptr, nullptr, b, s);
+  }
+
+  /// Per-limb constants uploaded to a stream-ordered scratch buffer.
+  struct Scratch {
+    CudaBackend* be;
+    void* p;
+    std::size_t bytes;
+    Stream s;
+    ~Scratch() {
+      if (p) be->deallocate(p, bytes, s);
+    }
+    u64* words() const { return static_cast<u64*>(p); }
+  };
+  Scratch upload(const std::vector<u64>& v, Stream s) {
+    Scratch sc{this, allocate(v.size() * sizeof(u64), s), v.size() * sizeof(u64), s};
+    copy_from_host_async(sc.p, v.data(), sc.bytes, s);
+    return sc;
+  }
+  Scratch scratch(std::size_t words, Stream s) {
+    return Scratch{this, allocate(words * sizeof(u64), s), words * sizeof(u64), s};
+  }
+
+  void multiply_scalar_async(u64* out, const u64* a, const std::vector<u64>& scalars,
+                             const BasisView& b, Stream s) override {
+    std::vector<u64> red(b.limbs), shoup(b.limbs);
+    for (std::size_t l = 0; l < b.limbs; ++l) {
+      const Modulus& m = host_modulus(b, l);
+      red[l] = barrett_reduce_64(scalars[l], m);
+      shoup[l] = shoup_precompute(red[l], m.value);
+    }
+    Scratch sc = upload(red, s), scs = upload(shoup, s);
+    pointwise<k::PointwiseOp::multiply_scalar>(out, a, nullptr, sc.words(), scs.words(), b, s);
+  }
+
+  void automorphism_async(u64* out, const u64* a, u64 kk, bool eval, const BasisView& b,
+                          Stream s) override {
+    ctx_.activate();
+    const auto grid = grid_for(b.limbs * b.ring->n);
+    if (eval)
+      k::automorphism_eval_kernel<<<grid, 256, 0, raw(s)>>>(out, a, kk, map_of(b));
+    else
+      k::automorphism_coeff_kernel<<<grid, 256, 0, raw(s)>>>(out, a, kk, map_of(b));
+    check_launch("automorphism_kernel");
+  }
+
+  void base_convert_async(u64* out, const u64* a, const BaseConvView& conv, const BasisView& from,
+                          const BasisView& to, Stream s) override {
+    ctx_.activate();
+    const std::size_t n = from.ring->n;
+    Scratch y = scratch(from.limbs * n, s);
+    k::bconv_scale_kernel<<<grid_for(from.limbs * n), 256, 0, raw(s)>>>(y.words(), a, conv,
+                                                                       map_of(from));
+    check_launch("bconv_scale_kernel");
+    k::bconv_sum_kernel<<<grid_for(to.limbs * n), 256, 0, raw(s)>>>(out, y.words(), conv,
+                                                                   map_of(to));
+    check_launch("bconv_sum_kernel");
+  }
+
+  void mod_down_async(u64* out, const u64* a_q, const u64* a_p, const BaseConvView& p_to_q,
+                      const std::vector<u64>& p_inv_mod_q, const std::vector<u64>& half_p_mod_q,
+                      const std::vector<u64>& half_p_mod_p, const BasisView& q,
+                      const BasisView& p, Stream s) override {
+    ctx_.activate();
+    const std::size_t n = q.ring->n;
+    std::vector<u64> pinv_shoup(q.limbs);
+    for (std::size_t l = 0; l < q.limbs; ++l)
+      pinv_shoup[l] = shoup_precompute(p_inv_mod_q[l], host_modulus(q, l).value);
+    Scratch hp = upload(half_p_mod_p, s), hq = upload(half_p_mod_q, s), pi = upload(p_inv_mod_q, s),
+            pis = upload(pinv_shoup, s);
+    Scratch zp = scratch(p.limbs * n, s), conv = scratch(q.limbs * n, s);
+    k::add_constant_kernel<<<grid_for(p.limbs * n), 256, 0, raw(s)>>>(zp.words(), a_p, hp.words(),
+                                                                     map_of(p));
+    check_launch("add_constant_kernel");
+    base_convert_async(conv.words(), zp.words(), p_to_q, p, q, s);
+    k::mod_down_finish_kernel<<<grid_for(q.limbs * n), 256, 0, raw(s)>>>(
+        out, a_q, conv.words(), hq.words(), pi.words(), pis.words(), map_of(q));
+    check_launch("mod_down_finish_kernel");
+  }
+
+  void rns_from_words_async(u64* out, const u64* words, const CrtView& crt, const BasisView& b,
+                            Stream s) override {
+    ctx_.activate();
+    k::rns_from_words_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, words, crt,
+                                                                               map_of(b));
+    check_launch("rns_from_words_kernel");
+  }
+
+  void words_from_rns_async(u64* out, const u64* a, const CrtView& crt, const BasisView& b,
+                            Stream s) override {
+    ctx_.activate();
+    const std::size_t n = b.ring->n;
+    Scratch digits = scratch(n * b.limbs, s);
+    k::words_from_rns_kernel<<<grid_for(n, 128), 128, 0, raw(s)>>>(
+        out, digits.words(), a, crt, *b.ring, b.ids, static_cast<u32>(b.limbs),
+        static_cast<u32>(b.ring->log_n));
+    check_launch("words_from_rns_kernel");
+  }
+
+  void sample_uniform_async(u64* out, const ChaChaKey& key, u64 nonce, const BasisView& b,
+                            Stream s) override {
+    ctx_.activate();
+    k::sample_uniform_kernel<<<grid_for(b.limbs * b.ring->n / 4), 256, 0, raw(s)>>>(out, key, nonce,
+                                                                                   map_of(b));
+    check_launch("sample_uniform_kernel");
+  }
+
+  void sample_small_async(u64* out, const ChaChaKey& key, u64 nonce, const SmallSampler& dist,
+                          const BasisView& b, Stream s) override {
+    ctx_.activate();
+    k::sample_small_kernel<<<grid_for(b.ring->n / 8), 256, 0, raw(s)>>>(out, key, nonce, dist,
+                                                                       map_of(b));
+    check_launch("sample_small_kernel");
+  }
+
+  void embed_signed_async(u64* out, const std::int64_t* values, const BasisView& b,
+                          Stream s) override {
+    ctx_.activate();
+    const std::size_t n = b.ring->n;
+    Scratch v = scratch(n, s);
+    copy_from_host_async(v.p, values, n * sizeof(std::int64_t), s);
+    k::embed_signed_kernel<<<grid_for(b.limbs * n), 256, 0, raw(s)>>>(
+        out, static_cast<const std::int64_t*>(v.p), map_of(b));
+    check_launch("embed_signed_kernel");
+  }
+
+ private:
+  /// The modulus of limb l from the host copy of the ring's moduli.
+  static const Modulus& host_modulus(const BasisView& b, std::size_t l) {
+    return b.ring->host_moduli[b.host_ids[l]];
+  }
+
+  cuda::DeviceContext ctx_;
+  mutable std::mutex mutex_;
+  std::string variant_ = "auto";
+};
+
+}  // namespace
+
+Backend& cuda_backend(int index) {
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<CudaBackend>> backends;
+  std::lock_guard lock(mutex);
+  if (index < 0) throw DeviceError("negative CUDA device index " + std::to_string(index));
+  if (static_cast<std::size_t>(index) >= backends.size()) backends.resize(index + 1);
+  if (!backends[index]) backends[index] = std::make_unique<CudaBackend>(index);
+  return *backends[index];
+}
+
+}  // namespace ember::backend

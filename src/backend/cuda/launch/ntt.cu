@@ -1,0 +1,176 @@
+// Host launchers of the NTT schedules: per-stage, hybrid (Ozerk et al.), two-kernel radix-8
+// (Jung et al.) and warp-shuffle (HE-Booster); the tuned table picks one per size.
+#include "launch/ntt.h"
+
+#include <algorithm>
+
+#include "ember/core/errors.h"
+#include "runtime/cuda_check.h"
+
+namespace ember::cuda {
+
+using kernels::NttBatch;
+
+namespace {
+
+u32 log2u(std::size_t x) {
+  u32 l = 0;
+  while ((std::size_t{1} << l) < x) ++l;
+  return l;
+}
+
+void stage(const NttBatch& a, std::size_t rows, bool forward, u32 t, bool last, cudaStream_t s) {
+  const u32 half = a.n / 2;
+  const u32 threads = std::min<u32>(256, half);
+  dim3 grid((half + threads - 1) / threads, static_cast<u32>(rows));
+  const u32 m = a.n / (2 * t);
+  if (forward)
+    kernels::ntt_stage_kernel<true><<<grid, threads, 0, s>>>(a, log2u(t), m, last);
+  else
+    kernels::ntt_stage_kernel<false><<<grid, threads, 0, s>>>(a, log2u(t), m, last);
+  check_launch("ntt_stage_kernel");
+}
+
+template <bool kForward, bool kColumns>
+void smem_launch(const NttBatch& a, std::size_t rows, u32 s_size, u32 n1, u32 n2, u32 subs,
+                 bool last, cudaStream_t s) {
+  const u32 threads = subs * s_size / 8;
+  const std::size_t smem = std::size_t{subs} * s_size * sizeof(u64);
+  auto kernel = kernels::ntt_smem_kernel<kForward, kColumns>;
+  if (smem > 48 * 1024)
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(smem)),
+          "cudaFuncSetAttribute(ntt_smem_kernel)");
+  const u32 subs_total = kColumns ? n2 : n1;
+  dim3 grid(subs_total / subs, static_cast<u32>(rows));
+  kernel<<<grid, threads, smem, s>>>(a, s_size, n1, n2, subs, last);
+  check_launch("ntt_smem_kernel");
+}
+
+/// Chunk phase: n / s_size chunks of s_size contiguous values (s_size >= 8).
+void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool last,
+            cudaStream_t s) {
+  const u32 n1 = a.n / s_size;
+  const u32 subs = std::min<u32>(n1, std::max<u32>(1, 2048 / s_size));
+  if (forward)
+    smem_launch<true, false>(a, rows, s_size, n1, s_size, subs, last, s);
+  else
+    smem_launch<false, false>(a, rows, s_size, n1, s_size, subs, last, s);
+}
+
+/// Column phase: n2 columns of n1 = n / n2 values (n1 >= 8).
+void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last,
+             cudaStream_t s) {
+  const u32 n2 = a.n / n1;
+  u32 subs = std::max<u32>(8, 2048 / n1);
+  subs = std::min<u32>({subs, n2, std::max<u32>(1, 8192 / n1)});
+  if (forward)
+    smem_launch<true, true>(a, rows, n1, n1, n2, subs, last, s);
+  else
+    smem_launch<false, true>(a, rows, n1, n1, n2, subs, last, s);
+}
+
+void warp_chunks(const NttBatch& a, std::size_t rows, bool forward, bool last, cudaStream_t s) {
+  const u32 n1 = a.n / 256;
+  const u32 warps = n1 * static_cast<u32>(rows);
+  const u32 threads = 256;
+  const u32 blocks = (warps * 32 + threads - 1) / threads;
+  if (forward)
+    kernels::ntt_warp_chunk_kernel<true><<<blocks, threads, 0, s>>>(a, n1, warps, last);
+  else
+    kernels::ntt_warp_chunk_kernel<false><<<blocks, threads, 0, s>>>(a, n1, warps, last);
+  check_launch("ntt_warp_chunk_kernel");
+}
+
+/// Stages with half-span >= `min_t` one kernel each (forward: from N/2 down; inverse: up to N/2).
+void per_stage_range(const NttBatch& a, std::size_t rows, bool forward, u32 min_t, bool last,
+                     cudaStream_t s) {
+  if (forward) {
+    for (u32 t = a.n / 2; t >= min_t && t >= 1; t >>= 1) stage(a, rows, true, t, last && t == 1, s);
+  } else {
+    for (u32 t = min_t; t <= a.n / 2; t <<= 1) stage(a, rows, false, t, last && t == a.n / 2, s);
+  }
+}
+
+void run_per_stage(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_t s) {
+  per_stage_range(a, rows, fwd, 1, true, s);
+}
+
+void run_hybrid(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_t s) {
+  const u32 chunk = std::min<u32>(a.n, 2048);
+  if (fwd) {
+    if (chunk < a.n) per_stage_range(a, rows, true, chunk, false, s);
+    chunks(a, rows, true, chunk, true, s);
+  } else {
+    chunks(a, rows, false, chunk, chunk == a.n, s);
+    if (chunk < a.n) per_stage_range(a, rows, false, chunk, true, s);
+  }
+}
+
+void run_two_kernel(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_t s) {
+  if (a.n <= 8192) return chunks(a, rows, fwd, a.n, true, s);
+  const u32 log_n = log2u(a.n);
+  const u32 n2 = 1u << ((log_n + 1) / 2);
+  const u32 n1 = a.n / n2;
+  if (fwd) {
+    columns(a, rows, true, n1, false, s);
+    chunks(a, rows, true, n2, true, s);
+  } else {
+    chunks(a, rows, false, n2, false, s);
+    columns(a, rows, false, n1, true, s);
+  }
+}
+
+void run_warp_shuffle(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_t s) {
+  if (a.n < 256) return run_two_kernel(a, rows, fwd, s);
+  const u32 n1 = a.n / 256;
+  if (fwd) {
+    if (n1 >= 8)
+      columns(a, rows, true, n1, false, s);
+    else if (n1 > 1)
+      per_stage_range(a, rows, true, 256, false, s);
+    warp_chunks(a, rows, true, true, s);
+  } else {
+    warp_chunks(a, rows, false, n1 == 1, s);
+    if (n1 >= 8)
+      columns(a, rows, false, n1, true, s);
+    else if (n1 > 1)
+      per_stage_range(a, rows, false, 256, true, s);
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& ntt_variant_names() {
+  static const std::vector<std::string> names = {"per_stage", "hybrid", "two_kernel",
+                                                 "warp_shuffle"};
+  return names;
+}
+
+std::string tuned_ntt_variant(std::size_t n, std::size_t limbs) {
+  (void)limbs;
+  return n >= 1024 ? "warp_shuffle" : "two_kernel";
+}
+
+void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const std::string& variant,
+                cudaStream_t stream) {
+  const std::size_t rows = count * batch.limbs;
+  if (rows == 0) return;
+  if (rows > 65535)
+    throw ParameterError("NTT batch of " + std::to_string(rows) +
+                         " limbs is too large for one launch: split it below 65536 limbs");
+  const std::string& v = variant == "auto" ? tuned_ntt_variant(batch.n, batch.limbs) : variant;
+  if (v == "per_stage")
+    run_per_stage(batch, rows, forward, stream);
+  else if (v == "hybrid")
+    run_hybrid(batch, rows, forward, stream);
+  else if (v == "two_kernel")
+    run_two_kernel(batch, rows, forward, stream);
+  else if (v == "warp_shuffle")
+    run_warp_shuffle(batch, rows, forward, stream);
+  else
+    throw ParameterError("unknown NTT variant '" + v +
+                         "': use auto, per_stage, hybrid, two_kernel or warp_shuffle");
+}
+
+}  // namespace ember::cuda

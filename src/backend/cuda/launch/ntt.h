@@ -1,0 +1,21 @@
+// Host launchers of the CUDA NTT schedules, and the tuned choice of schedule per size.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/ntt.cuh"
+
+namespace ember::cuda {
+
+/// The implemented schedules (see ntt.cu): per_stage, hybrid, two_kernel, warp_shuffle.
+const std::vector<std::string>& ntt_variant_names();
+/// The measured fastest schedule for (N, limbs) (bench/RESULTS.md has the table it came from).
+std::string tuned_ntt_variant(std::size_t n, std::size_t limbs);
+/// Runs a forward or inverse NTT over count * limbs limbs with the named schedule.
+void launch_ntt(const kernels::NttBatch& batch, std::size_t count, bool forward,
+                const std::string& variant, cudaStream_t stream);
+
+}  // namespace ember::cuda

@@ -1,0 +1,33 @@
+// DeviceContext: one GPU's current-device guard, stream-ordered memory pool and default stream.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+namespace ember::cuda {
+
+class DeviceContext {
+ public:
+  /// Throws DeviceError when `index` is not a visible GPU.
+  explicit DeviceContext(int index);
+  ~DeviceContext();
+  DeviceContext(const DeviceContext&) = delete;
+  DeviceContext& operator=(const DeviceContext&) = delete;
+
+  int index() const { return index_; }
+  cudaStream_t stream() const { return stream_; }
+  /// Makes this GPU current for the calling thread.
+  void activate() const;
+  /// Stream-ordered allocation from the device's pool; DeviceMemoryError says how much was asked
+  /// for and how much is free.
+  void* allocate(std::size_t bytes, cudaStream_t stream);
+  void deallocate(void* p, cudaStream_t stream) noexcept;
+
+ private:
+  int index_;
+  cudaStream_t stream_ = nullptr;
+  cudaMemPool_t pool_ = nullptr;
+};
+
+}  // namespace ember::cuda
