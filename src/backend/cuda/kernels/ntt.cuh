@@ -109,68 +109,69 @@ __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
   d[p + t] = y;
 }
 
-/// Shared-memory kernel: a block transforms `subs` sub-transforms of size S (columns when
-/// kColumns, else chunks) through `stages` stages in radix-8 register rounds.
-/// Columns: sub h is column col0 + h (global stride n2), smem index u * subs + h.
-/// Chunks: sub h is chunk j0 + h (contiguous), smem index h * S + u.
-template <bool kForward, bool kColumns>
-__global__ void ntt_smem_kernel(NttBatch a, u32 s_size, u32 n1, u32 n2, u32 subs, bool last) {
-  extern __shared__ u64 sm[];
-  const u32 limb = blockIdx.y;
-  const u32 id = a.ids[limb % a.limbs];
-  const u64 q = a.moduli[id].value;
-  u64* d = a.data + static_cast<std::size_t>(limb) * a.n;
-  const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
-  const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
-  const u32 first = blockIdx.x * subs;
-  const u32 total = subs * s_size;
-
-  for (u32 idx = threadIdx.x; idx < total; idx += blockDim.x) {
-    if constexpr (kColumns) {
-      const u32 u = idx / subs, h = idx % subs;
-      sm[idx] = d[u * n2 + first + h];
-    } else {
-      sm[idx] = d[first * s_size + idx];
+/// Positions of the 8 values a thread holds in a radix-2^R round: group g (of 8 >> R) is number
+/// gamma = g * per_sub + tau of the round; its values sit at blk * 2^(log_u + R) + off + j * 2^log_u.
+template <int R>
+struct RoundGroups {
+  static constexpr int G = 8 >> R;
+  static constexpr int W = 1 << R;
+  u32 blk[G];
+  u32 off[G];
+  u32 log_u;
+  __device__ __forceinline__ RoundGroups(u32 tau, u32 log_per_sub, u32 log_u_) : log_u(log_u_) {
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const u32 gamma = (static_cast<u32>(g) << log_per_sub) + tau;
+      blk[g] = gamma >> log_u;
+      off[g] = gamma & ((1u << log_u) - 1);
     }
   }
-  __syncthreads();
+  __device__ __forceinline__ u32 pos(int g, int j) const {
+    return (blk[g] << (log_u + R)) + off[g] + (static_cast<u32>(j) << log_u);
+  }
+};
 
-  const u32 per_sub = s_size / 8;
-  const u32 h = threadIdx.x / per_sub;
-  const u32 tau = threadIdx.x % per_sub;
-  const u32 base = kColumns ? 1u : n1 + first + h;
-  auto at = [&](u32 u) -> u64& {
-    return kColumns ? sm[u * subs + h] : sm[h * s_size + u];
-  };
-  // Rounds of up to 3 stages; positions of group g: blk * 2t + off + j * u.
-  u32 stages = 0;
-  for (u32 s = s_size; s > 1; s >>= 1) ++stages;
-  u32 t = kForward ? s_size / 2 : 1;
+/// Runs the rounds of one sub-transform of size 2^log_s held by per_sub = 2^(log_s - 3) threads.
+/// `load(p)` / `store(p, v)` address the value at local position p: the first round reads with
+/// `first_load`, the last writes with `last_store` (global memory), the rounds between go through
+/// shared memory with `load` / `store`; `sync()` separates rounds.
+template <bool kForward, class FirstLoad, class Load, class Store, class LastStore, class Sync>
+__device__ __forceinline__ void ntt_rounds(u32 log_s, u32 tau, u32 base, const u64* tw,
+                                           const u64* tws, u64 q, FirstLoad first_load, Load load,
+                                           Store store, LastStore last_store, Sync sync) {
+  const u32 s_size = 1u << log_s;
+  const u32 log_per_sub = log_s - 3;
+  u32 stages = log_s;
+  u32 log_t = kForward ? log_s - 1 : 0;
+  bool first = true;
   while (stages > 0) {
     const int r = stages >= 3 ? 3 : static_cast<int>(stages);
-    u64 x[8];
+    const bool final_round = stages == static_cast<u32>(r);
     auto run = [&](auto rc) {
       constexpr int R = decltype(rc)::value;
-      constexpr int G = 8 >> R, W = 1 << R;
-      const u32 u = kForward ? (t >> (R - 1)) : t;
-      u32 blk[G];
-      u32 off[G];
+      using Groups = RoundGroups<R>;
+      const Groups grp(tau, log_per_sub, kForward ? log_t - (R - 1) : log_t);
+      u64 x[8];
 #pragma unroll
-      for (int g = 0; g < G; ++g) {
-        const u32 gamma = g * per_sub + tau;
-        blk[g] = gamma / u;
-        off[g] = gamma % u;
+      for (int g = 0; g < Groups::G; ++g)
 #pragma unroll
-        for (int j = 0; j < W; ++j) x[g * W + j] = at(blk[g] * (u << R) + off[g] + j * u);
-      }
+        for (int j = 0; j < Groups::W; ++j)
+          x[g * Groups::W + j] = first ? first_load(grp.pos(g, j)) : load(grp.pos(g, j));
+      if (!first) sync();
       if constexpr (kForward)
-        ct_round<R>(x, blk, s_size, t, base, tw, tws, q);
+        ct_round<R>(x, grp.blk, s_size, 1u << log_t, base, tw, tws, q);
       else
-        gs_round<R>(x, blk, s_size, t, base, tw, tws, q);
+        gs_round<R>(x, grp.blk, s_size, 1u << log_t, base, tw, tws, q);
 #pragma unroll
-      for (int g = 0; g < G; ++g)
+      for (int g = 0; g < Groups::G; ++g)
 #pragma unroll
-        for (int j = 0; j < W; ++j) at(blk[g] * (u << R) + off[g] + j * u) = x[g * W + j];
+        for (int j = 0; j < Groups::W; ++j) {
+          if (final_round)
+            last_store(grp.pos(g, j), x[g * Groups::W + j]);
+          else
+            store(grp.pos(g, j), x[g * Groups::W + j]);
+        }
+      if (!final_round) sync();
     };
     if (r == 3)
       run(std::integral_constant<int, 3>{});
@@ -178,22 +179,67 @@ __global__ void ntt_smem_kernel(NttBatch a, u32 s_size, u32 n1, u32 n2, u32 subs
       run(std::integral_constant<int, 2>{});
     else
       run(std::integral_constant<int, 1>{});
-    __syncthreads();
-    t = kForward ? (t >> r) : (t << r);
+    log_t = kForward ? log_t - r : log_t + r;
     stages -= r;
+    first = false;
   }
+}
 
+/// Column phase: a block transforms 2^log_subs adjacent columns of 2^log_rows values (stride
+/// N2 = N >> log_rows). Thread (tau, h) with h the fastest index, so a warp touches whole 128-byte
+/// rows (16 columns) in global and shared memory alike: coalesced and free of bank conflicts.
+template <bool kForward>
+__global__ void ntt_column_kernel(NttBatch a, u32 log_rows, u32 log_subs, bool last) {
+  extern __shared__ u64 sm[];
+  const u32 limb = blockIdx.y;
+  const u32 id = a.ids[limb % a.limbs];
+  const u64 q = a.moduli[id].value;
+  const u32 log_n2 = __ffs(a.n) - 1 - log_rows;
+  u64* d = a.data + static_cast<std::size_t>(limb) * a.n + (blockIdx.x << log_subs);
+  const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
+  const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
+  const u32 h = threadIdx.x & ((1u << log_subs) - 1);
+  const u32 tau = threadIdx.x >> log_subs;
   const u64 ninv = a.n_inv[id], ninv_s = a.n_inv_shoup[id];
-  for (u32 idx = threadIdx.x; idx < total; idx += blockDim.x) {
-    u64 v = sm[idx];
-    if (last) v = kForward ? reduce_4q(v, q) : mul_shoup(v, ninv, ninv_s, q);
-    if constexpr (kColumns) {
-      const u32 u = idx / subs, hh = idx % subs;
-      d[u * n2 + first + hh] = v;
-    } else {
-      d[first * s_size + idx] = v;
-    }
-  }
+  ntt_rounds<kForward>(
+      log_rows, tau, 1u, tw, tws, q, [&](u32 p) { return d[(p << log_n2) + h]; },
+      [&](u32 p) { return sm[(p << log_subs) + h]; },
+      [&](u32 p, u64 v) { sm[(p << log_subs) + h] = v; },
+      [&](u32 p, u64 v) {
+        if (last) v = kForward ? reduce_4q(v, q) : mul_shoup(v, ninv, ninv_s, q);
+        d[(p << log_n2) + h] = v;
+      },
+      [] { __syncthreads(); });
+}
+
+/// Chunk phase: a block transforms 2^log_subs chunks of 2^log_s contiguous values (chunk index
+/// blockIdx.x * subs + h, n1 = N >> log_s chunks per limb). Shared memory is swizzled by
+/// p ^ ((p >> 4) & 15) so the short-stride rounds do not pile onto a few banks.
+template <bool kForward>
+__global__ void ntt_chunk_kernel(NttBatch a, u32 log_s, u32 log_subs, bool last) {
+  extern __shared__ u64 sm[];
+  const u32 limb = blockIdx.y;
+  const u32 id = a.ids[limb % a.limbs];
+  const u64 q = a.moduli[id].value;
+  const u32 log_per_sub = log_s - 3;
+  const u32 h = threadIdx.x >> log_per_sub;
+  const u32 tau = threadIdx.x & ((1u << log_per_sub) - 1);
+  const u32 chunk = (blockIdx.x << log_subs) + h;
+  const u32 n1 = a.n >> log_s;
+  u64* d = a.data + static_cast<std::size_t>(limb) * a.n + (static_cast<std::size_t>(chunk) << log_s);
+  u64* s = sm + (static_cast<std::size_t>(h) << log_s);
+  const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
+  const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
+  const u64 ninv = a.n_inv[id], ninv_s = a.n_inv_shoup[id];
+  auto swz = [](u32 p) { return p ^ ((p >> 4) & 15u); };
+  ntt_rounds<kForward>(
+      log_s, tau, n1 + chunk, tw, tws, q, [&](u32 p) { return d[p]; },
+      [&](u32 p) { return s[swz(p)]; }, [&](u32 p, u64 v) { s[swz(p)] = v; },
+      [&](u32 p, u64 v) {
+        if (last) v = kForward ? reduce_4q(v, q) : mul_shoup(v, ninv, ninv_s, q);
+        d[p] = v;
+      },
+      [] { __syncthreads(); });
 }
 
 /// Warp-shuffle chunk kernel (fine-grained synchronization, HE-Booster): one warp transforms a

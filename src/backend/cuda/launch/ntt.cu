@@ -31,43 +31,48 @@ void stage(const NttBatch& a, std::size_t rows, bool forward, u32 t, bool last, 
   check_launch("ntt_stage_kernel");
 }
 
-template <bool kForward, bool kColumns>
-void smem_launch(const NttBatch& a, std::size_t rows, u32 s_size, u32 n1, u32 n2, u32 subs,
-                 bool last, cudaStream_t s) {
-  const u32 threads = subs * s_size / 8;
-  const std::size_t smem = std::size_t{subs} * s_size * sizeof(u64);
-  auto kernel = kernels::ntt_smem_kernel<kForward, kColumns>;
+template <class Kernel>
+void launch_smem(Kernel kernel, dim3 grid, u32 threads, std::size_t smem, cudaStream_t s,
+                 const NttBatch& a, u32 log_a, u32 log_b, bool last) {
   if (smem > 48 * 1024)
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(smem)),
-          "cudaFuncSetAttribute(ntt_smem_kernel)");
-  const u32 subs_total = kColumns ? n2 : n1;
-  dim3 grid(subs_total / subs, static_cast<u32>(rows));
-  kernel<<<grid, threads, smem, s>>>(a, s_size, n1, n2, subs, last);
-  check_launch("ntt_smem_kernel");
+          "cudaFuncSetAttribute(ntt kernel)");
+  kernel<<<grid, threads, smem, s>>>(a, log_a, log_b, last);
+  check_launch("ntt smem kernel");
 }
 
-/// Chunk phase: n / s_size chunks of s_size contiguous values (s_size >= 8).
+/// Chunk phase: n / s_size chunks of s_size contiguous values (8 <= s_size <= 8192).
 void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool last,
             cudaStream_t s) {
   const u32 n1 = a.n / s_size;
   const u32 subs = std::min<u32>(n1, std::max<u32>(1, 2048 / s_size));
+  const u32 threads = subs * s_size / 8;
+  const std::size_t smem = std::size_t{subs} * s_size * sizeof(u64);
+  const dim3 grid(n1 / subs, static_cast<u32>(rows));
   if (forward)
-    smem_launch<true, false>(a, rows, s_size, n1, s_size, subs, last, s);
+    launch_smem(kernels::ntt_chunk_kernel<true>, grid, threads, smem, s, a, log2u(s_size),
+                log2u(subs), last);
   else
-    smem_launch<false, false>(a, rows, s_size, n1, s_size, subs, last, s);
+    launch_smem(kernels::ntt_chunk_kernel<false>, grid, threads, smem, s, a, log2u(s_size),
+                log2u(subs), last);
 }
 
-/// Column phase: n2 columns of n1 = n / n2 values (n1 >= 8).
+/// Column phase: n2 columns of n1 = n / n2 values (n1 >= 8), 16 columns per block when possible.
 void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last,
              cudaStream_t s) {
   const u32 n2 = a.n / n1;
-  u32 subs = std::max<u32>(8, 2048 / n1);
-  subs = std::min<u32>({subs, n2, std::max<u32>(1, 8192 / n1)});
+  u32 subs = std::min<u32>(16, n2);
+  while (subs > 1 && subs * n1 / 8 > 1024) subs /= 2;
+  const u32 threads = subs * n1 / 8;
+  const std::size_t smem = std::size_t{subs} * n1 * sizeof(u64);
+  const dim3 grid(n2 / subs, static_cast<u32>(rows));
   if (forward)
-    smem_launch<true, true>(a, rows, n1, n1, n2, subs, last, s);
+    launch_smem(kernels::ntt_column_kernel<true>, grid, threads, smem, s, a, log2u(n1),
+                log2u(subs), last);
   else
-    smem_launch<false, true>(a, rows, n1, n1, n2, subs, last, s);
+    launch_smem(kernels::ntt_column_kernel<false>, grid, threads, smem, s, a, log2u(n1),
+                log2u(subs), last);
 }
 
 void warp_chunks(const NttBatch& a, std::size_t rows, bool forward, bool last, cudaStream_t s) {
