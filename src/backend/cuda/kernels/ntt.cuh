@@ -32,9 +32,11 @@ struct NttBatch {
 
 /// One radix-2^R round of forward stages on 8 register values: 8 >> R groups of 2^R values, each
 /// group at local positions blk * 2t + off + j * u (u = t >> (R - 1)); `blk[g]` per group.
+/// `tw` is the sub-transform's local table: entry m + i = (w, w_shoup) of group i at a stage of m
+/// groups (the kernels fill it from the global bit-reversed table).
 template <int R>
 __device__ __forceinline__ void ct_round(u64 (&x)[8], const u32 (&blk)[8 >> R], u32 s_size,
-                                         u32 t, u32 base, const u64* tw, const u64* tws, u64 q) {
+                                         u32 t, const ulonglong2* tw, u64 q) {
   constexpr int G = 8 >> R;
   constexpr int W = 1 << R;
   const u32 m0 = s_size / (2 * t);
@@ -47,8 +49,8 @@ __device__ __forceinline__ void ct_round(u64 (&x)[8], const u32 (&blk)[8 >> R], 
 #pragma unroll
       for (int j = 0; j < W; ++j) {
         if (j & half) continue;
-        const u32 widx = base * m + (blk[g] << k) + (j >> (R - k));
-        ct_butterfly(x[g * W + j], x[g * W + j + half], tw[widx], tws[widx], q);
+        const ulonglong2 w = tw[m + (blk[g] << k) + (j >> (R - k))];
+        ct_butterfly(x[g * W + j], x[g * W + j + half], w.x, w.y, q);
       }
     }
   }
@@ -57,7 +59,7 @@ __device__ __forceinline__ void ct_round(u64 (&x)[8], const u32 (&blk)[8 >> R], 
 /// One radix-2^R round of inverse stages starting at half-span t (the smallest of the round).
 template <int R>
 __device__ __forceinline__ void gs_round(u64 (&x)[8], const u32 (&blk)[8 >> R], u32 s_size,
-                                         u32 t, u32 base, const u64* tw, const u64* tws, u64 q) {
+                                         u32 t, const ulonglong2* tw, u64 q) {
   constexpr int G = 8 >> R;
   constexpr int W = 1 << R;
   const u32 m0 = s_size / (2 * t);
@@ -70,10 +72,23 @@ __device__ __forceinline__ void gs_round(u64 (&x)[8], const u32 (&blk)[8 >> R], 
 #pragma unroll
       for (int j = 0; j < W; ++j) {
         if (j & d) continue;
-        const u32 widx = base * m + (blk[g] << (R - 1 - k)) + (j >> (k + 1));
-        gs_butterfly(x[g * W + j], x[g * W + j + d], tw[widx], tws[widx], q);
+        const ulonglong2 w = tw[m + (blk[g] << (R - 1 - k)) + (j >> (k + 1))];
+        gs_butterfly(x[g * W + j], x[g * W + j + d], w.x, w.y, q);
       }
     }
+  }
+}
+
+/// Fills the local twiddle table of a sub-transform of size s_size whose stage with m groups uses
+/// global entries base * m + i: local entry k = m + i (m the largest power of two <= k).
+__device__ __forceinline__ void load_local_twiddles(ulonglong2* local, u32 log_s, u32 base,
+                                                    const u64* __restrict__ tw,
+                                                    const u64* __restrict__ tws, u32 thread,
+                                                    u32 threads) {
+  for (u32 k = thread + 1; k < (1u << log_s); k += threads) {
+    const u32 m = 1u << (31 - __clz(k));
+    const u32 g = base * m + (k - m);
+    local[k] = make_ulonglong2(tw[g], tws[g]);
   }
 }
 
@@ -136,9 +151,9 @@ struct RoundGroups {
 /// `first_load`, the last writes with `last_store` (global memory), the rounds between go through
 /// shared memory with `load` / `store`; `sync()` separates rounds.
 template <bool kForward, class FirstLoad, class Load, class Store, class LastStore, class Sync>
-__device__ __forceinline__ void ntt_rounds(u32 log_s, u32 tau, u32 base, const u64* tw,
-                                           const u64* tws, u64 q, FirstLoad first_load, Load load,
-                                           Store store, LastStore last_store, Sync sync) {
+__device__ __forceinline__ void ntt_rounds(u32 log_s, u32 tau, const ulonglong2* tw, u64 q,
+                                           FirstLoad first_load, Load load, Store store,
+                                           LastStore last_store, Sync sync) {
   const u32 s_size = 1u << log_s;
   const u32 log_per_sub = log_s - 3;
   u32 stages = log_s;
@@ -157,11 +172,11 @@ __device__ __forceinline__ void ntt_rounds(u32 log_s, u32 tau, u32 base, const u
 #pragma unroll
         for (int j = 0; j < Groups::W; ++j)
           x[g * Groups::W + j] = first ? first_load(grp.pos(g, j)) : load(grp.pos(g, j));
-      if (!first) sync();
+      sync();  // reads of this round done (and, first time, the twiddle table written)
       if constexpr (kForward)
-        ct_round<R>(x, grp.blk, s_size, 1u << log_t, base, tw, tws, q);
+        ct_round<R>(x, grp.blk, s_size, 1u << log_t, tw, q);
       else
-        gs_round<R>(x, grp.blk, s_size, 1u << log_t, base, tw, tws, q);
+        gs_round<R>(x, grp.blk, s_size, 1u << log_t, tw, q);
 #pragma unroll
       for (int g = 0; g < Groups::G; ++g)
 #pragma unroll
@@ -195,14 +210,16 @@ __global__ void ntt_column_kernel(NttBatch a, u32 log_rows, u32 log_subs, bool l
   const u32 id = a.ids[limb % a.limbs];
   const u64 q = a.moduli[id].value;
   const u32 log_n2 = __ffs(a.n) - 1 - log_rows;
-  u64* d = a.data + static_cast<std::size_t>(limb) * a.n + (blockIdx.x << log_subs);
-  const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
-  const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
+  u64* __restrict__ d = a.data + static_cast<std::size_t>(limb) * a.n + (blockIdx.x << log_subs);
   const u32 h = threadIdx.x & ((1u << log_subs) - 1);
   const u32 tau = threadIdx.x >> log_subs;
   const u64 ninv = a.n_inv[id], ninv_s = a.n_inv_shoup[id];
+  // Column stages use global entries m + i (base 1): the first N1 entries, shared by all columns.
+  ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (std::size_t{1} << (log_rows + log_subs)));
+  load_local_twiddles(twl, log_rows, 1u, a.tw + static_cast<std::size_t>(id) * a.n,
+                      a.tw_shoup + static_cast<std::size_t>(id) * a.n, threadIdx.x, blockDim.x);
   ntt_rounds<kForward>(
-      log_rows, tau, 1u, tw, tws, q, [&](u32 p) { return d[(p << log_n2) + h]; },
+      log_rows, tau, twl, q, [&](u32 p) { return d[(p << log_n2) + h]; },
       [&](u32 p) { return sm[(p << log_subs) + h]; },
       [&](u32 p, u64 v) { sm[(p << log_subs) + h] = v; },
       [&](u32 p, u64 v) {
@@ -226,14 +243,18 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 log_s, u32 log_subs, bool last)
   const u32 tau = threadIdx.x & ((1u << log_per_sub) - 1);
   const u32 chunk = (blockIdx.x << log_subs) + h;
   const u32 n1 = a.n >> log_s;
-  u64* d = a.data + static_cast<std::size_t>(limb) * a.n + (static_cast<std::size_t>(chunk) << log_s);
+  u64* __restrict__ d =
+      a.data + static_cast<std::size_t>(limb) * a.n + (static_cast<std::size_t>(chunk) << log_s);
   u64* s = sm + (static_cast<std::size_t>(h) << log_s);
-  const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
-  const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
   const u64 ninv = a.n_inv[id], ninv_s = a.n_inv_shoup[id];
+  // Chunk j's stage with m local groups uses global entries (N1 + j) m + i: gathered per chunk.
+  ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (std::size_t{1} << (log_s + log_subs))) +
+                    (static_cast<std::size_t>(h) << log_s);
+  load_local_twiddles(twl, log_s, n1 + chunk, a.tw + static_cast<std::size_t>(id) * a.n,
+                      a.tw_shoup + static_cast<std::size_t>(id) * a.n, tau, 1u << log_per_sub);
   auto swz = [](u32 p) { return p ^ ((p >> 4) & 15u); };
   ntt_rounds<kForward>(
-      log_s, tau, n1 + chunk, tw, tws, q, [&](u32 p) { return d[p]; },
+      log_s, tau, twl, q, [&](u32 p) { return d[p]; },
       [&](u32 p) { return s[swz(p)]; }, [&](u32 p, u64 v) { s[swz(p)] = v; },
       [&](u32 p, u64 v) {
         if (last) v = kForward ? reduce_4q(v, q) : mul_shoup(v, ninv, ninv_s, q);
@@ -271,15 +292,35 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
       x[2 * v + 1] = p.y;
     }
   }
-  const u32 blk_arr[1] = {lane};
+  // Twiddles of this lane, fetched before any arithmetic so their latency overlaps the data loads:
+  // 5 shuffle stages (one entry each) and the 7 entries of the in-register radix-8 round.
+  ulonglong2 wsh[5];
+#pragma unroll
+  for (int sh = 0; sh < 5; ++sh) {
+    const u32 m = 16u >> sh;
+    const u32 widx = base * m + (lane >> (sh + 1));
+    wsh[sh] = make_ulonglong2(tw[widx], tws[widx]);
+  }
+  // Local table for the register round (positions 8 lane + j, stages with 32, 64, 128 groups):
+  // entry m + i with m in {32, 64, 128}; only i in lane's own range is read.
+  ulonglong2 wreg[7];
+  {
+    const u32 ms[7] = {32, 64, 64, 128, 128, 128, 128};
+    const u32 is[7] = {0, 0, 1, 0, 1, 2, 3};
+#pragma unroll
+    for (int e = 0; e < 7; ++e) {
+      const u32 m = ms[e];
+      const u32 i = lane * (m / 32) + is[e];
+      const u32 widx = base * m + i;
+      wreg[e] = make_ulonglong2(tw[widx], tws[widx]);
+    }
+  }
   if constexpr (kForward) {
 #pragma unroll
     for (int sh = 4; sh >= 0; --sh) {
       const u32 mask = 1u << sh;
       const bool upper = (lane & mask) != 0;
-      const u32 m = 16u >> sh;
-      const u32 widx = base * m + (lane >> (sh + 1));
-      const u64 w = tw[widx], ws = tws[widx];
+      const u64 w = wsh[sh].x, ws = wsh[sh].y;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         const u64 other = __shfl_xor_sync(0xffffffffu, x[j], mask);
@@ -290,20 +331,32 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
         x[j] = upper ? xx - tt + two_q : xx + tt;
       }
     }
-    ct_round<3>(x, blk_arr, 256, 4, base, tw, tws, q);
+    // Radix-8 in registers: stage m=32 pairs (j, j+4), m=64 pairs (j, j+2), m=128 pairs (j, j+1).
+#pragma unroll
+    for (int j = 0; j < 4; ++j) ct_butterfly(x[j], x[j + 4], wreg[0].x, wreg[0].y, q);
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (!(j & 2)) ct_butterfly(x[j], x[j + 2], wreg[1 + (j >> 2)].x, wreg[1 + (j >> 2)].y, q);
+#pragma unroll
+    for (int j = 0; j < 8; j += 2) ct_butterfly(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
     if (last) {
 #pragma unroll
       for (int j = 0; j < 8; ++j) x[j] = reduce_4q(x[j], q);
     }
   } else {
-    gs_round<3>(x, blk_arr, 256, 1, base, tw, tws, q);
+    // Radix-8 in registers: m=128 pairs (j, j+1), m=64 pairs (j, j+2), m=32 pairs (j, j+4).
+#pragma unroll
+    for (int j = 0; j < 8; j += 2) gs_butterfly(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (!(j & 2)) gs_butterfly(x[j], x[j + 2], wreg[1 + (j >> 2)].x, wreg[1 + (j >> 2)].y, q);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) gs_butterfly(x[j], x[j + 4], wreg[0].x, wreg[0].y, q);
 #pragma unroll
     for (int sh = 0; sh <= 4; ++sh) {
       const u32 mask = 1u << sh;
       const bool upper = (lane & mask) != 0;
-      const u32 m = 16u >> sh;
-      const u32 widx = base * m + (lane >> (sh + 1));
-      const u64 w = tw[widx], ws = tws[widx];
+      const u64 w = wsh[sh].x, ws = wsh[sh].y;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         const u64 other = __shfl_xor_sync(0xffffffffu, x[j], mask);

@@ -48,7 +48,8 @@ void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool 
   const u32 n1 = a.n / s_size;
   const u32 subs = std::min<u32>(n1, std::max<u32>(1, 2048 / s_size));
   const u32 threads = subs * s_size / 8;
-  const std::size_t smem = std::size_t{subs} * s_size * sizeof(u64);
+  // Values plus each chunk's local twiddle table of (w, w_shoup) pairs.
+  const std::size_t smem = std::size_t{subs} * s_size * 3 * sizeof(u64);
   const dim3 grid(n1 / subs, static_cast<u32>(rows));
   if (forward)
     launch_smem(kernels::ntt_chunk_kernel<true>, grid, threads, smem, s, a, log2u(s_size),
@@ -65,7 +66,8 @@ void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool las
   u32 subs = std::min<u32>(16, n2);
   while (subs > 1 && subs * n1 / 8 > 1024) subs /= 2;
   const u32 threads = subs * n1 / 8;
-  const std::size_t smem = std::size_t{subs} * n1 * sizeof(u64);
+  // Values plus the N1-entry twiddle table shared by the block's columns.
+  const std::size_t smem = (std::size_t{subs} + 2) * n1 * sizeof(u64);
   const dim3 grid(n2 / subs, static_cast<u32>(rows));
   if (forward)
     launch_smem(kernels::ntt_column_kernel<true>, grid, threads, smem, s, a, log2u(n1),
