@@ -96,8 +96,9 @@ class Backend {
   virtual void synchronize(Stream stream) = 0;
   virtual Stream default_stream() = 0;
 
-  // Benchmarking support. time_runs returns the milliseconds of each of `iters` runs of `fn`
-  // (device events on CUDA), after `warmup` untimed runs.
+  // Benchmarking support. time_runs returns `iters` samples of the milliseconds one run of `fn`
+  // takes (on CUDA: device events around 10 back-to-back runs, divided by 10), after `warmup`
+  // untimed runs.
   virtual std::vector<double> time_runs(const std::function<void(Stream)>& fn, int warmup,
                                         int iters) = 0;
   /// NTT schedules this backend implements ("auto" picks the tuned one per size).

@@ -41,7 +41,8 @@ class BaseExtender {
   const RnsBasis& qp() const { return qp_; }
   /// `a` over Q, coeff form -> over Q u P: the Q limbs unchanged, the P limbs x + uQ (0 <= u < |Q|).
   RnsPoly mod_up(const RnsPoly& a) const;
-  /// `a` over Q u P, coeff form -> round(a / P) + e over Q, |e| <= |P| / 2 + 1.
+  /// `a` over Q u P, coeff form -> round(a / P) + e over Q with -|P| < e <= 0: the fast P -> Q
+  /// conversion returns z mod P + u P (0 <= u < |P|), which lowers the quotient by u.
   RnsPoly mod_down(const RnsPoly& a) const;
 
  private:

@@ -29,7 +29,7 @@ struct PrimeTables {
 /// first use per device and cached.
 class RingContext : public std::enable_shared_from_this<RingContext> {
  public:
-  /// Throws ParameterError if n is not a power of two in [2, 2^17], a prime is not NTT-friendly
+  /// Throws ParameterError if n is not a power of two in [16, 2^17], a prime is not NTT-friendly
   /// for n, or primes repeat.
   static std::shared_ptr<const RingContext> create(std::size_t n, const std::vector<u64>& primes);
 
