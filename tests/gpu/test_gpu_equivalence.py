@@ -5,6 +5,7 @@ conversion, ModUp/ModDown, CRT, samplers, from_signed, transfers)."""
 from __future__ import annotations
 
 import functools
+import pathlib
 
 import ember
 import numpy as np
@@ -420,3 +421,16 @@ def test_samplers(gpu, n, limbs):
                     gpu,
                     f"gaussian {sigma}",
                 )
+
+
+def test_known_answers_on_gpu(gpu):
+    """The frozen CPU known answers (tests/kat/ring_kat.json) come out of the GPU too."""
+    import importlib.util
+    import json
+
+    kat_dir = pathlib.Path(__file__).resolve().parents[1] / "kat"
+    spec = importlib.util.spec_from_file_location("make_kat", kat_dir / "make_kat.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    frozen = json.loads((kat_dir / "ring_kat.json").read_text())
+    assert mod.compute(gpu) == frozen["cases"]

@@ -3,8 +3,10 @@
 #include "launch/ntt.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ember/core/errors.h"
+#include "launch/ntt_tuned_table.h"
 #include "runtime/cuda_check.h"
 
 namespace ember::cuda {
@@ -155,8 +157,22 @@ const std::vector<std::string>& ntt_variant_names() {
 }
 
 std::string tuned_ntt_variant(std::size_t n, std::size_t limbs) {
-  (void)limbs;
-  return n >= 1024 ? "warp_shuffle" : "two_kernel";
+  // The measured winner for this N at the nearest measured limb count (log distance); sizes
+  // outside the table take the closest N. Below N = 2^9 only two_kernel fits the smem kernel.
+  const int log_n = static_cast<int>(log2u(n));
+  if (log_n < 9) return "two_kernel";
+  const TunedNtt* best = nullptr;
+  double best_d = 1e300;
+  for (const auto& t : kTunedNtt) {
+    const double d = std::abs(t.log_n - log_n) * 100.0 +
+                     std::abs(std::log2(static_cast<double>(t.limbs)) -
+                              std::log2(static_cast<double>(std::max<std::size_t>(limbs, 1))));
+    if (d < best_d) {
+      best_d = d;
+      best = &t;
+    }
+  }
+  return best ? best->variant : "warp_shuffle";
 }
 
 void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const std::string& variant,
