@@ -124,143 +124,161 @@ __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
   d[p + t] = y;
 }
 
-/// Positions of the 8 values a thread holds in a radix-2^R round: group g (of 8 >> R) is number
-/// gamma = g * per_sub + tau of the round; its values sit at blk * 2^(log_u + R) + off + j * 2^log_u.
-template <int R>
-struct RoundGroups {
+/// Compile-time shape of the round of a size-2^kLogS sub-transform that starts after kDone stages:
+/// R stages (3, or what is left), starting half-span 2^kLogT; each of the 8 >> R groups a thread
+/// holds has its 2^R values at base + j * 2^kLogU.
+template <bool kForward, int kLogS, int kDone>
+struct Round {
+  static constexpr int R = (kLogS - kDone) >= 3 ? 3 : (kLogS - kDone);
   static constexpr int G = 8 >> R;
   static constexpr int W = 1 << R;
-  u32 blk[G];
-  u32 off[G];
-  u32 log_u;
-  __device__ __forceinline__ RoundGroups(u32 tau, u32 log_per_sub, u32 log_u_) : log_u(log_u_) {
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      const u32 gamma = (static_cast<u32>(g) << log_per_sub) + tau;
-      blk[g] = gamma >> log_u;
-      off[g] = gamma & ((1u << log_u) - 1);
-    }
-  }
-  __device__ __forceinline__ u32 pos(int g, int j) const {
-    return (blk[g] << (log_u + R)) + off[g] + (static_cast<u32>(j) << log_u);
-  }
+  static constexpr int kLogT = kForward ? kLogS - 1 - kDone : kDone;
+  static constexpr int kLogU = kForward ? kLogT - (R - 1) : kLogT;
+  static constexpr bool kFirst = kDone == 0;
+  static constexpr bool kLast = kDone + R == kLogS;
 };
 
-/// Runs the rounds of one sub-transform of size 2^log_s held by per_sub = 2^(log_s - 3) threads.
-/// `load(p)` / `store(p, v)` address the value at local position p: the first round reads with
-/// `first_load`, the last writes with `last_store` (global memory), the rounds between go through
-/// shared memory with `load` / `store`; `sync()` separates rounds.
-template <bool kForward, class FirstLoad, class Load, class Store, class LastStore, class Sync>
-__device__ __forceinline__ void ntt_rounds(u32 log_s, u32 tau, const ulonglong2* tw, u64 q,
-                                           FirstLoad first_load, Load load, Store store,
-                                           LastStore last_store, Sync sync) {
-  const u32 s_size = 1u << log_s;
-  const u32 log_per_sub = log_s - 3;
-  u32 stages = log_s;
-  u32 log_t = kForward ? log_s - 1 : 0;
-  bool first = true;
-  while (stages > 0) {
-    const int r = stages >= 3 ? 3 : static_cast<int>(stages);
-    const bool final_round = stages == static_cast<u32>(r);
-    auto run = [&](auto rc) {
-      constexpr int R = decltype(rc)::value;
-      using Groups = RoundGroups<R>;
-      const Groups grp(tau, log_per_sub, kForward ? log_t - (R - 1) : log_t);
-      u64 x[8];
+/// Runs every round of one sub-transform of size 2^kLogS held by 2^(kLogS - 3) threads (`tau` is
+/// this thread's index among them). All sizes are compile-time constants, so positions, shared
+/// addresses and twiddle offsets fold into immediates. `mem` supplies first_load / load / store /
+/// last_store (global for the first and last round, shared between) and sync.
+template <bool kForward, int kLogS, int kDone, class Mem>
+__device__ __forceinline__ void ntt_rounds(u32 tau, const ulonglong2* tw, u64 q, Mem& mem) {
+  if constexpr (kDone < kLogS) {
+    using Rd = Round<kForward, kLogS, kDone>;
+    constexpr int R = Rd::R, G = Rd::G, W = Rd::W, LU = Rd::kLogU;
+    constexpr u32 kPerSub = 1u << (kLogS - 3);
+    u32 blk[G], base[G];
 #pragma unroll
-      for (int g = 0; g < Groups::G; ++g)
+    for (int g = 0; g < G; ++g) {
+      const u32 gamma = g * kPerSub + tau;
+      blk[g] = gamma >> LU;
+      base[g] = (blk[g] << (LU + R)) + (gamma & ((1u << LU) - 1));
+    }
+    u64 x[8];
 #pragma unroll
-        for (int j = 0; j < Groups::W; ++j)
-          x[g * Groups::W + j] = first ? first_load(grp.pos(g, j)) : load(grp.pos(g, j));
-      sync();  // reads of this round done (and, first time, the twiddle table written)
-      if constexpr (kForward)
-        ct_round<R>(x, grp.blk, s_size, 1u << log_t, tw, q);
-      else
-        gs_round<R>(x, grp.blk, s_size, 1u << log_t, tw, q);
+    for (int g = 0; g < G; ++g)
 #pragma unroll
-      for (int g = 0; g < Groups::G; ++g)
-#pragma unroll
-        for (int j = 0; j < Groups::W; ++j) {
-          if (final_round)
-            last_store(grp.pos(g, j), x[g * Groups::W + j]);
-          else
-            store(grp.pos(g, j), x[g * Groups::W + j]);
-        }
-      if (!final_round) sync();
-    };
-    if (r == 3)
-      run(std::integral_constant<int, 3>{});
-    else if (r == 2)
-      run(std::integral_constant<int, 2>{});
+      for (int j = 0; j < W; ++j) {
+        if constexpr (Rd::kFirst)
+          x[g * W + j] = mem.first_load(base[g], j << LU);
+        else
+          x[g * W + j] = mem.load(base[g] + (j << LU));
+      }
+    mem.sync();  // this round's reads are done (first round: the twiddle table is written)
+    if constexpr (kForward)
+      ct_round<R>(x, blk, 1u << kLogS, 1u << Rd::kLogT, tw, q);
     else
-      run(std::integral_constant<int, 1>{});
-    log_t = kForward ? log_t - r : log_t + r;
-    stages -= r;
-    first = false;
+      gs_round<R>(x, blk, 1u << kLogS, 1u << Rd::kLogT, tw, q);
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+      for (int j = 0; j < W; ++j) {
+        if constexpr (Rd::kLast)
+          mem.last_store(base[g], j << LU, x[g * W + j]);
+        else
+          mem.store(base[g] + (j << LU), x[g * W + j]);
+      }
+    if constexpr (!Rd::kLast) mem.sync();
+    ntt_rounds<kForward, kLogS, kDone + R>(tau, tw, q, mem);
   }
 }
 
-/// Column phase: a block transforms 2^log_subs adjacent columns of 2^log_rows values (stride
-/// N2 = N >> log_rows). Thread (tau, h) with h the fastest index, so a warp touches whole 128-byte
-/// rows (16 columns) in global and shared memory alike: coalesced and free of bank conflicts.
+/// Final fix-up of a value written by the last phase: full reduction (forward) or N^-1 (inverse).
 template <bool kForward>
-__global__ void ntt_column_kernel(NttBatch a, u32 log_rows, u32 log_subs, bool last) {
-  extern __shared__ u64 sm[];
-  const u32 limb = blockIdx.y;
-  const u32 id = a.ids[limb % a.limbs];
-  const u64 q = a.moduli[id].value;
-  const u32 log_n2 = __ffs(a.n) - 1 - log_rows;
-  u64* __restrict__ d = a.data + static_cast<std::size_t>(limb) * a.n + (blockIdx.x << log_subs);
-  const u32 h = threadIdx.x & ((1u << log_subs) - 1);
-  const u32 tau = threadIdx.x >> log_subs;
-  const u64 ninv = a.n_inv[id], ninv_s = a.n_inv_shoup[id];
-  // Column stages use global entries m + i (base 1): the first N1 entries, shared by all columns.
-  ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (std::size_t{1} << (log_rows + log_subs)));
-  load_local_twiddles(twl, log_rows, 1u, a.tw + static_cast<std::size_t>(id) * a.n,
-                      a.tw_shoup + static_cast<std::size_t>(id) * a.n, threadIdx.x, blockDim.x);
-  ntt_rounds<kForward>(
-      log_rows, tau, twl, q, [&](u32 p) { return d[(p << log_n2) + h]; },
-      [&](u32 p) { return sm[(p << log_subs) + h]; },
-      [&](u32 p, u64 v) { sm[(p << log_subs) + h] = v; },
-      [&](u32 p, u64 v) {
-        if (last) v = kForward ? reduce_4q(v, q) : mul_shoup(v, ninv, ninv_s, q);
-        d[(p << log_n2) + h] = v;
-      },
-      [] { __syncthreads(); });
+__device__ __forceinline__ u64 finish(u64 v, bool last, u64 q, u64 ninv, u64 ninv_s) {
+  if (!last) return v;
+  return kForward ? reduce_4q(v, q) : mul_shoup(v, ninv, ninv_s, q);
 }
 
-/// Chunk phase: a block transforms 2^log_subs chunks of 2^log_s contiguous values (chunk index
-/// blockIdx.x * subs + h, n1 = N >> log_s chunks per limb). Shared memory is swizzled by
-/// p ^ ((p >> 4) & 15) so the short-stride rounds do not pile onto a few banks.
+/// Column memory: value (row p, column h) is d[p * N2 + h] globally and sm[p * 2^kLogSubs + h].
+template <bool kForward, int kLogSubs>
+struct ColumnMem {
+  u64* __restrict__ d;
+  u64* sm;
+  u32 h, log_n2;
+  bool last;
+  u64 q, ninv, ninv_s;
+  __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
+    return d[((base + off) << log_n2) + h];
+  }
+  __device__ __forceinline__ u64 load(u32 p) const { return sm[(p << kLogSubs) + h]; }
+  __device__ __forceinline__ void store(u32 p, u64 v) const { sm[(p << kLogSubs) + h] = v; }
+  __device__ __forceinline__ void last_store(u32 base, u32 off, u64 v) const {
+    d[((base + off) << log_n2) + h] = finish<kForward>(v, last, q, ninv, ninv_s);
+  }
+  __device__ __forceinline__ void sync() const { __syncthreads(); }
+};
+
+/// Chunk memory: value p is d[p] globally and s[p ^ ((p >> 4) & 15)] in shared memory (the swizzle
+/// spreads the short-stride rounds over all banks).
 template <bool kForward>
-__global__ void ntt_chunk_kernel(NttBatch a, u32 log_s, u32 log_subs, bool last) {
+struct ChunkMem {
+  u64* __restrict__ d;
+  u64* s;
+  bool last;
+  u64 q, ninv, ninv_s;
+  __device__ __forceinline__ static u32 swz(u32 p) { return p ^ ((p >> 4) & 15u); }
+  __device__ __forceinline__ u64 first_load(u32 base, u32 off) const { return d[base + off]; }
+  __device__ __forceinline__ u64 load(u32 p) const { return s[swz(p)]; }
+  __device__ __forceinline__ void store(u32 p, u64 v) const { s[swz(p)] = v; }
+  __device__ __forceinline__ void last_store(u32 base, u32 off, u64 v) const {
+    d[base + off] = finish<kForward>(v, last, q, ninv, ninv_s);
+  }
+  __device__ __forceinline__ void sync() const { __syncthreads(); }
+};
+
+/// Column phase: a block transforms 2^kLogSubs adjacent columns of 2^kLogRows values (stride
+/// N2 = N >> kLogRows). Thread (tau, h) with h the fastest index, so a warp touches whole 128-byte
+/// rows (16 columns) in global and shared memory alike: coalesced and free of bank conflicts.
+template <bool kForward, int kLogRows, int kLogSubs>
+__global__ void ntt_column_kernel(NttBatch a, bool last) {
   extern __shared__ u64 sm[];
   const u32 limb = blockIdx.y;
   const u32 id = a.ids[limb % a.limbs];
-  const u64 q = a.moduli[id].value;
-  const u32 log_per_sub = log_s - 3;
-  const u32 h = threadIdx.x >> log_per_sub;
-  const u32 tau = threadIdx.x & ((1u << log_per_sub) - 1);
-  const u32 chunk = (blockIdx.x << log_subs) + h;
-  const u32 n1 = a.n >> log_s;
-  u64* __restrict__ d =
-      a.data + static_cast<std::size_t>(limb) * a.n + (static_cast<std::size_t>(chunk) << log_s);
-  u64* s = sm + (static_cast<std::size_t>(h) << log_s);
-  const u64 ninv = a.n_inv[id], ninv_s = a.n_inv_shoup[id];
+  const u32 h = threadIdx.x & ((1u << kLogSubs) - 1);
+  const u32 tau = threadIdx.x >> kLogSubs;
+  ColumnMem<kForward, kLogSubs> mem{
+      a.data + static_cast<std::size_t>(limb) * a.n + (blockIdx.x << kLogSubs),
+      sm,
+      h,
+      static_cast<u32>(__ffs(a.n) - 1 - kLogRows),
+      last,
+      a.moduli[id].value,
+      a.n_inv[id],
+      a.n_inv_shoup[id]};
+  // Column stages use global entries m + i (base 1): the first N1 entries, shared by all columns.
+  ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (1u << (kLogRows + kLogSubs)));
+  load_local_twiddles(twl, kLogRows, 1u, a.tw + static_cast<std::size_t>(id) * a.n,
+                      a.tw_shoup + static_cast<std::size_t>(id) * a.n, threadIdx.x, blockDim.x);
+  ntt_rounds<kForward, kLogRows, 0>(tau, twl, mem.q, mem);
+}
+
+/// Chunk phase: a block transforms `subs` chunks of 2^kLogS contiguous values (chunk index
+/// blockIdx.x * subs + h, N1 = N >> kLogS chunks per limb), each with its own twiddle table.
+template <bool kForward, int kLogS>
+__global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
+  extern __shared__ u64 sm[];
+  const u32 limb = blockIdx.y;
+  const u32 id = a.ids[limb % a.limbs];
+  constexpr u32 kPerSub = 1u << (kLogS - 3);
+  const u32 h = threadIdx.x / kPerSub;
+  const u32 tau = threadIdx.x % kPerSub;
+  const u32 chunk = blockIdx.x * subs + h;
+  const u32 n1 = a.n >> kLogS;
+  ChunkMem<kForward> mem{a.data + static_cast<std::size_t>(limb) * a.n +
+                             (static_cast<std::size_t>(chunk) << kLogS),
+                         sm + (static_cast<std::size_t>(h) << kLogS),
+                         last,
+                         a.moduli[id].value,
+                         a.n_inv[id],
+                         a.n_inv_shoup[id]};
   // Chunk j's stage with m local groups uses global entries (N1 + j) m + i: gathered per chunk.
-  ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (std::size_t{1} << (log_s + log_subs))) +
-                    (static_cast<std::size_t>(h) << log_s);
-  load_local_twiddles(twl, log_s, n1 + chunk, a.tw + static_cast<std::size_t>(id) * a.n,
-                      a.tw_shoup + static_cast<std::size_t>(id) * a.n, tau, 1u << log_per_sub);
-  auto swz = [](u32 p) { return p ^ ((p >> 4) & 15u); };
-  ntt_rounds<kForward>(
-      log_s, tau, twl, q, [&](u32 p) { return d[p]; },
-      [&](u32 p) { return s[swz(p)]; }, [&](u32 p, u64 v) { s[swz(p)] = v; },
-      [&](u32 p, u64 v) {
-        if (last) v = kForward ? reduce_4q(v, q) : mul_shoup(v, ninv, ninv_s, q);
-        d[p] = v;
-      },
-      [] { __syncthreads(); });
+  ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (static_cast<std::size_t>(subs) << kLogS)) +
+                    (static_cast<std::size_t>(h) << kLogS);
+  load_local_twiddles(twl, kLogS, n1 + chunk, a.tw + static_cast<std::size_t>(id) * a.n,
+                      a.tw_shoup + static_cast<std::size_t>(id) * a.n, tau, kPerSub);
+  ntt_rounds<kForward, kLogS, 0>(tau, twl, mem.q, mem);
 }
 
 /// Warp-shuffle chunk kernel (fine-grained synchronization, HE-Booster): one warp transforms a

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 #include "ember/core/errors.h"
 #include "launch/ntt_tuned_table.h"
@@ -33,18 +36,29 @@ void stage(const NttBatch& a, std::size_t rows, bool forward, u32 t, bool last, 
   check_launch("ntt_stage_kernel");
 }
 
-template <class Kernel>
+template <class Kernel, class... Args>
 void launch_smem(Kernel kernel, dim3 grid, u32 threads, std::size_t smem, cudaStream_t s,
-                 const NttBatch& a, u32 log_a, u32 log_b, bool last) {
+                 Args... args) {
   if (smem > 48 * 1024)
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(smem)),
           "cudaFuncSetAttribute(ntt kernel)");
-  kernel<<<grid, threads, smem, s>>>(a, log_a, log_b, last);
+  kernel<<<grid, threads, smem, s>>>(args...);
   check_launch("ntt smem kernel");
 }
 
-/// Chunk phase: n / s_size chunks of s_size contiguous values (8 <= s_size <= 8192).
+/// Calls f(std::integral_constant<int, L>) for the runtime value log in [Lo, Hi].
+template <int Lo, int Hi, class F>
+void dispatch_log(u32 log, F&& f) {
+  if constexpr (Lo <= Hi) {
+    if (log == Lo) return f(std::integral_constant<int, Lo>{});
+    dispatch_log<Lo + 1, Hi>(log, std::forward<F>(f));
+  } else {
+    throw ParameterError("NTT sub-transform of 2^" + std::to_string(log) + " values is unsupported");
+  }
+}
+
+/// Chunk phase: n / s_size chunks of s_size contiguous values (16 <= s_size <= 8192).
 void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool last,
             cudaStream_t s) {
   const u32 n1 = a.n / s_size;
@@ -53,30 +67,32 @@ void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool 
   // Values plus each chunk's local twiddle table of (w, w_shoup) pairs.
   const std::size_t smem = std::size_t{subs} * s_size * 3 * sizeof(u64);
   const dim3 grid(n1 / subs, static_cast<u32>(rows));
-  if (forward)
-    launch_smem(kernels::ntt_chunk_kernel<true>, grid, threads, smem, s, a, log2u(s_size),
-                log2u(subs), last);
-  else
-    launch_smem(kernels::ntt_chunk_kernel<false>, grid, threads, smem, s, a, log2u(s_size),
-                log2u(subs), last);
+  dispatch_log<4, 13>(log2u(s_size), [&](auto L) {
+    constexpr int kLog = decltype(L)::value;
+    if (forward)
+      launch_smem(kernels::ntt_chunk_kernel<true, kLog>, grid, threads, smem, s, a, subs, last);
+    else
+      launch_smem(kernels::ntt_chunk_kernel<false, kLog>, grid, threads, smem, s, a, subs, last);
+  });
 }
 
-/// Column phase: n2 columns of n1 = n / n2 values (n1 >= 8), 16 columns per block when possible.
+/// Column phase: n2 columns of n1 = n / n2 values (8 <= n1 <= 512), 16 columns per block.
 void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last,
              cudaStream_t s) {
+  constexpr u32 kSubs = 16;
   const u32 n2 = a.n / n1;
-  u32 subs = std::min<u32>(16, n2);
-  while (subs > 1 && subs * n1 / 8 > 1024) subs /= 2;
-  const u32 threads = subs * n1 / 8;
+  if (n2 < kSubs) throw ParameterError("column phase needs at least 16 columns");
+  const u32 threads = kSubs * n1 / 8;
   // Values plus the N1-entry twiddle table shared by the block's columns.
-  const std::size_t smem = (std::size_t{subs} + 2) * n1 * sizeof(u64);
-  const dim3 grid(n2 / subs, static_cast<u32>(rows));
-  if (forward)
-    launch_smem(kernels::ntt_column_kernel<true>, grid, threads, smem, s, a, log2u(n1),
-                log2u(subs), last);
-  else
-    launch_smem(kernels::ntt_column_kernel<false>, grid, threads, smem, s, a, log2u(n1),
-                log2u(subs), last);
+  const std::size_t smem = (std::size_t{kSubs} + 2) * n1 * sizeof(u64);
+  const dim3 grid(n2 / kSubs, static_cast<u32>(rows));
+  dispatch_log<3, 9>(log2u(n1), [&](auto L) {
+    constexpr int kLog = decltype(L)::value;
+    if (forward)
+      launch_smem(kernels::ntt_column_kernel<true, kLog, 4>, grid, threads, smem, s, a, last);
+    else
+      launch_smem(kernels::ntt_column_kernel<false, kLog, 4>, grid, threads, smem, s, a, last);
+  });
 }
 
 void warp_chunks(const NttBatch& a, std::size_t rows, bool forward, bool last, cudaStream_t s) {
