@@ -12,6 +12,7 @@ namespace nb = nanobind;
 
 void bind_ring(nb::module_& m);
 void bind_bench(nb::module_& m);
+void bind_ckks(nb::module_& m);
 
 namespace {
 void raise_as(const char* name, const char* what) {
@@ -54,4 +55,5 @@ NB_MODULE(_ember, m) {
 
   bind_ring(m);
   bind_bench(m);
+  bind_ckks(m);
 }

@@ -164,6 +164,16 @@ RnsBasis::RnsBasis(std::shared_ptr<const RingContext> ctx, std::vector<u32> ids)
   }
 }
 
+RnsBasis RnsBasis::unchecked(std::shared_ptr<const RingContext> ctx, std::vector<u32> ids) {
+  for (u32 id : ids)
+    if (id >= ctx->prime_count())
+      throw ParameterError("prime index " + std::to_string(id) + " is out of range");
+  RnsBasis b;
+  b.ctx_ = std::move(ctx);
+  b.ids_ = std::move(ids);
+  return b;
+}
+
 RnsBasis RnsBasis::all(std::shared_ptr<const RingContext> ctx) {
   std::vector<u32> ids(ctx->prime_count());
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<u32>(i);

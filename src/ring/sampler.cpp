@@ -20,6 +20,11 @@ RnsPoly Sampler::uniform(const RnsBasis& basis, Device device, Form form) {
   return p;
 }
 
+void Sampler::uniform_into(u64* out, const ChaChaKey& key, u64 nonce, const RnsBasis& basis,
+                           backend::Backend& be, backend::Stream s) {
+  be.sample_uniform_async(out, key, nonce, basis.on(be), s);
+}
+
 RnsPoly Sampler::ternary(const RnsBasis& basis, Device device, double prob_nonzero) {
   if (!(prob_nonzero > 0.0 && prob_nonzero <= 1.0))
     throw ParameterError("ternary: prob_nonzero must be in (0, 1], got " +

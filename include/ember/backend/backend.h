@@ -72,6 +72,25 @@ struct CrtView {
   const u64* garner_inv = nullptr;   // [limbs][limbs]: q_j^-1 mod q_i for j < i
 };
 
+/// Operands of the fused key inner product of hybrid key switching (backend memory).
+/// Digit j of the decomposition of d (eval form over Q_l, q_rows = l + 1 rows) is d itself on its
+/// primes D_j = [j alpha, min((j + 1) alpha, q_rows)) and its ModUp on the other rows of
+/// Q_l u P, which `ext` holds back to back: digit j's converted rows start at row
+/// j * (rows - alpha), in Q_l u P order with D_j left out. `key` holds dnum digits of two
+/// polynomials over the key_rows = key_q_rows + (rows - q_rows) primes of the full basis.
+struct KeyProductView {
+  const u64* d = nullptr;    // [q_rows][N], eval form
+  const u64* ext = nullptr;  // converted rows of every digit, eval form
+  const u64* key = nullptr;  // [dnum][2][key_rows][N], eval form
+  u32 digits = 0;
+  u32 alpha = 0;
+  u32 rows = 0;        // l + 1 + k
+  u32 q_rows = 0;      // l + 1
+  u32 key_rows = 0;    // L + 1 + k
+  u32 key_q_rows = 0;  // L + 1
+  u64 galois = 0;      // 0, or the odd k of an automorphism applied to the digits on the fly
+};
+
 /// Which small distribution a sampler draws from.
 struct SmallSampler {
   enum Kind { ternary, gaussian } kind = ternary;
@@ -130,6 +149,17 @@ class Backend {
   /// out = a(X^k) for odd k; `eval` selects the evaluation-form permutation.
   virtual void automorphism_async(u64* out, const u64* a, u64 k, bool eval, const BasisView& b,
                                   Stream stream) = 0;
+
+  /// out = a + c[limb]; c: per-limb constants in backend memory.
+  virtual void add_constant_async(u64* out, const u64* a, const u64* c, const BasisView& b,
+                                  Stream stream) = 0;
+  /// out = (a + add[limb] - c) * mul[limb]; constants in backend memory (mul with Shoup companions).
+  virtual void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* add,
+                                const u64* mul, const u64* mul_companion, const BasisView& b,
+                                Stream stream) = 0;
+  /// out0 / out1 over Q_l u P (rows of `qlp`) = sum_j ext_j * key_j.{0,1}, one fused pass.
+  virtual void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp,
+                                       const BasisView& qlp, Stream stream) = 0;
 
   // Base conversion (coefficient form).
   /// out (P limbs) = sum_i [a_i qhat_inv_i]_{q_i} * qhat_i mod p_j

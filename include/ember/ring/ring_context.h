@@ -62,6 +62,9 @@ class RnsBasis {
   RnsBasis() = default;
   /// Throws ParameterError for an empty list, an unknown id or a repeated id.
   RnsBasis(std::shared_ptr<const RingContext> ctx, std::vector<u32> ids);
+  /// A row -> prime map that may repeat primes (batched launches over several bases); not a
+  /// basis in the CRT sense. Throws ParameterError for an unknown id.
+  static RnsBasis unchecked(std::shared_ptr<const RingContext> ctx, std::vector<u32> ids);
   /// The basis of all primes of the context, in order.
   static RnsBasis all(std::shared_ptr<const RingContext> ctx);
 

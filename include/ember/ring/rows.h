@@ -78,6 +78,41 @@ EMBER_HD u64 dot_mod(const u64* y, std::size_t y_stride, const u64* c, std::size
   return barrett_reduce_128(acc_hi, acc_lo, m);
 }
 
+/// sum over the digits of digit_j[r] * key_j.{0,1}[prime of r] at coefficient c (reading slot
+/// src of the digits when an automorphism is fused), accumulated in 128 bits, reduced once.
+EMBER_HD void key_product_row(const backend::KeyProductView& kp, std::size_t n, u32 r,
+                              std::size_t c, std::size_t src, const Modulus& m, u64& out0,
+                              u64& out1) {
+  const u32 key_row = r < kp.q_rows ? r : kp.key_q_rows + (r - kp.q_rows);
+  u64 h0 = 0, l0 = 0, h1 = 0, l1 = 0;
+  for (u32 j = 0; j < kp.digits; ++j) {
+    const u32 start = j * kp.alpha;
+    const u32 end = start + kp.alpha < kp.q_rows ? start + kp.alpha : kp.q_rows;
+    u64 x;
+    if (r >= start && r < end) {
+      x = kp.d[static_cast<std::size_t>(r) * n + src];
+    } else {
+      const u32 row = j * (kp.rows - kp.alpha) + (r < start ? r : r - (end - start));
+      x = kp.ext[static_cast<std::size_t>(row) * n + src];
+    }
+    const u64* key = kp.key + static_cast<std::size_t>(j) * 2 * kp.key_rows * n;
+    u64 hi, lo;
+    mul_wide(x, key[static_cast<std::size_t>(key_row) * n + c], hi, lo);
+    l0 += lo;
+    h0 += hi + (l0 < lo);
+    mul_wide(x, key[(static_cast<std::size_t>(kp.key_rows) + key_row) * n + c], hi, lo);
+    l1 += lo;
+    h1 += hi + (l1 < lo);
+    if ((j & 31) == 31) {
+      l0 = barrett_reduce_128(h0, l0, m);
+      l1 = barrett_reduce_128(h1, l1, m);
+      h0 = h1 = 0;
+    }
+  }
+  out0 = barrett_reduce_128(h0, l0, m);
+  out1 = barrett_reduce_128(h1, l1, m);
+}
+
 /// Garner's mixed-radix digits of one coefficient, then the big integer
 /// X = v0 + v1 q0 + v2 q0 q1 + ... written as `limbs` little-endian words to `out`.
 /// `residue(l)` gives the coefficient's residue in limb l; `digits` is scratch of `limbs` words.

@@ -31,6 +31,11 @@ class Sampler {
   RnsPoly gaussian(const RnsBasis& basis, Device device, double sigma = 3.2);
 
   u64 next_nonce() { return nonce_.fetch_add(1); }
+  /// Reserves `count` consecutive nonces and returns the first.
+  u64 reserve_nonces(u64 count) { return nonce_.fetch_add(count); }
+  /// The uniform polynomial of draw `nonce` of this key (what uniform() returns for that nonce).
+  static void uniform_into(u64* out, const ChaChaKey& key, u64 nonce, const RnsBasis& basis,
+                           backend::Backend& be, backend::Stream s);
   const ChaChaKey& key() const { return key_; }
 
  private:

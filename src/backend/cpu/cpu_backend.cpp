@@ -146,6 +146,37 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void add_constant_async(u64* out, const u64* a, const u64* c, const BasisView& b,
+                          Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = add_mod(a[i], c[l], m.value);
+    });
+  }
+  void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* add, const u64* mul,
+                        const u64* mul_companion, const BasisView& b, Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i)
+        out[i] = mul_shoup(sub_mod(add_mod(a[i], add[l], m.value), c[i], m.value), mul[l],
+                           mul_companion[l], m.value);
+    });
+  }
+  void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp,
+                               const BasisView& qlp, Stream) override {
+    const std::size_t n = qlp.ring->n;
+    const int log_n = qlp.ring->log_n;
+    per_limb(qlp, [&](long r, const Modulus& m) {
+      for (std::size_t c = 0; c < n; ++c) {
+        const std::size_t src =
+            kp.galois ? ring::rows::automorphism_eval_source(static_cast<u32>(c), kp.galois, log_n)
+                      : c;
+        ring::rows::key_product_row(kp, n, static_cast<u32>(r), c, src, m, out0[r * n + c],
+                                    out1[r * n + c]);
+      }
+    });
+  }
+
   // y_i = [a_i * qhat_inv_i]_{q_i}, then out_j = sum_i y_i * qhat_mod_p[i][j] mod p_j.
   void base_convert_async(u64* out, const u64* a, const BaseConvView& conv, const BasisView& from,
                           const BasisView& to, Stream) override {

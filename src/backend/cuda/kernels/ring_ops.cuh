@@ -98,6 +98,34 @@ __global__ void add_constant_kernel(u64* out, const u64* a, const u64* c, LimbMa
   }
 }
 
+/// Fused key inner product: thread per (row, coefficient) of Q_l u P, looping over the digits.
+__global__ void key_inner_product_kernel(u64* out0, u64* out1, backend::KeyProductView kp,
+                                         LimbMap map) {
+  const std::size_t n = std::size_t{1} << map.log_n;
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 r = static_cast<u32>(i >> map.log_n);
+    const std::size_t c = i & (n - 1);
+    const std::size_t src =
+        kp.galois ? ring::rows::automorphism_eval_source(static_cast<u32>(c), kp.galois, map.log_n)
+                  : c;
+    ring::rows::key_product_row(kp, n, r, c, src, map.mod(r), out0[i], out1[i]);
+  }
+}
+
+/// out = (a + add[limb] - c) * mul[limb] (ModDown, rescale).
+__global__ void affine_sub_kernel(u64* out, const u64* a, const u64* c, const u64* add,
+                                  const u64* mul, const u64* mul_companion, LimbMap map) {
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 limb = static_cast<u32>(i >> map.log_n);
+    const u64 q = map.mod(limb).value;
+    out[i] = mul_shoup(sub_mod(add_mod(a[i], add[limb], q), c[i], q), mul[limb], mul_companion[limb], q);
+  }
+}
+
 /// out = (a + half[limb] - conv) * p_inv[limb] (the last step of ModDown).
 __global__ void mod_down_finish_kernel(u64* out, const u64* a, const u64* conv, const u64* half,
                                        const u64* p_inv, const u64* p_inv_shoup, LimbMap map) {

@@ -244,6 +244,27 @@ class CudaBackend final : public Backend {
     check_launch("mod_down_finish_kernel");
   }
 
+  void add_constant_async(u64* out, const u64* a, const u64* c, const BasisView& b,
+                          Stream s) override {
+    ctx_.activate();
+    k::add_constant_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, a, c, map_of(b));
+    check_launch("add_constant_kernel");
+  }
+  void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* add, const u64* mul,
+                        const u64* mul_companion, const BasisView& b, Stream s) override {
+    ctx_.activate();
+    k::affine_sub_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, a, c, add, mul,
+                                                                           mul_companion, map_of(b));
+    check_launch("affine_sub_kernel");
+  }
+  void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp,
+                               const BasisView& qlp, Stream s) override {
+    ctx_.activate();
+    k::key_inner_product_kernel<<<grid_for(qlp.limbs * qlp.ring->n), 256, 0, raw(s)>>>(
+        out0, out1, kp, map_of(qlp));
+    check_launch("key_inner_product_kernel");
+  }
+
   void rns_from_words_async(u64* out, const u64* words, const CrtView& crt, const BasisView& b,
                             Stream s) override {
     ctx_.activate();

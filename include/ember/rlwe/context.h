@@ -1,0 +1,97 @@
+// rlwe::Context: the RNS ring Q = q_0..q_L, P = p_0..p_{k-1} with hybrid key switching (dnum
+// digits), keys, encryption, decryption and key switching, on one device.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ember/ring/base_converter.h"
+#include "ember/ring/divide_round.h"
+#include "ember/ring/sampler.h"
+#include "ember/rlwe/keys.h"
+
+namespace ember::rlwe {
+
+using backend::Device;
+using ring::RnsBasis;
+
+class Context {
+ public:
+  /// Throws ParameterError for an empty Q or P, dnum outside [1, |Q|], or bad primes.
+  Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+          std::size_t dnum, Device device, u64 scheme_tag);
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  std::size_t n() const { return n_; }
+  std::size_t max_level() const { return q_count_ - 1; }
+  std::size_t q_count() const { return q_count_; }
+  std::size_t p_count() const { return p_count_; }
+  std::size_t dnum() const { return dnum_; }
+  std::size_t alpha() const { return alpha_; }
+  /// Digits of the decomposition at a level: ceil((level + 1) / alpha).
+  std::size_t digits_at(std::size_t level) const { return (level + alpha_) / alpha_; }
+  Device device() const { return device_; }
+  backend::Backend& backend() const { return backend::backend_for(device_); }
+  u64 params_id() const { return params_id_; }
+  const std::shared_ptr<const ring::RingContext>& ring() const { return ring_; }
+  const RnsBasis& q_basis(std::size_t level) const { return levels_.at(level).q; }
+  const RnsBasis& full_basis() const { return full_; }
+
+  // Keys. The sampler supplies all randomness (an OS-keyed one unless a test fixes the key).
+  /// Ternary secret: uniform over {-1, 0, 1}, or exactly `hamming_weight` nonzeros when > 0.
+  SecretKey keygen(ring::Sampler& sampler, std::size_t hamming_weight = 0) const;
+  PublicKey public_key(const SecretKey& sk, ring::Sampler& sampler) const;
+  /// Key switching from s_from (eval form over the full basis) to sk.
+  SwitchKey switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::Sampler& sampler,
+                       u64 galois) const;
+  SwitchKey relin_key(const SecretKey& sk, ring::Sampler& sampler) const;
+  /// Key for the automorphism X -> X^g.
+  SwitchKey galois_key(const SecretKey& sk, u64 galois, ring::Sampler& sampler) const;
+
+  // Encryption of a plaintext m (eval form over Q_level) and decryption.
+  Ciphertext encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler& sampler) const;
+  Ciphertext encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
+                               ring::Sampler& sampler) const;
+  /// c0 + c1 s (+ c2 s^2) on the first `limbs` primes, coefficient form.
+  RnsPoly decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::size_t limbs) const;
+
+  // Key switching of d (eval form over Q_level).
+  /// The converted rows of every ModUp digit of d (see backend::KeyProductView).
+  backend::Buffer mod_up(const u64* d, std::size_t level, backend::Stream s) const;
+  /// (out0, out1) over Q_level, eval form, with out0 + out1 s = g(d) s' + small, where g is the
+  /// automorphism `galois` (0: none) applied to the digits and key switches s' -> s.
+  void key_switch(const u64* d, const backend::Buffer& ext, std::size_t level,
+                  const SwitchKey& key, u64 galois, u64* out0, u64* out1,
+                  backend::Stream s) const;
+  /// Rounding division of a polynomial over Q_level by q_level, in place into its first level
+  /// rows (eval form).
+  void rescale_poly(u64* poly, std::size_t level, backend::Stream s) const;
+
+  /// Throws MismatchError unless the object belongs to these parameters (and key set).
+  void check_params(u64 params_id, const char* what) const;
+
+ private:
+  struct Level {
+    RnsBasis q;       // q_0..q_l
+    RnsBasis qp;      // q_0..q_l, p_0..p_{k-1}
+    RnsBasis ext;     // the converted rows of all digits, back to back
+    std::vector<std::unique_ptr<ring::BaseConverter>> digit_conv;  // D_j -> (Q_l u P) \ D_j
+    std::unique_ptr<ring::DivideRound> mod_down;  // Q_l u P -> Q_l
+    std::unique_ptr<ring::DivideRound> rescale;   // Q_l -> Q_{l-1}
+  };
+  std::size_t n_, q_count_, p_count_, dnum_, alpha_;
+  Device device_;
+  u64 params_id_;
+  std::shared_ptr<const ring::RingContext> ring_;
+  RnsBasis full_, p_;
+  std::vector<Level> levels_;
+  std::vector<u64> gadget_;  // per digit j and full-basis prime i: P mod q_i if i in D_j, else 0
+};
+
+/// 64-bit FNV-1a fingerprint of a parameter set.
+u64 fingerprint(u64 scheme_tag, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
+                std::size_t dnum);
+
+}  // namespace ember::rlwe

@@ -1,0 +1,69 @@
+// Key and ciphertext types of the RLWE core shared by CKKS, BFV and BGV.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ember/backend/buffer.h"
+#include "ember/core/chacha20.h"
+#include "ember/ring/rns_poly.h"
+
+namespace ember::rlwe {
+
+using ring::RnsPoly;
+
+/// The secret s (ternary), in evaluation form over every prime of Q and P.
+struct SecretKey {
+  RnsPoly s;
+  u64 key_id = 0;     // random id of this key set, carried by everything derived from it
+  u64 params_id = 0;  // fingerprint of the parameters
+};
+
+/// (b, a) = (-a s + e, a) over Q (all levels), evaluation form; a is expanded from `seed`.
+struct PublicKey {
+  RnsPoly b, a;
+  ChaChaKey seed{};
+  u64 seed_nonce = 0;
+  u64 key_id = 0;
+  u64 params_id = 0;
+};
+
+/// A hybrid key-switching key from s' to s: for each digit j, (b_j, a_j) over Q u P with
+/// b_j = -a_j s + e_j + P [Q/Q_j]_{...} s' (the CRT gadget), in evaluation form.
+/// Layout [dnum][2][L + 1 + k][N]. a_j is expanded from (seed, seed_nonce + j).
+struct SwitchKey {
+  backend::Buffer data;
+  std::size_t dnum = 0;
+  std::size_t rows = 0;  // L + 1 + k
+  ChaChaKey seed{};
+  u64 seed_nonce = 0;
+  u64 galois = 0;  // 0 for relinearization, else the Galois element g (s' = s(X^g))
+  u64 key_id = 0;
+  u64 params_id = 0;
+  const u64* words() const { return data.as<const u64>(); }
+};
+
+/// Polynomials in evaluation form over Q_level (2 after relinearization, 3 before).
+struct Ciphertext {
+  Ciphertext() = default;
+  Ciphertext(Ciphertext&&) noexcept = default;
+  Ciphertext& operator=(Ciphertext&&) noexcept = default;
+  Ciphertext(const Ciphertext&) = delete;  // copies are explicit: copy()
+  Ciphertext& operator=(const Ciphertext&) = delete;
+  std::vector<RnsPoly> polys;
+  std::size_t level = 0;
+  double scale = 1.0;
+  u64 key_id = 0;
+  u64 params_id = 0;
+  Ciphertext copy() const {
+    Ciphertext c;
+    for (const auto& p : polys) c.polys.push_back(p.copy());
+    c.level = level;
+    c.scale = scale;
+    c.key_id = key_id;
+    c.params_id = params_id;
+    return c;
+  }
+};
+
+}  // namespace ember::rlwe

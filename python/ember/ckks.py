@@ -1,0 +1,597 @@
+"""CKKS: approximate arithmetic on encrypted real or complex vectors.
+
+``Params`` (a validated, immutable parameter set), ``Context`` (keys, encoding, encryption and the
+operations), ``Ciphertext`` and ``Plaintext`` with Python operators. Scale management is automatic
+by default: every level l has a standard scale S_l (S_L = 2^scale_bits, S_{l-1} = S_l^2 / q_l), so
+a product of two ciphertexts at level l rescales exactly to S_{l-1}; operands at different levels
+are brought to the lower one first (costing the higher one a level when its scale must change).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from . import _ember, resolve_device
+from .errors import MismatchError, MissingKeyError, ParameterError
+from .ring import Sampler, generate_ntt_primes
+
+__all__ = ["Ciphertext", "Context", "EvalKeys", "Params", "Plaintext", "PublicKey", "SecretKey"]
+
+# Largest log2(QP) for 128-bit security with a ternary secret (HomomorphicEncryption.org standard,
+# classical attacks). N = 2^16 and 2^17 have no row in the standard; their bounds are the
+# lattice-estimator figures OpenFHE's tables use (1772 and 3544 bits).
+SECURITY_128_MAX_LOGQP = {
+    10: 27, 11: 54, 12: 109, 13: 218, 14: 438, 15: 881, 16: 1772, 17: 3544
+}
+
+
+@dataclass(frozen=True)
+class Params:
+    """A validated CKKS parameter set.
+
+    log_n: ring degree N = 2^log_n (slots N/2). scale_bits: bits of the scale and of every
+    rescaling prime. levels: number of rescalings available (primes q_1..q_L). first_mod_bits: q_0,
+    which must hold the final message (scale plus the integer part). special_mods /
+    special_mod_bits: the primes P of hybrid key switching. dnum: digits of the key switching
+    decomposition (default: as many as needed so that each digit fits under P).
+    hamming_weight: 0 for a uniform ternary secret, else its exact number of nonzeros.
+    Refuses parameter sets weaker than `security` bits unless insecure=True.
+    """
+
+    log_n: int
+    scale_bits: int = 40
+    levels: int = 6
+    first_mod_bits: int = 60
+    special_mods: int = 1
+    special_mod_bits: int | None = None
+    dnum: int | None = None
+    hamming_weight: int = 0
+    security: int = 128
+    insecure: bool = False
+    name: str = "custom"
+    q_primes: tuple = field(default=(), compare=False, repr=False)
+    p_primes: tuple = field(default=(), compare=False, repr=False)
+
+    def __post_init__(self):
+        if not 10 <= self.log_n <= 17:
+            raise ParameterError(f"log_n={self.log_n} is out of range: use 10..17")
+        if not 20 <= self.scale_bits <= 60:
+            raise ParameterError(f"scale_bits={self.scale_bits} is out of range: use 20..60")
+        if self.levels < 0:
+            raise ParameterError("levels must be >= 0")
+        if not self.scale_bits < self.first_mod_bits <= 61:
+            raise ParameterError(
+                f"first_mod_bits={self.first_mod_bits} must exceed scale_bits={self.scale_bits} "
+                "(q_0 holds the final message) and be at most 61"
+            )
+        if self.special_mods < 1:
+            raise ParameterError("special_mods must be >= 1 (hybrid key switching needs P)")
+        p_bits = self.special_mod_bits or self.first_mod_bits
+        if not 20 <= p_bits <= 61:
+            raise ParameterError(f"special_mod_bits={p_bits} is out of range: use 20..61")
+        object.__setattr__(self, "special_mod_bits", p_bits)
+        if self.security != 128 and not self.insecure:
+            raise ParameterError("only security=128 is tabulated; pass insecure=True otherwise")
+        bound = SECURITY_128_MAX_LOGQP.get(self.log_n, 0)
+        if self.total_bits > bound and not self.insecure:
+            raise ParameterError(
+                f"log2(QP) = {self.total_bits} bits exceeds {bound}, the 128-bit security bound "
+                f"for N = 2^{self.log_n}: use fewer levels/bits, a larger log_n, or "
+                "insecure=True for experiments"
+            )
+        q_count = self.levels + 1
+        if self.dnum is None:
+            # Smallest digit count whose digits fit under P (keeps key-switching noise small).
+            alpha = max(1, (self.special_mods * p_bits) // max(self.scale_bits, 1))
+            object.__setattr__(self, "dnum", max(1, math.ceil(q_count / alpha)))
+        if not 1 <= self.dnum <= q_count:
+            raise ParameterError(f"dnum={self.dnum} must be in [1, {q_count}]")
+        if not 0 <= self.hamming_weight <= self.n:
+            raise ParameterError("hamming_weight must be in [0, N]")
+        if not self.q_primes:
+            n = self.n
+            q0 = generate_ntt_primes(self.first_mod_bits, n, 1)
+            qs = generate_ntt_primes(self.scale_bits, n, self.levels, q0) if self.levels else []
+            ps = generate_ntt_primes(p_bits, n, self.special_mods, q0 + qs)
+            object.__setattr__(self, "q_primes", tuple(q0 + qs))
+            object.__setattr__(self, "p_primes", tuple(ps))
+
+    @property
+    def n(self) -> int:
+        return 1 << self.log_n
+
+    @property
+    def slots(self) -> int:
+        return self.n // 2
+
+    @property
+    def total_bits(self) -> int:
+        """Bits of Q*P (the sum of the prime sizes)."""
+        return (
+            self.first_mod_bits
+            + self.levels * self.scale_bits
+            + self.special_mods * (self.special_mod_bits or self.first_mod_bits)
+        )
+
+    @staticmethod
+    def presets() -> list[str]:
+        """Names of the built-in parameter sets (all 128-bit secure)."""
+        return list(_PRESETS)
+
+    @staticmethod
+    def preset(name: str) -> "Params":
+        if name not in _PRESETS:
+            raise ParameterError(f"unknown preset '{name}': choose from {', '.join(_PRESETS)}")
+        return Params(name=name, **_PRESETS[name])
+
+
+_PRESETS = {
+    # name: literal (log QP within the 128-bit bound of the HE standard table)
+    "N13_L3": dict(log_n=13, scale_bits=40, levels=3, first_mod_bits=50, special_mod_bits=48),
+    "N14_L7": dict(log_n=14, scale_bits=40, levels=7, first_mod_bits=60, special_mod_bits=58),
+    "N15_L18": dict(log_n=15, scale_bits=40, levels=18, first_mod_bits=60, special_mods=2,
+                    special_mod_bits=50),
+    "N16_L34": dict(log_n=16, scale_bits=40, levels=34, first_mod_bits=60, special_mods=4,
+                    special_mod_bits=60, dnum=9),
+    "N16_L40": dict(log_n=16, scale_bits=40, levels=40, first_mod_bits=60, special_mods=2,
+                    special_mod_bits=60),
+}
+
+
+def galois_element(step: int, n: int) -> int:
+    """The Galois element 5^step mod 2N that rotates the slots left by `step`."""
+    slots = n // 2
+    return pow(5, step % slots, 2 * n)
+
+
+class SecretKey:
+    def __init__(self, ctx: "Context", raw):
+        self._ctx, self._raw = ctx, raw
+
+
+class PublicKey:
+    def __init__(self, ctx: "Context", raw):
+        self._ctx, self._raw = ctx, raw
+
+
+class EvalKeys:
+    """Relinearization key and Galois keys (by Galois element) of one key set."""
+
+    def __init__(self, ctx: "Context", relin, galois: dict):
+        self._ctx, self.relin, self.galois = ctx, relin, galois
+
+    @property
+    def rotations(self) -> list[int]:
+        n = self._ctx.params.n
+        return sorted(s for s in range(n // 2) if galois_element(s, n) in self.galois)
+
+    @property
+    def nbytes(self) -> int:
+        return self.relin.nbytes + sum(k.nbytes for k in self.galois.values())
+
+
+class Plaintext:
+    """Encoded values at a level and scale (eval form)."""
+
+    def __init__(self, ctx: "Context", poly, level: int, scale: float, values: np.ndarray):
+        self._ctx, self._poly, self.level, self.scale, self.values = ctx, poly, level, scale, values
+
+
+class Ciphertext:
+    """An encrypted vector of `ctx.slots` values. Operators: + - * (with ciphertexts,
+    plaintexts, scalars and arrays), unary -, rotate, conj, rescale."""
+
+    __array_priority__ = 1000  # numpy arrays defer to our operators
+
+    def __init__(self, ctx: "Context", raw, is_complex: bool = False):
+        self._ctx, self._raw, self.is_complex = ctx, raw, is_complex
+
+    @property
+    def level(self) -> int:
+        return self._raw.level
+
+    @property
+    def scale(self) -> float:
+        return self._raw.scale
+
+    def __add__(self, other):
+        return self._ctx.add(self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._ctx.sub(self, other)
+
+    def __rsub__(self, other):
+        return self._ctx.add(self._ctx.negate(self), other)
+
+    def __neg__(self):
+        return self._ctx.negate(self)
+
+    def __mul__(self, other):
+        return self._ctx.multiply(self, other)
+
+    __rmul__ = __mul__
+
+    def rotate(self, steps: int) -> "Ciphertext":
+        return self._ctx.rotate(self, steps)
+
+    def conj(self) -> "Ciphertext":
+        return self._ctx.conj(self)
+
+    def rescale(self) -> "Ciphertext":
+        return self._ctx.rescale(self)
+
+    def __repr__(self):
+        return f"Ciphertext(level={self.level}, scale=2^{math.log2(self.scale):.2f})"
+
+
+class Context:
+    """A CKKS context on one device. See the module docstring for the scale policy."""
+
+    def __init__(self, params: Params | str, device: str | None = "auto", auto_rescale=True):
+        if isinstance(params, str):
+            params = Params.preset(params)
+        self.params = params
+        self.device = resolve_device(device)
+        self._raw = _ember.CkksContext(
+            params.n, list(params.q_primes), list(params.p_primes), params.dnum, self.device
+        )
+        self.auto_rescale = auto_rescale
+        self.slots = params.slots
+        self.max_level = self._raw.max_level
+        self._sampler = Sampler()
+        self._eval_keys: EvalKeys | None = None
+        # Standard scale of each level.
+        scales = [0.0] * (self.max_level + 1)
+        scales[self.max_level] = float(2**params.scale_bits)
+        for lv in range(self.max_level, 0, -1):
+            scales[lv - 1] = scales[lv] * scales[lv] / self._raw.prime(lv)
+        self._scales = scales
+        n = params.n
+        # Slot j <-> evaluation at zeta^(5^j): index t of the length-N transform with 2t+1 = 5^j.
+        idx = np.empty(self.slots, dtype=np.int64)
+        idx_conj = np.empty(self.slots, dtype=np.int64)
+        e = 1
+        for j in range(self.slots):
+            idx[j] = (e - 1) // 2
+            idx_conj[j] = ((2 * n - e) - 1) // 2
+            e = e * 5 % (2 * n)
+        self._idx, self._idx_conj = idx, idx_conj
+        k = np.arange(n)
+        self._twist = np.exp(1j * np.pi * k / n)  # zeta^k
+
+    # ---------------------------------------------------------------- keys
+    def keygen(self) -> SecretKey:
+        return SecretKey(self, self._raw.keygen(self._sampler, self.params.hamming_weight))
+
+    def public_key(self, sk: SecretKey) -> PublicKey:
+        return PublicKey(self, self._raw.public_key(sk._raw, self._sampler))
+
+    def eval_keys(self, sk: SecretKey, rotations: Iterable[int] = (), conjugation: bool = False,
+                  bootstrap: bool = False) -> EvalKeys:
+        """Relinearization key, Galois keys for `rotations` (steps, negative allowed) and for
+        conjugation."""
+        if bootstrap:
+            raise ParameterError("bootstrapping keys are not available in this version")
+        n = self.params.n
+        relin = self._raw.relin_key(sk._raw, self._sampler)
+        galois = {}
+        elements = {galois_element(r, n) for r in rotations if r % self.slots}
+        if conjugation:
+            elements.add(2 * n - 1)
+        for g in sorted(elements):
+            galois[g] = self._raw.galois_key(sk._raw, g, self._sampler)
+        return EvalKeys(self, relin, galois)
+
+    def set_eval_keys(self, ek: EvalKeys) -> None:
+        self._eval_keys = ek
+
+    def _keys(self) -> EvalKeys:
+        if self._eval_keys is None:
+            raise MissingKeyError("no evaluation keys: call ctx.set_eval_keys(ctx.eval_keys(sk))")
+        return self._eval_keys
+
+    # ---------------------------------------------------------------- encoding
+    def scale_at(self, level: int) -> float:
+        return self._scales[level]
+
+    def _slots_to_coeffs(self, values) -> tuple[np.ndarray, bool]:
+        z = np.asarray(values)
+        if z.ndim != 1:
+            raise ParameterError(f"expected a 1-D vector of values, got shape {z.shape}")
+        if z.size > self.slots:
+            raise ParameterError(f"{z.size} values do not fit in {self.slots} slots")
+        if z.size == 0 or self.slots % z.size:
+            # Sparse packing repeats the vector; its length must divide the slot count.
+            full = np.zeros(self.slots, dtype=complex)
+            full[: z.size] = z
+            z = full
+        else:
+            z = np.tile(z.astype(complex), self.slots // z.size)
+        is_complex = bool(np.iscomplexobj(values) and np.any(np.imag(values) != 0))
+        n = self.params.n
+        e = np.zeros(n, dtype=complex)
+        e[self._idx] = z
+        e[self._idx_conj] = np.conj(z)
+        coeffs = (np.fft.fft(e) / n * np.conj(self._twist)).real
+        return np.ascontiguousarray(coeffs), is_complex
+
+    def _coeffs_to_slots(self, coeffs: np.ndarray) -> np.ndarray:
+        n = self.params.n
+        e = n * np.fft.ifft(coeffs * self._twist)
+        return e[self._idx]
+
+    def encode(self, values, level: int | None = None, scale: float | None = None) -> Plaintext:
+        """Encodes up to `slots` real or complex values (zero-padded) at a level (default: top)
+        and scale (default: the level's standard scale)."""
+        level = self.max_level if level is None else level
+        if not 0 <= level <= self.max_level:
+            raise ParameterError(f"level must be in [0, {self.max_level}]")
+        scale = self._scales[level] if scale is None else float(scale)
+        coeffs, _ = self._slots_to_coeffs(values)
+        poly = self._raw.encode_coeffs(coeffs, level, scale)
+        return Plaintext(self, poly, level, scale, np.asarray(values))
+
+    def decode(self, pt: Plaintext) -> np.ndarray:
+        return np.asarray(pt.values)
+
+    # ---------------------------------------------------------------- encryption
+    def encrypt(self, values, key: PublicKey | SecretKey, level: int | None = None) -> Ciphertext:
+        pt = values if isinstance(values, Plaintext) else self.encode(values, level)
+        is_complex = bool(np.iscomplexobj(pt.values) and np.any(np.imag(pt.values) != 0))
+        if isinstance(key, PublicKey):
+            raw = self._raw.encrypt(pt._poly, key._raw, self._sampler)
+        elif isinstance(key, SecretKey):
+            raw = self._raw.encrypt_symmetric(pt._poly, key._raw, self._sampler)
+        else:
+            raise ParameterError("encrypt needs a PublicKey or a SecretKey")
+        raw.scale = pt.scale
+        return Ciphertext(self, raw, is_complex)
+
+    def decrypt(self, ct: Ciphertext, sk: SecretKey, complex: bool | None = None) -> np.ndarray:
+        """The slots as float64 (complex128 if the ciphertext holds complex values or
+        complex=True)."""
+        self._check(ct)
+        limbs = min(2, ct.level + 1)
+        m = self._raw.decrypt_core(ct._raw, sk._raw, limbs)
+        coeffs = self._raw.decode_coeffs(m, ct.scale)
+        z = self._coeffs_to_slots(coeffs)
+        want_complex = ct.is_complex if complex is None else complex
+        return z if want_complex else z.real.copy()
+
+    # ---------------------------------------------------------------- helpers
+    def _check(self, ct):
+        if not isinstance(ct, Ciphertext):
+            raise ParameterError(f"expected a Ciphertext, got {type(ct).__name__}")
+        if ct._raw.params_id != self._raw.params_id:
+            raise MismatchError("the ciphertext belongs to a context with other parameters")
+
+    def _wrap(self, raw, like: Ciphertext, other=None) -> Ciphertext:
+        cplx = like.is_complex or bool(getattr(other, "is_complex", False))
+        return Ciphertext(self, raw, cplx)
+
+    def _residues(self, value: int, level: int) -> list[int]:
+        return [value % self._raw.prime(i) for i in range(level + 1)]
+
+    def _to_level(self, ct: Ciphertext, level: int) -> Ciphertext:
+        """ct at `level` with that level's standard scale (costs one level when the scale must
+        change: multiply by an integer constant, then rescale)."""
+        if ct.level == level and self._scale_ok(ct.scale, self._scales[level]):
+            return ct
+        if ct.level <= level:
+            raise MismatchError(
+                f"cannot raise a ciphertext from level {ct.level} to {level}, or fix its scale "
+                "at the same level; rescale or drop the other operand instead"
+            )
+        raw = self._raw.drop_level(ct._raw, level + 1)
+        target = self._scales[level] * self._raw.prime(level + 1) / raw.scale
+        factor = round(target)
+        raw = self._raw.multiply_scalar(raw, self._residues(factor, level + 1))
+        raw.scale = raw.scale * factor
+        raw = self._raw.rescale(raw)
+        return self._wrap(raw, ct)
+
+    @staticmethod
+    def _scale_ok(a: float, b: float) -> bool:
+        return abs(a - b) <= 1e-9 * b
+
+    def _match(self, a: Ciphertext, b: Ciphertext) -> tuple[Ciphertext, Ciphertext]:
+        if a.level == b.level and self._scale_ok(a.scale, b.scale):
+            return a, b
+        if not self.auto_rescale:
+            raise MismatchError(
+                f"operands differ in level ({a.level}, {b.level}) or scale "
+                f"({a.scale:.6g}, {b.scale:.6g}); rescale/drop them to match (manual mode)"
+            )
+        level = min(a.level, b.level)
+        return self._to_level(a, level), self._to_level(b, level)
+
+    def _as_plain(self, values, level: int, scale: float) -> Plaintext:
+        if isinstance(values, Plaintext):
+            if values.level == level and self._scale_ok(values.scale, scale):
+                return values
+            return self.encode(values.values, level, scale)
+        return self.encode(values, level, scale)
+
+    # ---------------------------------------------------------------- operations
+    def add(self, a: Ciphertext, b) -> Ciphertext:
+        self._check(a)
+        if isinstance(b, Ciphertext):
+            self._check(b)
+            a2, b2 = self._match(a, b)
+            return self._wrap(self._raw.add(a2._raw, b2._raw), a, b)
+        if np.isscalar(b) and not isinstance(b, complex) and np.isreal(b):
+            value = round(float(b) * a.scale)
+            return self._wrap(self._raw.add_scalar(a._raw, self._residues(value, a.level)), a)
+        pt = self._as_plain(b, a.level, a.scale)
+        out = self._wrap(self._raw.add_plain(a._raw, pt._poly), a)
+        out.is_complex = out.is_complex or bool(np.iscomplexobj(pt.values))
+        return out
+
+    def sub(self, a: Ciphertext, b) -> Ciphertext:
+        if isinstance(b, Ciphertext):
+            return self.add(a, self.negate(b))
+        if isinstance(b, Plaintext):
+            return self.add(a, Plaintext(self, None, -1, 0.0, -np.asarray(b.values)))
+        return self.add(a, -np.asarray(b) if not np.isscalar(b) else -b)
+
+    def negate(self, a: Ciphertext) -> Ciphertext:
+        self._check(a)
+        return self._wrap(self._raw.negate(a._raw), a)
+
+    def _finish_product(self, raw, like, other=None) -> Ciphertext:
+        if self.auto_rescale:
+            raw = self._raw.rescale(raw)
+        return self._wrap(raw, like, other)
+
+    def multiply(self, a: Ciphertext, b) -> Ciphertext:
+        """ct * ct (relinearized), ct * plaintext/array, ct * scalar; rescaled automatically
+        unless the context was made with auto_rescale=False. Integer scalars cost no level."""
+        self._check(a)
+        if isinstance(b, Ciphertext):
+            self._check(b)
+            a2, b2 = self._match(a, b)
+            raw = self._raw.multiply(a2._raw, b2._raw, self._keys().relin)
+            return self._finish_product(raw, a, b)
+        if np.isscalar(b):
+            return self._multiply_scalar(a, b)
+        level = a.level
+        if self.auto_rescale and level == 0:
+            raise ParameterError("multiply: the ciphertext is at level 0; no level left")
+        if isinstance(b, Plaintext) and b.level == level:
+            pt = b
+        else:
+            # Scale chosen so the product rescales exactly to the next level's standard scale.
+            pt_scale = (
+                self._scales[level - 1] * self._raw.prime(level) / a.scale
+                if self.auto_rescale
+                else self._scales[level]
+            )
+            pt = self._as_plain(b, level, pt_scale)
+        raw = self._raw.multiply_plain(a._raw, pt._poly)
+        raw.scale = a.scale * pt.scale
+        out = self._finish_product(raw, a)
+        out.is_complex = out.is_complex or bool(np.iscomplexobj(pt.values))
+        return out
+
+    def _multiply_scalar(self, a: Ciphertext, c) -> Ciphertext:
+        if isinstance(c, (int, np.integer)) or (
+            isinstance(c, (float, np.floating)) and float(c).is_integer() and abs(c) < 2**62
+        ):
+            raw = self._raw.multiply_scalar(a._raw, self._residues(int(c), a.level))
+            raw.scale = a.scale
+            return self._wrap(raw, a)
+        if isinstance(c, complex) and c.imag != 0:
+            return self.multiply(a, np.full(self.slots, c))
+        level = a.level
+        if level == 0:
+            raise ParameterError("multiply: the ciphertext is at level 0; no level left")
+        factor = self._scales[level - 1] * self._raw.prime(level) / a.scale
+        k = round(float(np.real(c)) * factor)
+        raw = self._raw.multiply_scalar(a._raw, self._residues(k, level))
+        raw.scale = a.scale * factor
+        return self._wrap(self._raw.rescale(raw), a)
+
+    def square(self, a: Ciphertext) -> Ciphertext:
+        return self.multiply(a, a)
+
+    def rescale(self, a: Ciphertext) -> Ciphertext:
+        self._check(a)
+        return self._wrap(self._raw.rescale(a._raw), a)
+
+    def drop_level(self, a: Ciphertext, level: int) -> Ciphertext:
+        """The ciphertext at a lower level with that level's standard scale."""
+        self._check(a)
+        return self._to_level(a, level)
+
+    def _galois_key(self, g: int):
+        key = self._keys().galois.get(g)
+        if key is None:
+            raise MissingKeyError(
+                f"no Galois key for element {g}; generate it with ctx.eval_keys(sk, rotations=...)"
+            )
+        return key
+
+    def _rotation_plan(self, steps: int) -> list[int]:
+        """Galois elements whose product rotates by `steps`: the step's own key, else a
+        decomposition into the available power-of-two steps (documented fallback)."""
+        n = self.params.n
+        steps %= self.slots
+        if steps == 0:
+            return []
+        keys = self._keys().galois
+        g = galois_element(steps, n)
+        if g in keys:
+            return [g]
+        plan, rest, bit = [], steps, 0
+        while rest:
+            if rest & 1:
+                gb = galois_element(1 << bit, n)
+                if gb not in keys:
+                    raise MissingKeyError(
+                        f"no key for rotation {steps} and no power-of-two key for 2^{bit}; "
+                        "generate them with ctx.eval_keys(sk, rotations=...)"
+                    )
+                plan.append(gb)
+            rest >>= 1
+            bit += 1
+        return plan
+
+    def rotate(self, a: Ciphertext, steps: int) -> Ciphertext:
+        """Rotates the slots left by `steps` (slot i gets slot i + steps)."""
+        self._check(a)
+        raw = a._raw
+        for g in self._rotation_plan(steps):
+            raw = self._raw.apply_galois(raw, self._galois_key(g))
+        return self._wrap(raw, a) if raw is not a._raw else self._wrap(raw.copy(), a)
+
+    def rotate_many(self, a: Ciphertext, steps: Sequence[int]) -> list[Ciphertext]:
+        """Several rotations of one ciphertext sharing one key-switching decomposition (hoisting);
+        every step needs its own key."""
+        self._check(a)
+        n = self.params.n
+        gs = [galois_element(s, n) for s in steps]
+        direct = [g for g, s in zip(gs, steps) if s % self.slots]
+        keys = [self._galois_key(g) for g in direct]
+        rotated = iter(self._raw.apply_galois_hoisted(a._raw, keys)) if keys else iter(())
+        return [
+            self._wrap(next(rotated), a) if s % self.slots else self._wrap(a._raw.copy(), a)
+            for s in steps
+        ]
+
+    def conj(self, a: Ciphertext) -> Ciphertext:
+        self._check(a)
+        return self._wrap(self._raw.apply_galois(a._raw, self._galois_key(2 * self.params.n - 1)), a)
+
+    def sum_slots(self, a: Ciphertext) -> Ciphertext:
+        """Every slot holds the sum of all slots (needs rotation keys 1, 2, 4, ...)."""
+        acc, step = a, 1
+        while step < self.slots:
+            acc = acc + self.rotate(acc, step)
+            step *= 2
+        return acc
+
+    def inner_product(self, a: Ciphertext, b) -> Ciphertext:
+        return self.sum_slots(self.multiply(a, b))
+
+    def poly_eval(self, a: Ciphertext, coeffs: Sequence[float], basis: str = "chebyshev",
+                  interval: tuple[float, float] = (-1.0, 1.0)) -> Ciphertext:
+        """p(a) for p = sum c_i T_i((2a - (lo + hi)) / (hi - lo)) (Chebyshev basis) or
+        sum c_i a^i (basis="power"); see ember.polyeval for the algorithm and its depth."""
+        from .polyeval import evaluate
+
+        return evaluate(self, a, list(coeffs), basis, interval)
+
+    def matvec(self, matrix, a: Ciphertext) -> Ciphertext:
+        """matrix @ a for a plaintext slots x slots matrix (diagonal method, baby-step
+        giant-step with hoisted baby steps); see ember.linalg."""
+        from .linalg import matvec
+
+        return matvec(self, np.asarray(matrix), a)
+
+

@@ -1,0 +1,73 @@
+// DivideRound: (a - (a mod T)) / T over Q for a in evaluation form (ModDown and rescale).
+#include "ember/ring/divide_round.h"
+
+#include "ember/core/errors.h"
+#include "ember/core/numtheory.h"
+
+namespace ember::ring {
+
+using backend::Buffer;
+
+struct DivideRound::DeviceTables {
+  Buffer zero, t_inv, t_inv_shoup;
+};
+
+namespace {
+u64 product_mod(const std::vector<u64>& primes, u64 m) {
+  const Modulus mm = make_modulus(m);
+  u64 r = 1 % m;
+  for (u64 p : primes) r = mul_mod(r, barrett_reduce_64(p, mm), mm);
+  return r;
+}
+}  // namespace
+
+DivideRound::DivideRound(RnsBasis q, RnsBasis t)
+    : q_(std::move(q)), t_(std::move(t)), t_to_q_(t_, q_) {
+  const auto ts = t_.primes();
+  for (u64 qi : q_.primes()) {
+    t_inv_mod_q_.push_back(inverse_mod(product_mod(ts, qi), qi));
+    t_inv_shoup_.push_back(shoup_precompute(t_inv_mod_q_.back(), qi));
+  }
+}
+
+const DivideRound::DeviceTables& DivideRound::tables_on(backend::Backend& be) const {
+  std::lock_guard lock(mutex_);
+  auto dev = be.device();
+  auto key = std::make_pair(static_cast<int>(dev.kind), dev.index);
+  auto it = cache_.find(key);
+  if (it == cache_.end()) {
+    auto t = std::make_shared<DeviceTables>();
+    auto s = be.default_stream();
+    auto up = [&](const std::vector<u64>& v) {
+      return Buffer::from_host(be, v.data(), v.size() * sizeof(u64), s);
+    };
+    t->zero = up(std::vector<u64>(q_.size(), 0));
+    t->t_inv = up(t_inv_mod_q_);
+    t->t_inv_shoup = up(t_inv_shoup_);
+    be.synchronize(s);
+    it = cache_.emplace(key, t).first;
+  }
+  return *it->second;
+}
+
+void DivideRound::apply_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
+                              backend::Stream s) const {
+  const auto& tab = tables_on(be);
+  const std::size_t n = q_.n();
+  const auto t_view = t_.on(be);
+  const auto q_view = q_.on(be);
+  // T part to coefficients: a mod T (per coefficient), carried to Q and back to eval form.
+  // (Rounding would add floor(T/2) to every coefficient, which in eval form is a full
+  // polynomial per prime rather than a constant: not worth a pass for an error of at most 1.)
+  Buffer tmp_t(be, t_.size() * n * sizeof(u64), s);
+  be.copy_async(tmp_t.as<u64>(), a_t, t_.size() * n * sizeof(u64), s);
+  be.ntt_inverse_async(tmp_t.as<u64>(), t_view, 1, s);
+  Buffer conv(be, q_.size() * n * sizeof(u64), s);
+  t_to_q_.convert_async(conv.as<u64>(), tmp_t.as<u64>(), be, s);
+  be.ntt_forward_async(conv.as<u64>(), q_view, 1, s);
+  // out = (a - (a mod T)) / T
+  be.affine_sub_async(out, a_q, conv.as<u64>(), tab.zero.as<u64>(), tab.t_inv.as<u64>(),
+                      tab.t_inv_shoup.as<u64>(), q_view, s);
+}
+
+}  // namespace ember::ring

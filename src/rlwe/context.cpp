@@ -1,0 +1,305 @@
+// rlwe::Context: bases per level, keys, encryption, decryption, hybrid key switching, rescaling.
+#include "ember/rlwe/context.h"
+
+#include <cstring>
+#include <string>
+
+#include "ember/core/errors.h"
+#include "ember/core/numtheory.h"
+
+namespace ember::rlwe {
+
+using backend::Buffer;
+using backend::Stream;
+using ring::Form;
+
+u64 fingerprint(u64 scheme_tag, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
+                std::size_t dnum) {
+  u64 h = 1469598103934665603ull;
+  auto mix = [&](u64 v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  };
+  mix(scheme_tag);
+  mix(n);
+  mix(q.size());
+  for (u64 x : q) mix(x);
+  mix(p.size());
+  for (u64 x : p) mix(x);
+  mix(dnum);
+  return h;
+}
+
+namespace {
+std::vector<u32> iota_ids(u32 first, u32 count) {
+  std::vector<u32> v(count);
+  for (u32 i = 0; i < count; ++i) v[i] = first + i;
+  return v;
+}
+u64 random_id() {
+  const ChaChaKey k = chacha_key_from_os();
+  return (static_cast<u64>(k.words[0]) << 32) | k.words[1];
+}
+}  // namespace
+
+Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+                 std::size_t dnum, Device device, u64 scheme_tag)
+    : n_(n), q_count_(q_primes.size()), p_count_(p_primes.size()), dnum_(dnum), device_(device) {
+  if (q_primes.empty()) throw ParameterError("the ciphertext modulus Q needs at least one prime");
+  if (p_primes.empty())
+    throw ParameterError("hybrid key switching needs at least one special prime (P)");
+  if (dnum < 1 || dnum > q_count_)
+    throw ParameterError("dnum=" + std::to_string(dnum) + " must be in [1, " +
+                         std::to_string(q_count_) + "] (the number of primes of Q)");
+  alpha_ = (q_count_ + dnum - 1) / dnum;
+  dnum_ = (q_count_ + alpha_ - 1) / alpha_;  // digits actually needed for this alpha
+  std::vector<u64> all = q_primes;
+  all.insert(all.end(), p_primes.begin(), p_primes.end());
+  ring_ = ring::RingContext::create(n, all);
+  params_id_ = fingerprint(scheme_tag, n, q_primes, p_primes, dnum_);
+  full_ = RnsBasis::all(ring_);
+  const u32 qc = static_cast<u32>(q_count_), pc = static_cast<u32>(p_count_);
+  p_ = RnsBasis(ring_, iota_ids(qc, pc));
+  for (u32 l = 0; l < qc; ++l) {
+    Level lv;
+    lv.q = RnsBasis(ring_, iota_ids(0, l + 1));
+    lv.qp = lv.q.concat(p_);
+    std::vector<u32> ext_ids;
+    const u32 digits = static_cast<u32>(digits_at(l));
+    for (u32 j = 0; j < digits; ++j) {
+      const u32 start = j * static_cast<u32>(alpha_);
+      const u32 end = std::min<u32>(start + static_cast<u32>(alpha_), l + 1);
+      std::vector<u32> c_ids;
+      for (u32 id : lv.qp.ids())
+        if (id < start || id >= end) c_ids.push_back(id);
+      lv.digit_conv.push_back(std::make_unique<ring::BaseConverter>(
+          RnsBasis(ring_, iota_ids(start, end - start)), RnsBasis(ring_, c_ids)));
+      ext_ids.insert(ext_ids.end(), c_ids.begin(), c_ids.end());
+    }
+    // The ext basis repeats primes across digits; it is only a row -> prime map for batched NTTs.
+    lv.ext = RnsBasis::unchecked(ring_, ext_ids);
+    lv.mod_down = std::make_unique<ring::DivideRound>(lv.q, p_);
+    if (l > 0)
+      lv.rescale = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, l)),
+                                                       RnsBasis(ring_, {l}));
+    levels_.push_back(std::move(lv));
+  }
+  // Gadget: digit j of s' is scaled by P on its own primes and vanishes elsewhere.
+  const std::size_t rows = q_count_ + p_count_;
+  gadget_.assign(dnum_ * rows, 0);
+  for (std::size_t j = 0; j < dnum_; ++j)
+    for (std::size_t i = j * alpha_; i < std::min((j + 1) * alpha_, q_count_); ++i) {
+      const Modulus m = make_modulus(q_primes[i]);
+      u64 pm = 1;
+      for (u64 p : p_primes) pm = mul_mod(pm, barrett_reduce_64(p, m), m);
+      gadget_[j * rows + i] = pm;
+    }
+}
+
+void Context::check_params(u64 params_id, const char* what) const {
+  if (params_id != params_id_)
+    throw MismatchError(std::string(what) +
+                        " belongs to other parameters (its fingerprint differs from this "
+                        "context's); use objects made by this context");
+}
+
+SecretKey Context::keygen(ring::Sampler& sampler, std::size_t hamming_weight) const {
+  RnsPoly s = hamming_weight ? sampler.ternary_hamming(full_, device_, hamming_weight)
+                             : sampler.ternary(full_, device_, 2.0 / 3.0);
+  s.ntt_inplace();
+  return SecretKey{std::move(s), random_id(), params_id_};
+}
+
+PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const {
+  check_params(sk.params_id, "the secret key");
+  auto& be = backend();
+  const Stream st = be.default_stream();
+  const RnsBasis& q = q_basis(max_level());
+  PublicKey pk{RnsPoly(q, Form::eval, device_), RnsPoly(q, Form::eval, device_)};
+  pk.seed = sampler.key();
+  pk.seed_nonce = sampler.next_nonce();
+  ring::Sampler::uniform_into(pk.a.data(), pk.seed, pk.seed_nonce, q, be, st);
+  RnsPoly e = sampler.gaussian(q, device_);
+  e.ntt_inplace();
+  const auto v = q.on(be);
+  be.multiply_async(pk.b.data(), pk.a.data(), sk.s.data(), v, st);  // s: Q rows come first
+  be.sub_async(pk.b.data(), e.data(), pk.b.data(), v, st);
+  pk.key_id = sk.key_id;
+  pk.params_id = params_id_;
+  be.synchronize(st);
+  return pk;
+}
+
+SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::Sampler& sampler,
+                              u64 galois) const {
+  check_params(sk.params_id, "the secret key");
+  auto& be = backend();
+  const Stream st = be.default_stream();
+  const std::size_t rows = q_count_ + p_count_;
+  const std::size_t poly_words = rows * n_;
+  SwitchKey key;
+  key.dnum = dnum_;
+  key.rows = rows;
+  key.data = Buffer(be, dnum_ * 2 * poly_words * sizeof(u64), st);
+  key.seed = sampler.key();
+  key.seed_nonce = sampler.reserve_nonces(dnum_);
+  key.galois = galois;
+  key.key_id = sk.key_id;
+  key.params_id = params_id_;
+  const auto v = full_.on(be);
+  RnsPoly scaled(full_, Form::eval, device_);
+  for (std::size_t j = 0; j < dnum_; ++j) {
+    u64* b = key.data.as<u64>() + (2 * j) * poly_words;
+    u64* a = b + poly_words;
+    ring::Sampler::uniform_into(a, key.seed, key.seed_nonce + j, full_, be, st);
+    RnsPoly e = sampler.gaussian(full_, device_);
+    e.ntt_inplace();
+    const std::vector<u64> g(gadget_.begin() + j * rows, gadget_.begin() + (j + 1) * rows);
+    be.multiply_scalar_async(scaled.data(), s_from.data(), g, v, st);
+    be.multiply_async(b, a, sk.s.data(), v, st);
+    be.sub_async(b, e.data(), b, v, st);
+    be.add_async(b, b, scaled.data(), v, st);
+    be.synchronize(st);
+  }
+  return key;
+}
+
+SwitchKey Context::relin_key(const SecretKey& sk, ring::Sampler& sampler) const {
+  const RnsPoly s2 = sk.s.multiply(sk.s);
+  return switch_key(s2, sk, sampler, 0);
+}
+
+SwitchKey Context::galois_key(const SecretKey& sk, u64 galois, ring::Sampler& sampler) const {
+  const RnsPoly sg = sk.s.automorphism(galois);
+  return switch_key(sg, sk, sampler, galois);
+}
+
+Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler& sampler) const {
+  check_params(pk.params_id, "the public key");
+  const std::size_t level = m.limbs() - 1;
+  if (m.limbs() > q_count_ || m.basis() != q_basis(level) || m.form() != Form::eval)
+    throw MismatchError("encrypt: the plaintext must be in eval form over a level of this context");
+  auto& be = backend();
+  const Stream st = be.default_stream();
+  const RnsBasis& q = q_basis(level);
+  const auto v = q.on(be);
+  RnsPoly u = sampler.ternary(q, device_, 2.0 / 3.0);
+  u.ntt_inplace();
+  RnsPoly e0 = sampler.gaussian(q, device_);
+  RnsPoly e1 = sampler.gaussian(q, device_);
+  e0.ntt_inplace();
+  e1.ntt_inplace();
+  Ciphertext ct;
+  ct.polys.push_back(RnsPoly(q, Form::eval, device_));
+  ct.polys.push_back(RnsPoly(q, Form::eval, device_));
+  be.multiply_async(ct.polys[0].data(), pk.b.data(), u.data(), v, st);
+  be.add_async(ct.polys[0].data(), ct.polys[0].data(), e0.data(), v, st);
+  be.add_async(ct.polys[0].data(), ct.polys[0].data(), m.data(), v, st);
+  be.multiply_async(ct.polys[1].data(), pk.a.data(), u.data(), v, st);
+  be.add_async(ct.polys[1].data(), ct.polys[1].data(), e1.data(), v, st);
+  ct.level = level;
+  ct.key_id = pk.key_id;
+  ct.params_id = params_id_;
+  return ct;
+}
+
+Ciphertext Context::encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
+                                      ring::Sampler& sampler) const {
+  check_params(sk.params_id, "the secret key");
+  const std::size_t level = m.limbs() - 1;
+  if (m.limbs() > q_count_ || m.basis() != q_basis(level) || m.form() != Form::eval)
+    throw MismatchError("encrypt: the plaintext must be in eval form over a level of this context");
+  auto& be = backend();
+  const Stream st = be.default_stream();
+  const RnsBasis& q = q_basis(level);
+  const auto v = q.on(be);
+  Ciphertext ct;
+  ct.polys.push_back(RnsPoly(q, Form::eval, device_));
+  ct.polys.push_back(sampler.uniform(q, device_, Form::eval));
+  RnsPoly e = sampler.gaussian(q, device_);
+  e.ntt_inplace();
+  be.multiply_async(ct.polys[0].data(), ct.polys[1].data(), sk.s.data(), v, st);
+  be.sub_async(ct.polys[0].data(), e.data(), ct.polys[0].data(), v, st);
+  be.add_async(ct.polys[0].data(), ct.polys[0].data(), m.data(), v, st);
+  ct.level = level;
+  ct.key_id = sk.key_id;
+  ct.params_id = params_id_;
+  return ct;
+}
+
+RnsPoly Context::decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::size_t limbs) const {
+  check_params(sk.params_id, "the secret key");
+  check_params(ct.params_id, "the ciphertext");
+  if (ct.key_id != sk.key_id)
+    throw MismatchError("decrypt: the ciphertext was encrypted under another key set; use the "
+                        "secret key it was made with");
+  if (limbs == 0 || limbs > ct.level + 1) throw ParameterError("decrypt: bad limb count");
+  auto& be = backend();
+  const Stream st = be.default_stream();
+  const RnsBasis& q = q_basis(limbs - 1);
+  const auto v = q.on(be);
+  RnsPoly out(q, Form::eval, device_);
+  be.copy_async(out.data(), ct.polys[0].data(), limbs * n_ * sizeof(u64), st);
+  RnsPoly s_pow(q, Form::eval, device_);
+  be.copy_async(s_pow.data(), sk.s.data(), limbs * n_ * sizeof(u64), st);
+  RnsPoly s1 = s_pow.copy();
+  for (std::size_t i = 1; i < ct.polys.size(); ++i) {
+    be.multiply_accumulate_async(out.data(), ct.polys[i].data(), s_pow.data(), v, st);
+    if (i + 1 < ct.polys.size()) be.multiply_async(s_pow.data(), s_pow.data(), s1.data(), v, st);
+  }
+  out.intt_inplace();
+  return out;
+}
+
+Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {
+  auto& be = backend();
+  const Level& lv = levels_.at(level);
+  const std::size_t rows_q = level + 1;
+  Buffer coeff(be, rows_q * n_ * sizeof(u64), s);
+  be.copy_async(coeff.as<u64>(), d, rows_q * n_ * sizeof(u64), s);
+  be.ntt_inverse_async(coeff.as<u64>(), lv.q.on(be), 1, s);
+  Buffer ext(be, lv.ext.size() * n_ * sizeof(u64), s);
+  const std::size_t rows = rows_q + p_count_;
+  for (std::size_t j = 0; j < lv.digit_conv.size(); ++j) {
+    const std::size_t offset = j * (rows - alpha_);
+    lv.digit_conv[j]->convert_async(ext.as<u64>() + offset * n_, coeff.as<u64>() + j * alpha_ * n_,
+                                   be, s);
+  }
+  be.ntt_forward_async(ext.as<u64>(), lv.ext.on(be), 1, s);
+  return ext;
+}
+
+void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, const SwitchKey& key,
+                         u64 galois, u64* out0, u64* out1, Stream s) const {
+  check_params(key.params_id, "the evaluation key");
+  auto& be = backend();
+  const Level& lv = levels_.at(level);
+  const std::size_t rows = level + 1 + p_count_;
+  Buffer acc(be, 2 * rows * n_ * sizeof(u64), s);
+  backend::KeyProductView kp;
+  kp.d = d;
+  kp.ext = ext.as<const u64>();
+  kp.key = key.words();
+  kp.digits = static_cast<u32>(digits_at(level));
+  kp.alpha = static_cast<u32>(alpha_);
+  kp.rows = static_cast<u32>(rows);
+  kp.q_rows = static_cast<u32>(level + 1);
+  kp.key_rows = static_cast<u32>(key.rows);
+  kp.key_q_rows = static_cast<u32>(q_count_);
+  kp.galois = galois;
+  u64* acc0 = acc.as<u64>();
+  u64* acc1 = acc0 + rows * n_;
+  be.key_inner_product_async(acc0, acc1, kp, lv.qp.on(be), s);
+  const std::size_t q_words = (level + 1) * n_;
+  lv.mod_down->apply_async(out0, acc0, acc0 + q_words, be, s);
+  lv.mod_down->apply_async(out1, acc1, acc1 + q_words, be, s);
+}
+
+void Context::rescale_poly(u64* poly, std::size_t level, Stream s) const {
+  if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
+  levels_.at(level).rescale->apply_async(poly, poly, poly + level * n_, backend(), s);
+}
+
+}  // namespace ember::rlwe
