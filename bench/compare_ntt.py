@@ -30,10 +30,14 @@ def load_phantom(path: str | None) -> dict:
 def main(argv: list[str]) -> int:
     ember = json.loads(Path(argv[1]).read_text())
     phantom = load_phantom(argv[2] if len(argv) > 2 else None)
-    print(f"NTT on {ember['device_name']} ({ember['date']}), {ember['prime_bits']}-bit primes, "
-          f"copy bandwidth {ember['copy_gbps']:.0f} GB/s (read + write)\n")
-    print("| log N | limbs | schedule | fwd us | inv us | fwd cold us | floor us | fwd/floor "
-          "| Phantom fwd us | Phantom inv us | Phantom/Ember fwd | Phantom/Ember inv |")
+    print(
+        f"NTT on {ember['device_name']} ({ember['date']}), {ember['prime_bits']}-bit primes, "
+        f"copy bandwidth {ember['copy_gbps']:.0f} GB/s (read + write)\n"
+    )
+    print(
+        "| log N | limbs | schedule | fwd us | inv us | fwd cold us | floor us | fwd/floor "
+        "| Phantom fwd us | Phantom inv us | Phantom/Ember fwd | Phantom/Ember inv |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in ember["results"]:
         if not r["variant"].startswith("auto"):
@@ -42,12 +46,16 @@ def main(argv: list[str]) -> int:
         pf, pi = p.get("ntt_forward"), p.get("ntt_inverse")
         fmt = lambda v: f"{v:.1f}" if v is not None else "-"  # noqa: E731
         ratio = lambda a, b: f"{a / b:.2f}x" if a is not None else "-"  # noqa: E731
-        print(f"| {r['log_n']} | {r['limbs']} | {r['variant'][5:]} | {r['forward_us']:.1f} | "
-              f"{r['inverse_us']:.1f} | {r['forward_cold_us']:.1f} | {r['floor_us']:.1f} | "
-              f"{r['forward_over_floor']:.2f} | {fmt(pf)} | {fmt(pi)} | "
-              f"{ratio(pf, r['forward_us'])} | {ratio(pi, r['inverse_us'])} |")
+        print(
+            f"| {r['log_n']} | {r['limbs']} | {r['variant'][5:]} | {r['forward_us']:.1f} | "
+            f"{r['inverse_us']:.1f} | {r['forward_cold_us']:.1f} | {r['floor_us']:.1f} | "
+            f"{r['forward_over_floor']:.2f} | {fmt(pf)} | {fmt(pi)} | "
+            f"{ratio(pf, r['forward_us'])} | {ratio(pi, r['inverse_us'])} |"
+        )
     print("\nAll schedules (fwd us / inv us, hot):\n")
-    variants = sorted({r["variant"] for r in ember["results"] if not r["variant"].startswith("auto")})
+    variants = sorted(
+        {r["variant"] for r in ember["results"] if not r["variant"].startswith("auto")}
+    )
     print("| log N | limbs | " + " | ".join(variants) + " | fastest |")
     print("|---|---|" + "---|" * len(variants) + "---|")
     table: dict = {}

@@ -10,8 +10,8 @@ are brought to the lower one first (costing the higher one a level when its scal
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -24,9 +24,7 @@ __all__ = ["Ciphertext", "Context", "EvalKeys", "Params", "Plaintext", "PublicKe
 # Largest log2(QP) for 128-bit security with a ternary secret (HomomorphicEncryption.org standard,
 # classical attacks). N = 2^16 and 2^17 have no row in the standard; their bounds are the
 # lattice-estimator figures OpenFHE's tables use (1772 and 3544 bits).
-SECURITY_128_MAX_LOGQP = {
-    10: 27, 11: 54, 12: 109, 13: 218, 14: 438, 15: 881, 16: 1772, 17: 3544
-}
+SECURITY_128_MAX_LOGQP = {10: 27, 11: 54, 12: 109, 13: 218, 14: 438, 15: 881, 16: 1772, 17: 3544}
 
 
 @dataclass(frozen=True)
@@ -123,7 +121,7 @@ class Params:
         return list(_PRESETS)
 
     @staticmethod
-    def preset(name: str) -> "Params":
+    def preset(name: str) -> Params:
         if name not in _PRESETS:
             raise ParameterError(f"unknown preset '{name}': choose from {', '.join(_PRESETS)}")
         return Params(name=name, **_PRESETS[name])
@@ -131,14 +129,45 @@ class Params:
 
 _PRESETS = {
     # name: literal (log QP within the 128-bit bound of the HE standard table)
-    "N13_L3": dict(log_n=13, scale_bits=40, levels=3, first_mod_bits=50, special_mod_bits=48),
-    "N14_L7": dict(log_n=14, scale_bits=40, levels=7, first_mod_bits=60, special_mod_bits=58),
-    "N15_L18": dict(log_n=15, scale_bits=40, levels=18, first_mod_bits=60, special_mods=2,
-                    special_mod_bits=50),
-    "N16_L34": dict(log_n=16, scale_bits=40, levels=34, first_mod_bits=60, special_mods=4,
-                    special_mod_bits=60, dnum=9),
-    "N16_L40": dict(log_n=16, scale_bits=40, levels=40, first_mod_bits=60, special_mods=2,
-                    special_mod_bits=60),
+    "N13_L3": {
+        "log_n": 13,
+        "scale_bits": 40,
+        "levels": 3,
+        "first_mod_bits": 50,
+        "special_mod_bits": 48,
+    },
+    "N14_L7": {
+        "log_n": 14,
+        "scale_bits": 40,
+        "levels": 7,
+        "first_mod_bits": 60,
+        "special_mod_bits": 58,
+    },
+    "N15_L18": {
+        "log_n": 15,
+        "scale_bits": 40,
+        "levels": 18,
+        "first_mod_bits": 60,
+        "special_mods": 2,
+        "special_mod_bits": 50,
+    },
+    "N16_L34": {
+        "log_n": 16,
+        "scale_bits": 40,
+        "levels": 34,
+        "first_mod_bits": 60,
+        "special_mods": 4,
+        "special_mod_bits": 60,
+        "dnum": 9,
+    },
+    "N16_L40": {
+        "log_n": 16,
+        "scale_bits": 40,
+        "levels": 40,
+        "first_mod_bits": 60,
+        "special_mods": 2,
+        "special_mod_bits": 60,
+    },
 }
 
 
@@ -149,19 +178,19 @@ def galois_element(step: int, n: int) -> int:
 
 
 class SecretKey:
-    def __init__(self, ctx: "Context", raw):
+    def __init__(self, ctx: Context, raw):
         self._ctx, self._raw = ctx, raw
 
 
 class PublicKey:
-    def __init__(self, ctx: "Context", raw):
+    def __init__(self, ctx: Context, raw):
         self._ctx, self._raw = ctx, raw
 
 
 class EvalKeys:
     """Relinearization key and Galois keys (by Galois element) of one key set."""
 
-    def __init__(self, ctx: "Context", relin, galois: dict):
+    def __init__(self, ctx: Context, relin, galois: dict):
         self._ctx, self.relin, self.galois = ctx, relin, galois
 
     @property
@@ -177,7 +206,7 @@ class EvalKeys:
 class Plaintext:
     """Encoded values at a level and scale (eval form)."""
 
-    def __init__(self, ctx: "Context", poly, level: int, scale: float, values: np.ndarray):
+    def __init__(self, ctx: Context, poly, level: int, scale: float, values: np.ndarray):
         self._ctx, self._poly, self.level, self.scale, self.values = ctx, poly, level, scale, values
 
 
@@ -187,7 +216,7 @@ class Ciphertext:
 
     __array_priority__ = 1000  # numpy arrays defer to our operators
 
-    def __init__(self, ctx: "Context", raw, is_complex: bool = False):
+    def __init__(self, ctx: Context, raw, is_complex: bool = False):
         self._ctx, self._raw, self.is_complex = ctx, raw, is_complex
 
     @property
@@ -217,13 +246,13 @@ class Ciphertext:
 
     __rmul__ = __mul__
 
-    def rotate(self, steps: int) -> "Ciphertext":
+    def rotate(self, steps: int) -> Ciphertext:
         return self._ctx.rotate(self, steps)
 
-    def conj(self) -> "Ciphertext":
+    def conj(self) -> Ciphertext:
         return self._ctx.conj(self)
 
-    def rescale(self) -> "Ciphertext":
+    def rescale(self) -> Ciphertext:
         return self._ctx.rescale(self)
 
     def __repr__(self):
@@ -272,8 +301,13 @@ class Context:
     def public_key(self, sk: SecretKey) -> PublicKey:
         return PublicKey(self, self._raw.public_key(sk._raw, self._sampler))
 
-    def eval_keys(self, sk: SecretKey, rotations: Iterable[int] = (), conjugation: bool = False,
-                  bootstrap: bool = False) -> EvalKeys:
+    def eval_keys(
+        self,
+        sk: SecretKey,
+        rotations: Iterable[int] = (),
+        conjugation: bool = False,
+        bootstrap: bool = False,
+    ) -> EvalKeys:
         """Relinearization key, Galois keys for `rotations` (steps, negative allowed) and for
         conjugation."""
         if bootstrap:
@@ -566,7 +600,9 @@ class Context:
 
     def conj(self, a: Ciphertext) -> Ciphertext:
         self._check(a)
-        return self._wrap(self._raw.apply_galois(a._raw, self._galois_key(2 * self.params.n - 1)), a)
+        return self._wrap(
+            self._raw.apply_galois(a._raw, self._galois_key(2 * self.params.n - 1)), a
+        )
 
     def sum_slots(self, a: Ciphertext) -> Ciphertext:
         """Every slot holds the sum of all slots (needs rotation keys 1, 2, 4, ...)."""
@@ -579,8 +615,13 @@ class Context:
     def inner_product(self, a: Ciphertext, b) -> Ciphertext:
         return self.sum_slots(self.multiply(a, b))
 
-    def poly_eval(self, a: Ciphertext, coeffs: Sequence[float], basis: str = "chebyshev",
-                  interval: tuple[float, float] = (-1.0, 1.0)) -> Ciphertext:
+    def poly_eval(
+        self,
+        a: Ciphertext,
+        coeffs: Sequence[float],
+        basis: str = "chebyshev",
+        interval: tuple[float, float] = (-1.0, 1.0),
+    ) -> Ciphertext:
         """p(a) for p = sum c_i T_i((2a - (lo + hi)) / (hi - lo)) (Chebyshev basis) or
         sum c_i a^i (basis="power"); see ember.polyeval for the algorithm and its depth."""
         from .polyeval import evaluate
@@ -593,5 +634,3 @@ class Context:
         from .linalg import matvec
 
         return matvec(self, np.asarray(matrix), a)
-
-

@@ -16,8 +16,10 @@ def cmd_info(_args) -> int:
     if not gpus:
         print("gpus: none visible")
     for d in gpus:
-        print(f"gpu {d.index}: {d.name}, {d.memory / 2**30:.1f} GiB, "
-              f"compute capability {d.compute_capability}")
+        print(
+            f"gpu {d.index}: {d.name}, {d.memory / 2**30:.1f} GiB, "
+            f"compute capability {d.compute_capability}"
+        )
     return 0
 
 

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from . import backends, ring, resolve_device
+from . import backends, resolve_device, ring
 
 
 def _encrypt_decrypt(device: str, log_n: int, primes: list[int], key: bytes, message: np.ndarray):
@@ -26,8 +26,8 @@ def _encrypt_decrypt(device: str, log_n: int, primes: list[int], key: bytes, mes
         q *= p
     delta = q // 256  # the message lives in the top 8 bits
     m = ring.to_rns([int(v) * delta for v in message], basis, device).ntt()
-    b = (e + m) - a * s                     # encryption
-    dec = (b + a * s).intt()                # decryption: D m + e
+    b = (e + m) - a * s  # encryption
+    dec = (b + a * s).intt()  # decryption: D m + e
     elapsed = time.perf_counter() - t0
     values = ring.from_rns(dec, centered=False)
     decoded = np.array([round(v / delta) % 256 for v in values], dtype=np.int64)
@@ -41,8 +41,10 @@ def main(device: str | None = "auto") -> int:
     key = bytes(range(32))  # a fixed demo key, so that CPU and GPU draw the same stream
     rng = np.random.default_rng()
     message = rng.integers(0, 256, size=1 << log_n)
-    print(f"Ember demo: RLWE encryption, N=2^{log_n}, {len(primes)} x 50-bit primes, "
-          f"device={dev} (backends: {', '.join(backends())})")
+    print(
+        f"Ember demo: RLWE encryption, N=2^{log_n}, {len(primes)} x 50-bit primes, "
+        f"device={dev} (backends: {', '.join(backends())})"
+    )
     decoded, ct, t = _encrypt_decrypt(dev, log_n, primes, key, message)
     ok = bool((decoded == message).all())
     print(f"  encrypt + decrypt on {dev}: {t * 1e3:.1f} ms, message recovered: {ok}")

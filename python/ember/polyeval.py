@@ -59,9 +59,11 @@ def chebyshev_coefficients(f, degree: int, interval=(-1.0, 1.0)) -> np.ndarray:
     k = np.arange(degree + 1)
     nodes = np.cos(np.pi * (k + 0.5) / (degree + 1))
     values = f(0.5 * (hi - lo) * nodes + 0.5 * (hi + lo))
-    c = np.array([
-        2.0 / (degree + 1) * np.sum(values * np.cos(np.pi * j * (k + 0.5) / (degree + 1)))
-        for j in range(degree + 1)
-    ])
+    c = np.array(
+        [
+            2.0 / (degree + 1) * np.sum(values * np.cos(np.pi * j * (k + 0.5) / (degree + 1)))
+            for j in range(degree + 1)
+        ]
+    )
     c[0] /= 2
     return c

@@ -7,7 +7,7 @@ the CPU and CUDA backends compute the same words bit for bit.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -66,8 +66,9 @@ def poly(basis, array, form: str = "coeff", device: str | None = None) -> RnsPol
         raise ParameterError(f"expected integer residues, got dtype {a.dtype}")
     if (a < 0).any():
         raise ParameterError("residues must be non-negative; reduce them into [0, q) first")
-    return RnsPoly.from_numpy(basis, np.ascontiguousarray(a, dtype=np.uint64), form,
-                              resolve_device(device))
+    return RnsPoly.from_numpy(
+        basis, np.ascontiguousarray(a, dtype=np.uint64), form, resolve_device(device)
+    )
 
 
 def _modulus(basis) -> int:
@@ -86,8 +87,9 @@ def to_rns(values: Sequence[int], basis, device: str | None = None) -> RnsPoly:
     words = max(1, (max(reduced).bit_length() + 63) // 64)
     raw = b"".join(v.to_bytes(8 * words, "little") for v in reduced)
     arr = np.frombuffer(raw, dtype="<u8").reshape(basis.n, words)
-    return CrtConverter(basis).to_rns(np.ascontiguousarray(arr, dtype=np.uint64),
-                                      resolve_device(device))
+    return CrtConverter(basis).to_rns(
+        np.ascontiguousarray(arr, dtype=np.uint64), resolve_device(device)
+    )
 
 
 def from_rns(p: RnsPoly, centered: bool = True) -> list[int]:
@@ -97,7 +99,7 @@ def from_rns(p: RnsPoly, centered: bool = True) -> list[int]:
     q = _modulus(p.basis)
     raw = np.ascontiguousarray(words, dtype="<u8").tobytes()
     w = words.shape[1] * 8
-    out = [int.from_bytes(raw[i * w:(i + 1) * w], "little") for i in range(words.shape[0])]
+    out = [int.from_bytes(raw[i * w : (i + 1) * w], "little") for i in range(words.shape[0])]
     if centered:
         half = q // 2
         out = [v - q if v > half else v for v in out]
