@@ -66,7 +66,43 @@ def bench_ntt(device: str | None = None, quick: bool = False, prime_bits: int = 
     }
 
 
+# (name, log N, bits of Q's primes, bits of P's primes, dnum). The two N = 2^16 sets are Phantom's
+# own CKKS benchmark sets ({60, 35 x 40} + 4 x 60 with dnum 9, and {60, 41 x 40} + 1 x 60).
+CKKS_SETS = [
+    ("N14", 14, [60] + [40] * 7, [60], 8),
+    ("N15", 15, [60] + [40] * 17, [60, 60], 9),
+    ("N16_36+4", 16, [60] + [40] * 35, [60] * 4, 9),
+    ("N16_42+1", 16, [60] + [40] * 41, [60], 42),
+]
+
+
+def bench_ckks(device: str | None = None, quick: bool = False) -> dict:
+    """CKKS operations at the top level of each set: encode, encrypt, decrypt, add,
+    multiply+relinearize, rescale, rotate, 8 hoisted rotations (ms, medians), and the key-read
+    floor of one key switch (the relinearization key read once at the copy bandwidth)."""
+    dev = resolve_device(device)
+    cuda = dev.startswith("cuda")
+    sets = CKKS_SETS[:1] if quick or not cuda else CKKS_SETS
+    copy_gbps = _ember.copy_bandwidth(dev, 512 if cuda else 64, 20 if cuda else 3)
+    rows = []
+    for name, log_n, q_bits, p_bits, dnum in sets:
+        r = _ember.bench_ckks(log_n, q_bits, p_bits, dnum, dev, 3 if cuda else 1, 20 if cuda else 3)
+        r["name"] = name
+        r["key_read_floor_ms"] = r["key_bytes"] / (copy_gbps * 1e6)
+        rows.append(r)
+    return {
+        "benchmark": "ckks",
+        "date": time.strftime("%Y-%m-%d"),
+        "device": dev,
+        "device_name": _device_name(dev),
+        "copy_gbps": copy_gbps,
+        "results": rows,
+    }
+
+
 def run_bench(what: str, device: str | None = None, quick: bool = False) -> dict:
     if what == "ntt":
         return bench_ntt(device, quick)
-    raise ParameterError(f"unknown benchmark '{what}': available: ntt")
+    if what == "ckks":
+        return bench_ckks(device, quick)
+    raise ParameterError(f"unknown benchmark '{what}': available: ntt, ckks")

@@ -10,13 +10,15 @@ are brought to the lower one first (costing the higher one a level when its scal
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import _ember, resolve_device
-from .errors import MismatchError, MissingKeyError, ParameterError
+from . import serialize as _ser
+from .errors import MismatchError, MissingKeyError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes
 
 __all__ = ["Ciphertext", "Context", "EvalKeys", "Params", "Plaintext", "PublicKey", "SecretKey"]
@@ -181,10 +183,28 @@ class SecretKey:
     def __init__(self, ctx: Context, raw):
         self._ctx, self._raw = ctx, raw
 
+    def to_bytes(self) -> bytes:
+        """Serializes the secret key (only when you ask: keep the bytes secret)."""
+        return _ser.pack(
+            _ser.KIND_SECRET_KEY,
+            self._raw.params_id,
+            self._raw.key_id,
+            _ser.poly_bytes(self._raw.s),
+        )
+
 
 class PublicKey:
     def __init__(self, ctx: Context, raw):
         self._ctx, self._raw = ctx, raw
+
+    def to_bytes(self) -> bytes:
+        payload = self._raw.seed + struct.pack("<Q", self._raw.seed_nonce)
+        return _ser.pack(
+            _ser.KIND_PUBLIC_KEY,
+            self._raw.params_id,
+            self._raw.key_id,
+            payload + _ser.poly_bytes(self._raw.b),
+        )
 
 
 class EvalKeys:
@@ -201,6 +221,17 @@ class EvalKeys:
     @property
     def nbytes(self) -> int:
         return self.relin.nbytes + sum(k.nbytes for k in self.galois.values())
+
+    def to_bytes(self) -> bytes:
+        raw = self._ctx._raw
+        keys = [self.relin] + [self.galois[g] for g in sorted(self.galois)]
+        parts = [struct.pack("<I", len(keys))]
+        for k in keys:
+            parts.append(struct.pack("<QQI", k.galois, k.seed_nonce, k.dnum) + k.seed)
+            parts.extend(_ser.poly_bytes(raw.switch_key_part(k, j)) for j in range(k.dnum))
+        return _ser.pack(
+            _ser.KIND_EVAL_KEYS, self.relin.params_id, self.relin.key_id, b"".join(parts)
+        )
 
 
 class Plaintext:
@@ -257,6 +288,12 @@ class Ciphertext:
 
     def __repr__(self):
         return f"Ciphertext(level={self.level}, scale=2^{math.log2(self.scale):.2f})"
+
+    def to_bytes(self) -> bytes:
+        r = self._raw
+        head = struct.pack("<IIdB", r.level, r.size, r.scale, int(self.is_complex))
+        body = b"".join(_ser.poly_bytes(r.poly(i)) for i in range(r.size))
+        return _ser.pack(_ser.KIND_CIPHERTEXT, r.params_id, r.key_id, head + body)
 
 
 class Context:
@@ -323,7 +360,63 @@ class Context:
         return EvalKeys(self, relin, galois)
 
     def set_eval_keys(self, ek: EvalKeys) -> None:
+        if ek._ctx._raw.params_id != self._raw.params_id:
+            raise MismatchError("the evaluation keys belong to a context with other parameters")
         self._eval_keys = ek
+
+    # ---------------------------------------------------------------- serialization
+    def ciphertext_from_bytes(self, blob: bytes) -> Ciphertext:
+        key_id, payload = _ser.unpack(blob, _ser.KIND_CIPHERTEXT, self._raw.params_id)
+        rd = _ser.Reader(payload)
+        level, size, scale, is_complex = rd.unpack("<IIdB")
+        if level > self.max_level or size not in (2, 3):
+            raise SerializationError(f"ciphertext level {level} / size {size} out of range")
+        basis = self._raw.q_basis(level)
+        polys = [rd.poly(basis, self.device) for _ in range(size)]
+        rd.done()
+        return Ciphertext(
+            self, self._raw.make_ciphertext(polys, level, scale, key_id), bool(is_complex)
+        )
+
+    def secret_key_from_bytes(self, blob: bytes) -> SecretKey:
+        key_id, payload = _ser.unpack(blob, _ser.KIND_SECRET_KEY, self._raw.params_id)
+        rd = _ser.Reader(payload)
+        s = rd.poly(self._raw.full_basis(), self.device)
+        rd.done()
+        return SecretKey(self, self._raw.make_secret_key(s, key_id))
+
+    def public_key_from_bytes(self, blob: bytes) -> PublicKey:
+        key_id, payload = _ser.unpack(blob, _ser.KIND_PUBLIC_KEY, self._raw.params_id)
+        rd = _ser.Reader(payload)
+        seed = bytes(rd.take(32))
+        (nonce,) = rd.unpack("<Q")
+        b = rd.poly(self._raw.q_basis(self.max_level), self.device)
+        rd.done()
+        return PublicKey(self, self._raw.make_public_key(b, seed, nonce, key_id))
+
+    def eval_keys_from_bytes(self, blob: bytes) -> EvalKeys:
+        key_id, payload = _ser.unpack(blob, _ser.KIND_EVAL_KEYS, self._raw.params_id)
+        rd = _ser.Reader(payload)
+        (count,) = rd.unpack("<I")
+        if count < 1 or count > 4 * self.params.n:
+            raise SerializationError(f"evaluation key count {count} out of range")
+        full = self._raw.full_basis()
+        keys = []
+        for _ in range(count):
+            galois, nonce, dnum = rd.unpack("<QQI")
+            seed = bytes(rd.take(32))
+            if dnum != self._raw.dnum:
+                raise SerializationError(
+                    f"evaluation key with {dnum} digits, expected {self._raw.dnum}"
+                )
+            if galois and (galois % 2 == 0 or galois >= 2 * self.params.n):
+                raise SerializationError(f"invalid Galois element {galois}")
+            parts = [rd.poly(full, self.device) for _ in range(dnum)]
+            keys.append(self._raw.make_switch_key(parts, seed, nonce, galois, key_id))
+        rd.done()
+        if keys[0].galois != 0:
+            raise SerializationError("the first evaluation key must be the relinearization key")
+        return EvalKeys(self, keys[0], {k.galois: k for k in keys[1:]})
 
     def _keys(self) -> EvalKeys:
         if self._eval_keys is None:

@@ -4,9 +4,12 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <cstring>
 #include <string>
 
+#include "ember/ckks/context.h"
 #include "ember/core/numtheory.h"
 #include "ember/ring/rns_poly.h"
 #include "ember/ring/sampler.h"
@@ -96,9 +99,80 @@ double copy_bandwidth(const std::string& device, std::size_t mb, int iters) {
   return 2.0 * bytes / (median(t) * 1e-3) / 1e9;
 }
 
+/// Distinct NTT primes for a list of bit sizes (largest first per size, none repeated).
+std::vector<u64> primes_for(const std::vector<int>& bits, std::size_t n, std::vector<u64>& used) {
+  std::vector<u64> out;
+  for (int b : bits) {
+    const u64 p = generate_ntt_primes(b, n, 1, used)[0];
+    used.push_back(p);
+    out.push_back(p);
+  }
+  return out;
+}
+
+/// Times the CKKS operations at the top level of (q_bits, p_bits, dnum): medians in ms.
+nb::dict bench_ckks(int log_n, const std::vector<int>& q_bits, const std::vector<int>& p_bits,
+                    std::size_t dnum, const std::string& device, int warmup, int iters) {
+  using rlwe::Ciphertext;
+  const std::size_t n = std::size_t{1} << log_n;
+  std::vector<u64> used;
+  const auto q = primes_for(q_bits, n, used);
+  const auto p = primes_for(p_bits, n, used);
+  const Device dev = backend::parse_device(device);
+  ckks::Context ctx(n, q, p, dnum, dev);
+  auto& r = ctx.rlwe();
+  auto& be = r.backend();
+  ChaChaKey key{};
+  Sampler sampler(key);
+  const auto sk = r.keygen(sampler);
+  const auto pk = r.public_key(sk, sampler);
+  const auto relin = r.relin_key(sk, sampler);
+  std::vector<rlwe::SwitchKey> rot;
+  for (u64 step = 1; step <= 8; ++step) {
+    u64 g = 1;
+    for (u64 i = 0; i < step; ++i) g = g * 5 % (2 * n);
+    rot.push_back(r.galois_key(sk, g, sampler));
+  }
+  std::vector<const rlwe::SwitchKey*> rot_ptrs;
+  for (const auto& k : rot) rot_ptrs.push_back(&k);
+  const std::size_t top = ctx.max_level();
+  const double scale = std::ldexp(1.0, q_bits.size() > 1 ? q_bits[1] : 40);
+  std::vector<double> coeffs(n);
+  for (std::size_t i = 0; i < n; ++i) coeffs[i] = std::sin(0.001 * static_cast<double>(i)) * 1e-3;
+  const RnsPoly pt = ctx.encode_coeffs(coeffs.data(), top, scale);
+  Ciphertext a = r.encrypt(pt, pk, sampler);
+  Ciphertext b = r.encrypt(pt, pk, sampler);
+  a.scale = b.scale = scale;
+  const Ciphertext prod3 = ctx.multiply_no_relin(a, b);
+  const Ciphertext prod = ctx.relinearize(prod3, relin);
+  be.synchronize(be.default_stream());
+  auto med = [&](const std::function<void()>& f) {
+    return median(be.time_runs([&](backend::Stream) { f(); }, warmup, iters));
+  };
+  nb::dict d;
+  d["log_n"] = log_n;
+  d["q_primes"] = q.size();
+  d["p_primes"] = p.size();
+  d["dnum"] = r.dnum();
+  d["device"] = dev.str();
+  d["encode_ms"] = med([&] { ctx.encode_coeffs(coeffs.data(), top, scale); });
+  d["encrypt_ms"] = med([&] { r.encrypt(pt, pk, sampler); });
+  d["decrypt_ms"] = med([&] { ctx.decode_coeffs(r.decrypt_core(a, sk, 2), scale); });
+  d["add_ms"] = med([&] { ctx.add(a, b); });
+  d["multiply_relin_ms"] = med([&] { ctx.multiply(a, b, relin); });
+  d["relinearize_ms"] = med([&] { ctx.relinearize(prod3, relin); });
+  d["rescale_ms"] = med([&] { ctx.rescale(prod); });
+  d["rotate_ms"] = med([&] { ctx.apply_galois(a, rot[0]); });
+  d["hoisted_rotate8_ms"] = med([&] { ctx.apply_galois_hoisted(a, rot_ptrs); });
+  d["key_bytes"] = static_cast<double>(relin.data.bytes());
+  return d;
+}
+
 }  // namespace
 
 void bind_bench(nb::module_& m) {
+  m.def("bench_ckks", &bench_ckks, nb::arg("log_n"), nb::arg("q_bits"), nb::arg("p_bits"),
+        nb::arg("dnum"), nb::arg("device") = "cpu", nb::arg("warmup") = 3, nb::arg("iters") = 20);
   m.def("bench_ntt", &bench_ntt, nb::arg("log_n"), nb::arg("limbs"), nb::arg("device") = "cpu",
         nb::arg("variants") = std::vector<std::string>{"auto"}, nb::arg("prime_bits") = 50,
         nb::arg("warmup") = 5, nb::arg("iters") = 50);

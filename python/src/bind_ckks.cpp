@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
 #include <string>
 
 #include "ember/ckks/context.h"
@@ -30,15 +31,26 @@ nb::ndarray<nb::numpy, double, nb::ndim<1>> to_numpy(std::vector<double>&& v) {
 
 void bind_ckks(nb::module_& m) {
   nb::class_<SecretKey>(m, "SecretKey")
+      .def_prop_ro("s", [](const SecretKey& k) { return k.s.copy(); })
       .def_ro("key_id", &SecretKey::key_id)
       .def_ro("params_id", &SecretKey::params_id);
   nb::class_<PublicKey>(m, "PublicKey")
+      .def_prop_ro("b", [](const PublicKey& k) { return k.b.copy(); })
+      .def_prop_ro("seed", [](const PublicKey& k) {
+        return nb::bytes(reinterpret_cast<const char*>(k.seed.words), 32);
+      })
+      .def_ro("seed_nonce", &PublicKey::seed_nonce)
       .def_ro("key_id", &PublicKey::key_id)
       .def_ro("params_id", &PublicKey::params_id);
   nb::class_<SwitchKey>(m, "SwitchKey")
       .def_ro("key_id", &SwitchKey::key_id)
       .def_ro("params_id", &SwitchKey::params_id)
       .def_ro("galois", &SwitchKey::galois)
+      .def_ro("dnum", &SwitchKey::dnum)
+      .def_prop_ro("seed", [](const SwitchKey& k) {
+        return nb::bytes(reinterpret_cast<const char*>(k.seed.words), 32);
+      })
+      .def_ro("seed_nonce", &SwitchKey::seed_nonce)
       .def_prop_ro("nbytes", [](const SwitchKey& k) { return k.data.bytes(); });
   nb::class_<Ciphertext>(m, "Ciphertext")
       .def_ro("level", &Ciphertext::level)
@@ -101,6 +113,39 @@ void bind_ckks(nb::module_& m) {
            [](const Context& c, const Ciphertext& ct, const SecretKey& sk, std::size_t limbs) {
              return c.rlwe().decrypt_core(ct, sk, limbs);
            })
+      .def("make_ciphertext",
+           [](const Context& c, nb::list polys, std::size_t level, double scale, u64 key_id) {
+             std::vector<ring::RnsPoly> ps;
+             for (auto h : polys) ps.push_back(nb::cast<const ring::RnsPoly&>(h).copy());
+             return c.rlwe().make_ciphertext(std::move(ps), level, scale, key_id);
+           })
+      .def("make_secret_key",
+           [](const Context& c, const ring::RnsPoly& s, u64 key_id) {
+             return c.rlwe().make_secret_key(s.copy(), key_id);
+           })
+      .def("make_public_key",
+           [](const Context& c, const ring::RnsPoly& b, const nb::bytes& seed, u64 nonce,
+              u64 key_id) {
+             if (seed.size() != 32) throw SerializationError("malformed public key seed");
+             ChaChaKey k;
+             std::memcpy(k.words, seed.c_str(), 32);
+             return c.rlwe().make_public_key(b.copy(), k, nonce, key_id);
+           })
+      .def("make_switch_key",
+           [](const Context& c, nb::list parts, const nb::bytes& seed, u64 nonce, u64 galois,
+              u64 key_id) {
+             if (seed.size() != 32) throw SerializationError("malformed evaluation key seed");
+             ChaChaKey k;
+             std::memcpy(k.words, seed.c_str(), 32);
+             std::vector<ring::RnsPoly> ps;
+             for (auto h : parts) ps.push_back(nb::cast<const ring::RnsPoly&>(h).copy());
+             return c.rlwe().make_switch_key(ps, k, nonce, galois, key_id);
+           })
+      .def("switch_key_part",
+           [](const Context& c, const SwitchKey& k, std::size_t j) {
+             return c.rlwe().switch_key_part(k, j);
+           })
+      .def("full_basis", [](const Context& c) { return c.rlwe().full_basis(); })
       .def("add", &Context::add)
       .def("sub", &Context::sub)
       .def("negate", &Context::negate)

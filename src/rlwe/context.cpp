@@ -1,6 +1,7 @@
 // rlwe::Context: bases per level, keys, encryption, decryption, hybrid key switching, rescaling.
 #include "ember/rlwe/context.h"
 
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -103,6 +104,82 @@ void Context::check_params(u64 params_id, const char* what) const {
     throw MismatchError(std::string(what) +
                         " belongs to other parameters (its fingerprint differs from this "
                         "context's); use objects made by this context");
+}
+
+namespace {
+void expect(bool ok, const std::string& what) {
+  if (!ok) throw SerializationError("malformed " + what + ": it does not fit these parameters");
+}
+}  // namespace
+
+Ciphertext Context::make_ciphertext(std::vector<RnsPoly> polys, std::size_t level, double scale,
+                                    u64 key_id) const {
+  expect(level < q_count_ && polys.size() >= 2 && polys.size() <= 3, "ciphertext");
+  for (const auto& p : polys)
+    expect(p.basis() == q_basis(level) && p.form() == Form::eval && p.device() == device_,
+           "ciphertext polynomial");
+  expect(scale > 0 && std::isfinite(scale), "ciphertext scale");
+  Ciphertext c;
+  c.polys = std::move(polys);
+  c.level = level;
+  c.scale = scale;
+  c.key_id = key_id;
+  c.params_id = params_id_;
+  return c;
+}
+
+SecretKey Context::make_secret_key(RnsPoly s, u64 key_id) const {
+  expect(s.basis() == full_ && s.form() == Form::eval && s.device() == device_, "secret key");
+  return SecretKey{std::move(s), key_id, params_id_};
+}
+
+PublicKey Context::make_public_key(RnsPoly b, const ChaChaKey& seed, u64 nonce, u64 key_id) const {
+  const RnsBasis& q = q_basis(max_level());
+  expect(b.basis() == q && b.form() == Form::eval && b.device() == device_, "public key");
+  auto& be = backend();
+  PublicKey pk{std::move(b), RnsPoly(q, Form::eval, device_)};
+  ring::Sampler::uniform_into(pk.a.data(), seed, nonce, q, be, be.default_stream());
+  pk.seed = seed;
+  pk.seed_nonce = nonce;
+  pk.key_id = key_id;
+  pk.params_id = params_id_;
+  return pk;
+}
+
+SwitchKey Context::make_switch_key(const std::vector<RnsPoly>& b, const ChaChaKey& seed, u64 nonce,
+                                   u64 galois, u64 key_id) const {
+  expect(b.size() == dnum_, "evaluation key");
+  auto& be = backend();
+  const Stream st = be.default_stream();
+  const std::size_t rows = q_count_ + p_count_;
+  const std::size_t poly_words = rows * n_;
+  SwitchKey key;
+  key.dnum = dnum_;
+  key.rows = rows;
+  key.data = Buffer(be, dnum_ * 2 * poly_words * sizeof(u64), st);
+  key.seed = seed;
+  key.seed_nonce = nonce;
+  key.galois = galois;
+  key.key_id = key_id;
+  key.params_id = params_id_;
+  for (std::size_t j = 0; j < dnum_; ++j) {
+    expect(b[j].basis() == full_ && b[j].form() == Form::eval && b[j].device() == device_,
+           "evaluation key part");
+    u64* bj = key.data.as<u64>() + 2 * j * poly_words;
+    be.copy_async(bj, b[j].data(), poly_words * sizeof(u64), st);
+    ring::Sampler::uniform_into(bj + poly_words, seed, nonce + j, full_, be, st);
+  }
+  be.synchronize(st);
+  return key;
+}
+
+RnsPoly Context::switch_key_part(const SwitchKey& key, std::size_t j) const {
+  if (j >= key.dnum) throw ParameterError("switch_key_part: digit out of range");
+  RnsPoly p(full_, Form::eval, device_);
+  auto& be = backend();
+  be.copy_async(p.data(), key.words() + 2 * j * key.rows * n_, key.rows * n_ * sizeof(u64),
+                be.default_stream());
+  return p;
 }
 
 SecretKey Context::keygen(ring::Sampler& sampler, std::size_t hamming_weight) const {

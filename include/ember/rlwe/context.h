@@ -69,6 +69,19 @@ class Context {
   /// rows (eval form).
   void rescale_poly(u64* poly, std::size_t level, backend::Stream s) const;
 
+  // Rebuilding objects from their parts (deserialization). Each validates the shapes and
+  // throws SerializationError when they do not fit these parameters.
+  Ciphertext make_ciphertext(std::vector<RnsPoly> polys, std::size_t level, double scale,
+                             u64 key_id) const;
+  SecretKey make_secret_key(RnsPoly s, u64 key_id) const;
+  /// Re-expands a from (seed, nonce).
+  PublicKey make_public_key(RnsPoly b, const ChaChaKey& seed, u64 nonce, u64 key_id) const;
+  /// Re-expands every a_j from (seed, nonce + j); b holds the dnum polynomials b_j.
+  SwitchKey make_switch_key(const std::vector<RnsPoly>& b, const ChaChaKey& seed, u64 nonce,
+                            u64 galois, u64 key_id) const;
+  /// b_j of a switching key, as a polynomial over the full basis.
+  RnsPoly switch_key_part(const SwitchKey& key, std::size_t j) const;
+
   /// Throws MismatchError unless the object belongs to these parameters (and key set).
   void check_params(u64 params_id, const char* what) const;
 
