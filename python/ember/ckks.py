@@ -130,45 +130,30 @@ class Params:
 
 
 _PRESETS = {
-    # name: literal (log QP within the 128-bit bound of the HE standard table)
-    "N13_L3": {
-        "log_n": 13,
-        "scale_bits": 40,
-        "levels": 3,
-        "first_mod_bits": 50,
-        "special_mod_bits": 48,
-    },
-    "N14_L7": {
-        "log_n": 14,
-        "scale_bits": 40,
-        "levels": 7,
-        "first_mod_bits": 60,
-        "special_mod_bits": 58,
-    },
-    "N15_L18": {
+    # name: literal; log2(QP) within the 128-bit bound of the table above
+    "N13_L3": {"log_n": 13, "levels": 3, "first_mod_bits": 50, "special_mod_bits": 48},  # 218
+    "N14_L8": {"log_n": 14, "levels": 8, "first_mod_bits": 60, "special_mod_bits": 58},  # 438
+    "N15_L18": {  # 880
         "log_n": 15,
-        "scale_bits": 40,
         "levels": 18,
         "first_mod_bits": 60,
         "special_mods": 2,
         "special_mod_bits": 50,
     },
-    "N16_L34": {
+    "N16_L35": {  # 1700: Phantom's CKKS benchmark set (60, 35 x 40, 4 x 60), dnum 9
         "log_n": 16,
-        "scale_bits": 40,
-        "levels": 34,
+        "levels": 35,
         "first_mod_bits": 60,
         "special_mods": 4,
         "special_mod_bits": 60,
         "dnum": 9,
     },
-    "N16_L40": {
+    "N16_L40": {  # 1772
         "log_n": 16,
-        "scale_bits": 40,
         "levels": 40,
         "first_mod_bits": 60,
         "special_mods": 2,
-        "special_mod_bits": 60,
+        "special_mod_bits": 56,
     },
 }
 
