@@ -212,10 +212,8 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
   const Stream s = be.default_stream();
   const auto v = rlwe_.q_basis(a.level).on(be);
   Ciphertext c = like(a, 3);
-  be.multiply_async(c.polys[0].data(), a.polys[0].data(), b.polys[0].data(), v, s);
-  be.multiply_async(c.polys[1].data(), a.polys[0].data(), b.polys[1].data(), v, s);
-  be.multiply_accumulate_async(c.polys[1].data(), a.polys[1].data(), b.polys[0].data(), v, s);
-  be.multiply_async(c.polys[2].data(), a.polys[1].data(), b.polys[1].data(), v, s);
+  be.tensor_async(c.polys[0].data(), c.polys[1].data(), c.polys[2].data(), a.polys[0].data(),
+                  a.polys[1].data(), b.polys[0].data(), b.polys[1].data(), v, s);
   c.scale = a.scale * b.scale;
   return c;
 }

@@ -140,6 +140,9 @@ class Backend {
   virtual void negate_async(u64* out, const u64* a, const BasisView& b, Stream stream) = 0;
   virtual void multiply_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                               Stream stream) = 0;
+  /// Tensor product of (a0, a1) and (b0, b1): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
+  virtual void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1,
+                            const u64* b0, const u64* b1, const BasisView& b, Stream stream) = 0;
   /// out += a * c
   virtual void multiply_accumulate_async(u64* out, const u64* a, const u64* c,
                                          const BasisView& b, Stream stream) = 0;

@@ -109,6 +109,18 @@ class CpuBackend final : public Backend {
       for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = mul_mod(a[i], c[i], m);
     });
   }
+  void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1, const u64* b0,
+                    const u64* b1, const BasisView& b, Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
+        const u64 x0 = a0[i], x1 = a1[i], y0 = b0[i], y1 = b1[i];
+        d0[i] = mul_mod(x0, y0, m);
+        d1[i] = add_mod(mul_mod(x0, y1, m), mul_mod(x1, y0, m), m.value);
+        d2[i] = mul_mod(x1, y1, m);
+      }
+    });
+  }
   void multiply_accumulate_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                                  Stream) override {
     const std::size_t n = b.ring->n;

@@ -75,6 +75,49 @@ __global__ void bconv_scale_kernel(u64* y, const u64* a, BaseConvView conv, Limb
   }
 }
 
+/// Fused fast base conversion from exactly kFrom source primes: each thread reads its
+/// coefficient's kFrom residues once, scales them in registers (fully unrolled, so nothing spills
+/// to local memory) and writes `rows` output rows. Same arithmetic as rows::dot_mod.
+template <int kFrom>
+__global__ void bconv_fused_kernel(u64* out, const u64* a, BaseConvView conv, LimbMap from,
+                                   LimbMap to, u32 rows) {
+  const std::size_t n = std::size_t{1} << to.log_n;
+  const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (c >= n) return;
+  u64 y[kFrom];
+#pragma unroll
+  for (int i = 0; i < kFrom; ++i)
+    y[i] = mul_shoup(a[i * n + c], __ldg(conv.qhat_inv + i), __ldg(conv.qhat_inv_shoup + i),
+                     from.mod(i).value);
+  const u32 j0 = blockIdx.y * rows;
+  const u32 j1 = j0 + rows < to.limbs ? j0 + rows : to.limbs;
+  for (u32 j = j0; j < j1; ++j) {
+    u64 hi = 0, lo = 0;
+#pragma unroll
+    for (int i = 0; i < kFrom; ++i) {
+      u64 h, l;
+      mul_wide(y[i], __ldg(conv.qhat_mod_p + i * conv.to_limbs + j), h, l);
+      lo += l;
+      hi += h + (lo < l);
+    }
+    out[j * n + c] = barrett_reduce_128(hi, lo, to.mod(j));
+  }
+}
+
+/// Tensor product of two degree-1 ciphertexts, one pass.
+__global__ void tensor_kernel(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1,
+                              const u64* b0, const u64* b1, LimbMap map) {
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const Modulus& m = map.mod(static_cast<u32>(i >> map.log_n));
+    const u64 x0 = a0[i], x1 = a1[i], y0 = b0[i], y1 = b1[i];
+    d0[i] = mul_mod(x0, y0, m);
+    d1[i] = add_mod(mul_mod(x0, y1, m), mul_mod(x1, y0, m), m.value);
+    d2[i] = mul_mod(x1, y1, m);
+  }
+}
+
 /// out[j][c] = sum_i y[i][c] * qhat_mod_p[i][j] mod p_j.
 __global__ void bconv_sum_kernel(u64* out, const u64* y, BaseConvView conv, LimbMap to) {
   const std::size_t n = std::size_t{1} << to.log_n;

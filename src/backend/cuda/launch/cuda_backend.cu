@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -149,6 +150,13 @@ class CudaBackend final : public Backend {
     check_launch("pointwise_kernel");
   }
 
+  void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1, const u64* b0,
+                    const u64* b1, const BasisView& b, Stream s) override {
+    ctx_.activate();
+    k::tensor_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(d0, d1, d2, a0, a1, b0, b1,
+                                                                       map_of(b));
+    check_launch("tensor_kernel");
+  }
   void add_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream s) override {
     pointwise<k::PointwiseOp::add>(out, a, c, nullptr, nullptr, b, s);
   }
@@ -214,6 +222,29 @@ class CudaBackend final : public Backend {
                           const BasisView& to, Stream s) override {
     ctx_.activate();
     const std::size_t n = from.ring->n;
+    if (from.limbs <= 8) {
+      // One pass: source residues read once per coefficient, 4 output rows per thread.
+      constexpr u32 kRows = 4;
+      const dim3 grid(static_cast<u32>((n + 255) / 256),
+                      static_cast<u32>((to.limbs + kRows - 1) / kRows));
+      auto launch = [&](auto kf) {
+        constexpr int kFrom = decltype(kf)::value;
+        k::bconv_fused_kernel<kFrom>
+            <<<grid, 256, 0, raw(s)>>>(out, a, conv, map_of(from), map_of(to), kRows);
+      };
+      switch (from.limbs) {
+        case 1: launch(std::integral_constant<int, 1>{}); break;
+        case 2: launch(std::integral_constant<int, 2>{}); break;
+        case 3: launch(std::integral_constant<int, 3>{}); break;
+        case 4: launch(std::integral_constant<int, 4>{}); break;
+        case 5: launch(std::integral_constant<int, 5>{}); break;
+        case 6: launch(std::integral_constant<int, 6>{}); break;
+        case 7: launch(std::integral_constant<int, 7>{}); break;
+        default: launch(std::integral_constant<int, 8>{}); break;
+      }
+      check_launch("bconv_fused_kernel");
+      return;
+    }
     Scratch y = scratch(from.limbs * n, s);
     k::bconv_scale_kernel<<<grid_for(from.limbs * n), 256, 0, raw(s)>>>(y.words(), a, conv,
                                                                        map_of(from));
