@@ -29,4 +29,16 @@ if [ -x .peers/phantom_ntt_bench ]; then
   .peers/phantom_ntt_bench >"$OUT/phantom_ntt.jsonl" 2>"$OUT/phantom_ntt.log" || status=1
 fi
 $PY bench/compare_ntt.py "$OUT/bench_ntt.json" "$OUT/phantom_ntt.jsonl" | tee "$OUT/ntt_table.md"
+$PY -m ember.cli bench ckks --device cuda --json "$OUT/bench_ckks.json" >/dev/null || status=1
+# Peers, when their binaries / wheels were brought along (never built or committed here).
+if [ -x .peers/phantom_ckks_bench ]; then
+  .peers/phantom_ckks_bench >"$OUT/phantom_ckks.jsonl" 2>"$OUT/phantom_ckks.log" || status=1
+fi
+if ls .whl/desilofhe*.whl >/dev/null 2>&1 && [ -f .peers/desilo_ckks_bench.py ]; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/ember-peers .whl/*.whl &&
+    PYTHONPATH=/tmp/ember-peers $PY .peers/desilo_ckks_bench.py --configs 16:4 \
+      >"$OUT/desilo_ckks.jsonl" 2>"$OUT/desilo_ckks.log" || status=1
+fi
+$PY bench/compare_ckks.py "$OUT/bench_ckks.json" "$OUT/phantom_ckks.jsonl" "$OUT/desilo_ckks.jsonl" \
+  | tee "$OUT/ckks_table.md"
 exit $status
