@@ -53,11 +53,14 @@ def main(argv: list[str]) -> int:
             e = r[ours]
             p = p_ops.get((pset, pop))
             d = d_ops.get(("16:4", dop)) if r["name"] == "N16_36+4" and dop else None
+
             def ratio(v, e=e):
                 return f"{v / e:.2f}x" if v is not None else "-"
 
-            print(f"| {r['name']} | {ours[:-3]} | {e:.3f} | {cell(p)} | {ratio(p)} | {cell(d)} | "
-                  f"{ratio(d)} |")
+            print(
+                f"| {r['name']} | {ours[:-3]} | {e:.3f} | {cell(p)} | {ratio(p)} | {cell(d)} | "
+                f"{ratio(d)} |"
+            )
         e = r["multiply_relin_ms"] + r["rescale_ms"]
 
         def ratio(v, e=e):
@@ -66,10 +69,14 @@ def main(argv: list[str]) -> int:
         p = p_ops.get((pset, "multiply_relin"))
         p = p + p_ops[(pset, "rescale")] if p is not None else None
         d = d_ops.get(("16:4", "multiply_relin_rescale")) if r["name"] == "N16_36+4" else None
-        print(f"| {r['name']} | multiply_relin + rescale | {e:.3f} | {cell(p)} | {ratio(p)} | "
-              f"{cell(d)} | {ratio(d)} |")
-        print(f"| {r['name']} | key-read floor of one key switch | {r['key_read_floor_ms']:.3f} "
-              "| | | | |")
+        print(
+            f"| {r['name']} | multiply_relin + rescale | {e:.3f} | {cell(p)} | {ratio(p)} | "
+            f"{cell(d)} | {ratio(d)} |"
+        )
+        print(
+            f"| {r['name']} | key-read floor of one key switch | {r['key_read_floor_ms']:.3f} "
+            "| | | | |"
+        )
     return 0
 
 

@@ -44,8 +44,8 @@ def main(argv: list[str]) -> int:
             continue
         p = phantom.get((r["log_n"], r["limbs"]), {})
         pf, pi = p.get("ntt_forward"), p.get("ntt_inverse")
-        fmt = lambda v: f"{v:.1f}" if v is not None else "-"  # noqa: E731
-        ratio = lambda a, b: f"{a / b:.2f}x" if a is not None else "-"  # noqa: E731
+        fmt = lambda v: f"{v:.1f}" if v is not None else "-"
+        ratio = lambda a, b: f"{a / b:.2f}x" if a is not None else "-"
         print(
             f"| {r['log_n']} | {r['limbs']} | {r['variant'][5:]} | {r['forward_us']:.1f} | "
             f"{r['inverse_us']:.1f} | {r['forward_cold_us']:.1f} | {r['floor_us']:.1f} | "

@@ -6,7 +6,6 @@ Run: python examples/01_ring_arithmetic.py [--device cpu|cuda|auto]
 import argparse
 
 import numpy as np
-
 from ember import ring
 
 
@@ -17,7 +16,7 @@ def main() -> None:
     args = parser.parse_args()
 
     n = 1 << args.log_n
-    ctx, basis = ring.make_ring(n, bits=50, count=4)
+    _ctx, basis = ring.make_ring(n, bits=50, count=4)
     q = 1
     for p in basis.primes:
         q *= p

@@ -9,7 +9,6 @@ Run: python examples/02_ckks_polynomial_model.py [--device cpu|cuda|auto]
 import argparse
 
 import numpy as np
-
 from ember import ckks
 from ember.polyeval import chebyshev_coefficients
 
@@ -39,8 +38,10 @@ def main() -> None:
 
     expected = 1 / (1 + np.exp(-(w * x + b)))
     err = np.max(np.abs(out - expected))
-    print(f"N={params.n}, {ctx.slots} slots on {ctx.device}: max |error| = {err:.2e} "
-          f"(levels left: {y.level})")
+    print(
+        f"N={params.n}, {ctx.slots} slots on {ctx.device}: max |error| = {err:.2e} "
+        f"(levels left: {y.level})"
+    )
     assert err < 1e-2, "encrypted result differs from numpy"
 
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _ember, resolve_device
+from . import _ember, resolve_device, ring
 from . import serialize as _ser
 from .errors import MismatchError, MissingKeyError, ParameterError, SerializationError
-from .ring import Sampler, generate_ntt_primes
+from .ring import Sampler, generate_ntt_primes, is_prime
 
 __all__ = ["Ciphertext", "Context", "EvalKeys", "Params", "Plaintext", "PublicKey", "SecretKey"]
 
@@ -85,20 +85,39 @@ class Params:
             )
         q_count = self.levels + 1
         if self.dnum is None:
-            # Smallest digit count whose digits fit under P (keeps key-switching noise small).
-            alpha = max(1, (self.special_mods * p_bits) // max(self.scale_bits, 1))
-            object.__setattr__(self, "dnum", max(1, math.ceil(q_count / alpha)))
+            # Largest digit (alpha consecutive primes of Q, q_0 first) that fits under P: small
+            # digits keep the key-switching error at the level of a fresh encryption.
+            p_total = self.special_mods * p_bits
+            alpha = min(
+                p_total // self.scale_bits, 1 + (p_total - self.first_mod_bits) // self.scale_bits
+            )
+            if alpha < 1:
+                raise ParameterError(
+                    f"P ({self.special_mods} x {p_bits} bits) is smaller than q_0 "
+                    f"({self.first_mod_bits} bits): key switching would add large errors; use "
+                    "more or larger special primes"
+                )
+            object.__setattr__(self, "dnum", math.ceil(q_count / alpha))
         if not 1 <= self.dnum <= q_count:
             raise ParameterError(f"dnum={self.dnum} must be in [1, {q_count}]")
+        # The digit count that the chosen digit size actually needs.
+        alpha = math.ceil(q_count / self.dnum)
+        object.__setattr__(self, "dnum", math.ceil(q_count / alpha))
         if not 0 <= self.hamming_weight <= self.n:
             raise ParameterError("hamming_weight must be in [0, N]")
         if not self.q_primes:
             n = self.n
             q0 = generate_ntt_primes(self.first_mod_bits, n, 1)
-            qs = generate_ntt_primes(self.scale_bits, n, self.levels, q0) if self.levels else []
+            qs = _scaling_primes(self.scale_bits, n, self.levels, q0[0])
             ps = generate_ntt_primes(p_bits, n, self.special_mods, q0 + qs)
             object.__setattr__(self, "q_primes", tuple(q0 + qs))
             object.__setattr__(self, "p_primes", tuple(ps))
+        exact = sum(math.log2(q) for q in self.q_primes + self.p_primes)
+        if exact > bound and not self.insecure:
+            raise ParameterError(
+                f"log2(QP) = {exact:.2f} bits exceeds {bound}, the 128-bit security bound for "
+                f"N = 2^{self.log_n}: use fewer levels/bits or insecure=True for experiments"
+            )
 
     @property
     def n(self) -> int:
@@ -131,8 +150,8 @@ class Params:
 
 _PRESETS = {
     # name: literal; log2(QP) within the 128-bit bound of the table above
-    "N13_L3": {"log_n": 13, "levels": 3, "first_mod_bits": 50, "special_mod_bits": 48},  # 218
-    "N14_L8": {"log_n": 14, "levels": 8, "first_mod_bits": 60, "special_mod_bits": 58},  # 438
+    "N13_L3": {"log_n": 13, "levels": 3, "first_mod_bits": 48, "special_mod_bits": 49},  # 217
+    "N14_L8": {"log_n": 14, "levels": 8, "first_mod_bits": 57, "special_mod_bits": 60},  # 437
     "N15_L18": {  # 880
         "log_n": 15,
         "levels": 18,
@@ -148,14 +167,44 @@ _PRESETS = {
         "special_mod_bits": 60,
         "dnum": 9,
     },
-    "N16_L40": {  # 1772
+    "N16_L40": {  # 1770
         "log_n": 16,
         "levels": 40,
         "first_mod_bits": 60,
         "special_mods": 2,
-        "special_mod_bits": 56,
+        "special_mod_bits": 55,
     },
 }
+
+
+def _scaling_primes(bits: int, n: int, count: int, q0: int) -> list[int]:
+    """count NTT-friendly primes near 2^bits for q_1..q_L, chosen from the top level down so that
+    the standard scales S_{l-1} = S_l^2 / q_l stay near 2^bits (each q_l is the unused prime
+    closest to S_l; taking every prime below 2^bits would double the drift at every level)."""
+    if count == 0:
+        return []
+    step, target = 2 * n, 1 << bits
+    below, above = [], []
+    q = (target // step) * step + 1
+    while len(below) < count + 8 and q > target // 2:
+        if q < target and q != q0 and is_prime(q):
+            below.append(q)
+        q -= step
+    q = (target // step + 1) * step + 1
+    while len(above) < count + 8 and q < 2 * target:
+        if q != q0 and is_prime(q):
+            above.append(q)
+        q += step
+    pool = below + above
+    if len(pool) < count:
+        raise ParameterError(f"not enough {bits}-bit NTT primes for N={n}; use fewer levels")
+    chosen, scale = [], float(target)
+    for _ in range(count):
+        best = min(pool, key=lambda p: abs(p - scale))
+        pool.remove(best)
+        chosen.append(best)
+        scale = scale * scale / best
+    return chosen[::-1]  # q_1 .. q_L (q_L was chosen first)
 
 
 def galois_element(step: int, n: int) -> int:
@@ -412,19 +461,26 @@ class Context:
     def scale_at(self, level: int) -> float:
         return self._scales[level]
 
-    def _slots_to_coeffs(self, values) -> tuple[np.ndarray, bool]:
+    def _slots_to_coeffs(self, values, sparse: bool = False) -> tuple[np.ndarray, bool]:
         z = np.asarray(values)
         if z.ndim != 1:
             raise ParameterError(f"expected a 1-D vector of values, got shape {z.shape}")
         if z.size > self.slots:
             raise ParameterError(f"{z.size} values do not fit in {self.slots} slots")
-        if z.size == 0 or self.slots % z.size:
-            # Sparse packing repeats the vector; its length must divide the slot count.
-            full = np.zeros(self.slots, dtype=complex)
+        if not np.all(np.isfinite(z)):
+            raise ParameterError("values must be finite (no NaN or infinity)")
+        if sparse:
+            # Sparse packing: the vector repeated over all slots, so rotations act modulo its
+            # length (its length must divide the slot count).
+            if z.size == 0 or self.slots % z.size:
+                raise ParameterError(
+                    f"sparse packing needs a length dividing {self.slots}, got {z.size}"
+                )
+            z = np.tile(z.astype(complex), self.slots // z.size)
+        else:
+            full = np.zeros(self.slots, dtype=complex)  # shorter input is zero-padded
             full[: z.size] = z
             z = full
-        else:
-            z = np.tile(z.astype(complex), self.slots // z.size)
         is_complex = bool(np.iscomplexobj(values) and np.any(np.imag(values) != 0))
         n = self.params.n
         e = np.zeros(n, dtype=complex)
@@ -438,23 +494,35 @@ class Context:
         e = n * np.fft.ifft(coeffs * self._twist)
         return e[self._idx]
 
-    def encode(self, values, level: int | None = None, scale: float | None = None) -> Plaintext:
-        """Encodes up to `slots` real or complex values (zero-padded) at a level (default: top)
-        and scale (default: the level's standard scale)."""
+    def encode(
+        self, values, level: int | None = None, scale: float | None = None, sparse: bool = False
+    ) -> Plaintext:
+        """Encodes up to `slots` real or complex values at a level (default: top) and scale
+        (default: the level's standard scale). Shorter input is zero-padded, or with sparse=True
+        repeated (its length must divide the slot count; rotations then act modulo it)."""
         level = self.max_level if level is None else level
         if not 0 <= level <= self.max_level:
             raise ParameterError(f"level must be in [0, {self.max_level}]")
         scale = self._scales[level] if scale is None else float(scale)
-        coeffs, _ = self._slots_to_coeffs(values)
+        coeffs, _ = self._slots_to_coeffs(values, sparse)
         poly = self._raw.encode_coeffs(coeffs, level, scale)
         return Plaintext(self, poly, level, scale, np.asarray(values))
 
-    def decode(self, pt: Plaintext) -> np.ndarray:
-        return np.asarray(pt.values)
+    def decode(self, pt: Plaintext, complex: bool = False) -> np.ndarray:
+        """Decodes the plaintext polynomial back to its slots (float64, or complex128)."""
+        limbs = min(2, pt.level + 1)
+        coeff = pt._poly.intt()
+        rows = ring.RnsPoly.from_numpy(
+            self._raw.q_basis(limbs - 1), coeff.to_numpy()[:limbs], "coeff", self.device
+        )
+        z = self._coeffs_to_slots(self._raw.decode_coeffs(rows, pt.scale))
+        return z if complex else z.real.copy()
 
     # ---------------------------------------------------------------- encryption
-    def encrypt(self, values, key: PublicKey | SecretKey, level: int | None = None) -> Ciphertext:
-        pt = values if isinstance(values, Plaintext) else self.encode(values, level)
+    def encrypt(
+        self, values, key: PublicKey | SecretKey, level: int | None = None, sparse: bool = False
+    ) -> Ciphertext:
+        pt = values if isinstance(values, Plaintext) else self.encode(values, level, sparse=sparse)
         is_complex = bool(np.iscomplexobj(pt.values) and np.any(np.imag(pt.values) != 0))
         if isinstance(key, PublicKey):
             raw = self._raw.encrypt(pt._poly, key._raw, self._sampler)
@@ -537,8 +605,10 @@ class Context:
             self._check(b)
             a2, b2 = self._match(a, b)
             return self._wrap(self._raw.add(a2._raw, b2._raw), a, b)
-        if np.isscalar(b) and not isinstance(b, complex) and np.isreal(b):
-            value = round(float(b) * a.scale)
+        if np.isscalar(b) and np.iscomplexobj(b) and np.imag(b) != 0:
+            b = np.full(self.slots, complex(b))
+        elif np.isscalar(b):
+            value = round(float(np.real(b)) * a.scale)
             return self._wrap(self._raw.add_scalar(a._raw, self._residues(value, a.level)), a)
         pt = self._as_plain(b, a.level, a.scale)
         out = self._wrap(self._raw.add_plain(a._raw, pt._poly), a)
@@ -598,9 +668,16 @@ class Context:
             raw = self._raw.multiply_scalar(a._raw, self._residues(int(c), a.level))
             raw.scale = a.scale
             return self._wrap(raw, a)
-        if isinstance(c, complex) and c.imag != 0:
-            return self.multiply(a, np.full(self.slots, c))
+        if np.iscomplexobj(c) and np.imag(c) != 0:
+            return self.multiply(a, np.full(self.slots, complex(c)))
         level = a.level
+        if not self.auto_rescale:
+            # Manual mode: the constant at the level's scale, no rescale (like ct * ct).
+            factor = self._scales[level]
+            k = round(float(np.real(c)) * factor)
+            raw = self._raw.multiply_scalar(a._raw, self._residues(k, level))
+            raw.scale = a.scale * factor
+            return self._wrap(raw, a)
         if level == 0:
             raise ParameterError("multiply: the ciphertext is at level 0; no level left")
         factor = self._scales[level - 1] * self._raw.prime(level) / a.scale
@@ -678,9 +755,12 @@ class Context:
 
     def conj(self, a: Ciphertext) -> Ciphertext:
         self._check(a)
-        return self._wrap(
-            self._raw.apply_galois(a._raw, self._galois_key(2 * self.params.n - 1)), a
-        )
+        g = 2 * self.params.n - 1
+        if g not in self._keys().galois:
+            raise MissingKeyError(
+                "no conjugation key: generate it with ctx.eval_keys(sk, conjugation=True)"
+            )
+        return self._wrap(self._raw.apply_galois(a._raw, self._galois_key(g)), a)
 
     def sum_slots(self, a: Ciphertext) -> Ciphertext:
         """Every slot holds the sum of all slots (needs rotation keys 1, 2, 4, ...)."""

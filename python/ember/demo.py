@@ -40,18 +40,24 @@ def main(device: str | None = "auto") -> int:
     dev = resolve_device(device)
     x = np.random.default_rng(7).uniform(-1, 1, 8192)
     key = bytes(range(32)) if dev != "cpu" else None
-    print(f"Ember demo: encrypted sigmoid(w x + b) with CKKS, preset N14_L8 (128-bit), "
-          f"device={dev} (backends: {', '.join(backends())})")
-    ctx, out, words, t_keys, t_eval = _run(dev, x, key)
+    print(
+        f"Ember demo: encrypted sigmoid(w x + b) with CKKS, preset N14_L8 (128-bit), "
+        f"device={dev} (backends: {', '.join(backends())})"
+    )
+    _ctx, out, words, t_keys, t_eval = _run(dev, x, key)
     expected = 1 / (1 + np.exp(-(W * x + B)))
     err = float(np.max(np.abs(out - expected)))
     ok = err < 5e-2
-    print(f"  keys {t_keys * 1e3:.0f} ms; encrypt + evaluate (degree {DEGREE}) + decrypt "
-          f"{t_eval * 1e3:.0f} ms on {dev}")
-    print(f"  max |decrypted - numpy| = {err:.2e} (approximation error of the degree-{DEGREE} "
-          f"polynomial included)")
+    print(
+        f"  keys {t_keys * 1e3:.0f} ms; encrypt + evaluate (degree {DEGREE}) + decrypt "
+        f"{t_eval * 1e3:.0f} ms on {dev}"
+    )
+    print(
+        f"  max |decrypted - numpy| = {err:.2e} (approximation error of the degree-{DEGREE} "
+        f"polynomial included)"
+    )
     if dev != "cpu":
-        _, out_cpu, words_cpu, _, t_cpu = _run("cpu", x, key)
+        _, _, words_cpu, _, t_cpu = _run("cpu", x, key)
         same = all(np.array_equal(a, b) for a, b in zip(words, words_cpu))
         print(f"  same on cpu: {t_cpu * 1e3:.0f} ms, ciphertexts bit-identical: {same}")
         ok = ok and same

@@ -1,4 +1,4 @@
-// DivideRound: (a - (a mod T)) / T over Q for a in evaluation form (ModDown and rescale).
+// DivideRound: round(a / T) over Q for a in evaluation form (ModDown and rescale).
 #include "ember/ring/divide_round.h"
 
 #include "ember/core/errors.h"
@@ -9,7 +9,7 @@ namespace ember::ring {
 using backend::Buffer;
 
 struct DivideRound::DeviceTables {
-  Buffer zero, t_inv, t_inv_shoup;
+  Buffer zero, half_t_mod_t, neg_half_t_mod_q, t_inv, t_inv_shoup;
 };
 
 namespace {
@@ -19,12 +19,18 @@ u64 product_mod(const std::vector<u64>& primes, u64 m) {
   for (u64 p : primes) r = mul_mod(r, barrett_reduce_64(p, mm), mm);
   return r;
 }
+/// floor(T / 2) mod m for odd T = prod(primes): (T - 1) / 2 = (T mod m - 1) * 2^-1.
+u64 half_product_mod(const std::vector<u64>& primes, u64 m) {
+  return mul_mod(sub_mod(product_mod(primes, m), 1 % m, m), inverse_mod(2, m), make_modulus(m));
+}
 }  // namespace
 
 DivideRound::DivideRound(RnsBasis q, RnsBasis t)
     : q_(std::move(q)), t_(std::move(t)), t_to_q_(t_, q_) {
   const auto ts = t_.primes();
+  for (u64 tj : ts) half_t_mod_t_.push_back(half_product_mod(ts, tj));
   for (u64 qi : q_.primes()) {
+    neg_half_t_mod_q_.push_back(neg_mod(half_product_mod(ts, qi), qi));
     t_inv_mod_q_.push_back(inverse_mod(product_mod(ts, qi), qi));
     t_inv_shoup_.push_back(shoup_precompute(t_inv_mod_q_.back(), qi));
   }
@@ -42,6 +48,8 @@ const DivideRound::DeviceTables& DivideRound::tables_on(backend::Backend& be) co
       return Buffer::from_host(be, v.data(), v.size() * sizeof(u64), s);
     };
     t->zero = up(std::vector<u64>(q_.size(), 0));
+    t->half_t_mod_t = up(half_t_mod_t_);
+    t->neg_half_t_mod_q = up(neg_half_t_mod_q_);
     t->t_inv = up(t_inv_mod_q_);
     t->t_inv_shoup = up(t_inv_shoup_);
     be.synchronize(s);
@@ -56,16 +64,18 @@ void DivideRound::apply_async(u64* out, const u64* a_q, const u64* a_t, backend:
   const std::size_t n = q_.n();
   const auto t_view = t_.on(be);
   const auto q_view = q_.on(be);
-  // T part to coefficients: a mod T (per coefficient), carried to Q and back to eval form.
-  // (Rounding would add floor(T/2) to every coefficient, which in eval form is a full
-  // polynomial per prime rather than a constant: not worth a pass for an error of at most 1.)
+  // Rounding: round(a / T) = (a + h - ((a + h) mod T)) / T with h = floor(T/2) added to every
+  // coefficient. Adding h to every coefficient of the Q part would need a full polynomial per
+  // prime in eval form; instead h is added to the T part's coefficients and subtracted again
+  // from the converted value's coefficients before its NTT: (a - (conv - h)) / T.
   Buffer tmp_t(be, t_.size() * n * sizeof(u64), s);
   be.copy_async(tmp_t.as<u64>(), a_t, t_.size() * n * sizeof(u64), s);
   be.ntt_inverse_async(tmp_t.as<u64>(), t_view, 1, s);
+  be.add_constant_async(tmp_t.as<u64>(), tmp_t.as<u64>(), tab.half_t_mod_t.as<u64>(), t_view, s);
   Buffer conv(be, q_.size() * n * sizeof(u64), s);
   t_to_q_.convert_async(conv.as<u64>(), tmp_t.as<u64>(), be, s);
+  be.add_constant_async(conv.as<u64>(), conv.as<u64>(), tab.neg_half_t_mod_q.as<u64>(), q_view, s);
   be.ntt_forward_async(conv.as<u64>(), q_view, 1, s);
-  // out = (a - (a mod T)) / T
   be.affine_sub_async(out, a_q, conv.as<u64>(), tab.zero.as<u64>(), tab.t_inv.as<u64>(),
                       tab.t_inv_shoup.as<u64>(), q_view, s);
 }

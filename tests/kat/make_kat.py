@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-
 from ember import ring
 
 KEY = bytes(range(32))
@@ -25,7 +24,7 @@ def compute(device: str = "cpu") -> dict:
     out = {}
     for log_n, limbs in CASES:
         n = 1 << log_n
-        ctx, basis = ring.make_ring(n, bits=50, count=limbs)
+        _ctx, basis = ring.make_ring(n, bits=50, count=limbs)
         s = ring.Sampler(KEY)
         u = s.uniform(basis, device, "coeff")
         t = s.ternary(basis, device)

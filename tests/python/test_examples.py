@@ -12,7 +12,10 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.py"
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
 def test_example_runs(script):
     result = subprocess.run(
-        [sys.executable, str(script), "--device", "cpu"], capture_output=True, text=True, timeout=300
+        [sys.executable, str(script), "--device", "cpu"],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -1,4 +1,4 @@
-// DivideRound: division by the product T of trailing primes, in evaluation form.
+// DivideRound: rounding division by the product T of trailing primes, in evaluation form.
 // ModDown of hybrid key switching (T = P) and CKKS rescaling (T = the last prime) are both this.
 #pragma once
 
@@ -17,9 +17,9 @@ class DivideRound {
   DivideRound(RnsBasis q, RnsBasis t);
   const RnsBasis& q() const { return q_; }
   const RnsBasis& t() const { return t_; }
-  /// out (over Q, eval) = (a - r) / T where r = a mod T + u T, 0 <= u < |T| (fast conversion):
-  /// a / T minus an error in [0, |T| + 1) per coefficient. a is given by its Q part a_q and its T
-  /// part a_t, both in eval form. `out` may alias `a_q`.
+  /// out (over Q, eval) = round(a / T) - u per coefficient, where 0 <= u < |T| is the fast
+  /// conversion's overflow (u = 0 when T is one prime, as in rescaling). a is given by its Q
+  /// part a_q and its T part a_t, both in eval form. `out` may alias `a_q`.
   void apply_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                    backend::Stream s) const;
 
@@ -28,7 +28,7 @@ class DivideRound {
   const DeviceTables& tables_on(backend::Backend& be) const;
   RnsBasis q_, t_;
   BaseConverter t_to_q_;
-  std::vector<u64> t_inv_mod_q_, t_inv_shoup_;
+  std::vector<u64> half_t_mod_t_, neg_half_t_mod_q_, t_inv_mod_q_, t_inv_shoup_;
   mutable std::mutex mutex_;
   mutable std::map<std::pair<int, int>, std::shared_ptr<DeviceTables>> cache_;
 };
