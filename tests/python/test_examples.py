@@ -16,6 +16,7 @@ def test_example_runs(script):
         capture_output=True,
         text=True,
         timeout=300,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
