@@ -9,7 +9,7 @@ namespace ember::ring {
 using backend::Buffer;
 
 struct BaseConverter::DeviceTables {
-  Buffer qhat_inv, qhat_inv_shoup, qhat_mod_p;
+  Buffer qhat_inv, qhat_inv_shoup, qhat_mod_p, inv_q, q_mod_p;
   backend::BaseConvView view;
 };
 
@@ -24,7 +24,8 @@ u64 product_except(const std::vector<u64>& primes, std::size_t skip, const Modul
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 }  // namespace
 
-BaseConverter::BaseConverter(RnsBasis from, RnsBasis to) : from_(std::move(from)), to_(std::move(to)) {
+BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact)
+    : from_(std::move(from)), to_(std::move(to)), exact_(exact) {
   from_.concat(to_);  // throws MismatchError for other rings or shared primes
   const auto q = from_.primes();
   const auto p = to_.primes();
@@ -37,7 +38,9 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to) : from_(std::move(from)
     qhat_inv_shoup_[i] = shoup_precompute(qhat_inv_[i], q[i]);
     for (std::size_t j = 0; j < p.size(); ++j)
       qhat_mod_p_[i * p.size() + j] = product_except(q, i, make_modulus(p[j]));
+    inv_q_.push_back(1.0 / static_cast<double>(q[i]));
   }
+  for (u64 pj : p) q_mod_p_.push_back(product_except(q, kNone, make_modulus(pj)));
 }
 
 backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
@@ -54,12 +57,18 @@ backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
     t->qhat_inv = up(qhat_inv_);
     t->qhat_inv_shoup = up(qhat_inv_shoup_);
     t->qhat_mod_p = up(qhat_mod_p_);
+    t->inv_q = Buffer::from_host(be, inv_q_.data(), inv_q_.size() * sizeof(double), s);
+    t->q_mod_p = up(q_mod_p_);
     be.synchronize(s);
     t->view.from_limbs = from_.size();
     t->view.to_limbs = to_.size();
     t->view.qhat_inv = t->qhat_inv.as<const u64>();
     t->view.qhat_inv_shoup = t->qhat_inv_shoup.as<const u64>();
     t->view.qhat_mod_p = t->qhat_mod_p.as<const u64>();
+    if (exact_) {
+      t->view.inv_q = t->inv_q.as<const double>();
+      t->view.q_mod_p = t->q_mod_p.as<const u64>();
+    }
     it = cache_.emplace(key, t).first;
   }
   return it->second->view;

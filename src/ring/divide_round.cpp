@@ -26,7 +26,7 @@ u64 half_product_mod(const std::vector<u64>& primes, u64 m) {
 }  // namespace
 
 DivideRound::DivideRound(RnsBasis q, RnsBasis t)
-    : q_(std::move(q)), t_(std::move(t)), t_to_q_(t_, q_) {
+    : q_(std::move(q)), t_(std::move(t)), t_to_q_(t_, q_, /*exact=*/true) {
   const auto ts = t_.primes();
   for (u64 tj : ts) half_t_mod_t_.push_back(half_product_mod(ts, tj));
   for (u64 qi : q_.primes()) {

@@ -63,6 +63,10 @@ struct BaseConvView {
   const u64* qhat_inv = nullptr;        // [from]: (Q/q_i)^-1 mod q_i
   const u64* qhat_inv_shoup = nullptr;  // [from]
   const u64* qhat_mod_p = nullptr;      // [from][to]: (Q/q_i) mod p_j
+  // Exact conversion (HPS): the overflow u = floor(sum_i y_i / q_i) is computed in floating
+  // point and u Q subtracted, so the result is x mod Q itself. Null for the fast conversion.
+  const double* inv_q = nullptr;  // [from]: 1 / q_i
+  const u64* q_mod_p = nullptr;   // [to]: Q mod p_j
 };
 
 /// Tables of the exact big-integer <-> RNS conversions, backend memory.

@@ -15,7 +15,8 @@ namespace ember::ring {
 class BaseConverter {
  public:
   /// Throws MismatchError when the bases belong to different rings or share a prime.
-  BaseConverter(RnsBasis from, RnsBasis to);
+  /// exact=true gives x mod Q exactly (HPS: the overflow count estimated in floating point).
+  BaseConverter(RnsBasis from, RnsBasis to, bool exact = false);
   const RnsBasis& from() const { return from_; }
   const RnsBasis& to() const { return to_; }
   /// `a` over `from`, coefficient form -> result over `to`, coefficient form.
@@ -27,7 +28,9 @@ class BaseConverter {
  private:
   struct DeviceTables;
   RnsBasis from_, to_;
-  std::vector<u64> qhat_inv_, qhat_inv_shoup_, qhat_mod_p_;
+  bool exact_ = false;
+  std::vector<u64> qhat_inv_, qhat_inv_shoup_, qhat_mod_p_, q_mod_p_;
+  std::vector<double> inv_q_;
   mutable std::mutex mutex_;
   mutable std::map<std::pair<int, int>, std::shared_ptr<DeviceTables>> cache_;
 };

@@ -17,9 +17,10 @@ class DivideRound {
   DivideRound(RnsBasis q, RnsBasis t);
   const RnsBasis& q() const { return q_; }
   const RnsBasis& t() const { return t_; }
-  /// out (over Q, eval) = round(a / T) - u per coefficient, where 0 <= u < |T| is the fast
-  /// conversion's overflow (u = 0 when T is one prime, as in rescaling). a is given by its Q
-  /// part a_q and its T part a_t, both in eval form. `out` may alias `a_q`.
+  /// out (over Q, eval) = round(a / T) per coefficient (the T -> Q conversion is exact, so no
+  /// overflow bias is left; the floating-point overflow estimate can be off by one only when
+  /// a mod T is within 2^-50 T of 0 or T). a is given by its Q part a_q and its T part a_t,
+  /// both in eval form. `out` may alias `a_q`.
   void apply_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                    backend::Stream s) const;
 

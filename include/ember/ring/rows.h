@@ -78,6 +78,30 @@ EMBER_HD u64 dot_mod(const u64* y, std::size_t y_stride, const u64* c, std::size
   return barrett_reduce_128(acc_hi, acc_lo, m);
 }
 
+/// The overflow u = floor(sum_i y_i / q_i) of a fast base conversion, in double precision with
+/// a fixed order of correctly rounded operations (no fused multiply-add), so that every backend
+/// computes the same u.
+EMBER_HD u64 conversion_overflow(const u64* y, std::size_t stride, std::size_t count,
+                                 const double* inv_q) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < count; ++i) {
+#if defined(__CUDA_ARCH__)
+    sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(y[i * stride]), inv_q[i]));
+#else
+    sum += static_cast<double>(y[i * stride]) * inv_q[i];
+#endif
+  }
+  return static_cast<u64>(sum);  // sum >= 0: truncation is floor
+}
+
+/// Converted value of one coefficient into target prime j (fast, or exact when conv.inv_q).
+EMBER_HD u64 convert_row(const u64* y, std::size_t stride, const backend::BaseConvView& conv,
+                         std::size_t j, u64 overflow, const Modulus& m) {
+  u64 v = dot_mod(y, stride, conv.qhat_mod_p + j, conv.to_limbs, conv.from_limbs, m);
+  if (conv.inv_q) v = sub_mod(v, mul_mod(barrett_reduce_64(overflow, m), conv.q_mod_p[j], m), m.value);
+  return v;
+}
+
 /// sum over the digits of digit_j[r] * key_j.{0,1}[prime of r] at coefficient c (reading slot
 /// src of the digits when an automorphism is fused), accumulated in 128 bits, reduced once.
 EMBER_HD void key_product_row(const backend::KeyProductView& kp, std::size_t n, u32 r,

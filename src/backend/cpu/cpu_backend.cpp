@@ -199,9 +199,13 @@ class CpuBackend final : public Backend {
       for (std::size_t c = 0; c < n; ++c)
         y[c * L + i] = mul_shoup(a[i * n + c], conv.qhat_inv[i], conv.qhat_inv_shoup[i], m.value);
     });
+    std::vector<u64> overflow(n, 0);
+    if (conv.inv_q)
+      for (std::size_t c = 0; c < n; ++c)
+        overflow[c] = ring::rows::conversion_overflow(&y[c * L], 1, L, conv.inv_q);
     per_limb(to, [&](long j, const Modulus& m) {
       for (std::size_t c = 0; c < n; ++c)
-        out[j * n + c] = ring::rows::dot_mod(&y[c * L], 1, conv.qhat_mod_p + j, conv.to_limbs, L, m);
+        out[j * n + c] = ring::rows::convert_row(&y[c * L], 1, conv, j, overflow[c], m);
     });
   }
 

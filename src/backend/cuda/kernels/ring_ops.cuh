@@ -91,6 +91,7 @@ __global__ void bconv_fused_kernel(u64* out, const u64* a, BaseConvView conv, Li
                      from.mod(i).value);
   const u32 j0 = blockIdx.y * rows;
   const u32 j1 = j0 + rows < to.limbs ? j0 + rows : to.limbs;
+  const u64 overflow = conv.inv_q ? ring::rows::conversion_overflow(y, 1, kFrom, conv.inv_q) : 0;
   for (u32 j = j0; j < j1; ++j) {
     u64 hi = 0, lo = 0;
 #pragma unroll
@@ -100,7 +101,11 @@ __global__ void bconv_fused_kernel(u64* out, const u64* a, BaseConvView conv, Li
       lo += l;
       hi += h + (lo < l);
     }
-    out[j * n + c] = barrett_reduce_128(hi, lo, to.mod(j));
+    const Modulus& m = to.mod(j);
+    u64 v = barrett_reduce_128(hi, lo, m);
+    if (conv.inv_q)
+      v = sub_mod(v, mul_mod(barrett_reduce_64(overflow, m), conv.q_mod_p[j], m), m.value);
+    out[j * n + c] = v;
   }
 }
 
@@ -126,8 +131,9 @@ __global__ void bconv_sum_kernel(u64* out, const u64* y, BaseConvView conv, Limb
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 j = static_cast<u32>(i >> to.log_n);
     const std::size_t c = i & (n - 1);
-    out[i] = ring::rows::dot_mod(y + c, n, conv.qhat_mod_p + j, conv.to_limbs, conv.from_limbs,
-                                 to.mod(j));
+    const u64 overflow =
+        conv.inv_q ? ring::rows::conversion_overflow(y + c, n, conv.from_limbs, conv.inv_q) : 0;
+    out[i] = ring::rows::convert_row(y + c, n, conv, j, overflow, to.mod(j));
   }
 }
 
