@@ -25,7 +25,10 @@ constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 }  // namespace
 
 BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact)
-    : from_(std::move(from)), to_(std::move(to)), exact_(exact) {
+    : from_(std::move(from)),
+      to_(std::move(to)),
+      exact_(exact),
+      tables_(std::make_shared<backend::PerDevice<DeviceTables>>()) {
   from_.concat(to_);  // throws MismatchError for other rings or shared primes
   const auto q = from_.primes();
   const auto p = to_.primes();
@@ -44,34 +47,27 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact)
 }
 
 backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
-  std::lock_guard lock(mutex_);
-  auto dev = be.device();
-  auto key = std::make_pair(static_cast<int>(dev.kind), dev.index);
-  auto it = cache_.find(key);
-  if (it == cache_.end()) {
-    auto t = std::make_shared<DeviceTables>();
-    auto s = be.default_stream();
-    auto up = [&](const std::vector<u64>& v) {
-      return Buffer::from_host(be, v.data(), v.size() * sizeof(u64), s);
-    };
-    t->qhat_inv = up(qhat_inv_);
-    t->qhat_inv_shoup = up(qhat_inv_shoup_);
-    t->qhat_mod_p = up(qhat_mod_p_);
-    t->inv_q = Buffer::from_host(be, inv_q_.data(), inv_q_.size() * sizeof(double), s);
-    t->q_mod_p = up(q_mod_p_);
-    be.synchronize(s);
-    t->view.from_limbs = from_.size();
-    t->view.to_limbs = to_.size();
-    t->view.qhat_inv = t->qhat_inv.as<const u64>();
-    t->view.qhat_inv_shoup = t->qhat_inv_shoup.as<const u64>();
-    t->view.qhat_mod_p = t->qhat_mod_p.as<const u64>();
-    if (exact_) {
-      t->view.inv_q = t->inv_q.as<const double>();
-      t->view.q_mod_p = t->q_mod_p.as<const u64>();
-    }
-    it = cache_.emplace(key, t).first;
-  }
-  return it->second->view;
+  return tables_
+      ->get(be,
+            [&](backend::Backend& b) {
+              DeviceTables t;
+              t.qhat_inv = backend::upload(b, qhat_inv_);
+              t.qhat_inv_shoup = backend::upload(b, qhat_inv_shoup_);
+              t.qhat_mod_p = backend::upload(b, qhat_mod_p_);
+              t.inv_q = backend::upload(b, inv_q_);
+              t.q_mod_p = backend::upload(b, q_mod_p_);
+              t.view.from_limbs = from_.size();
+              t.view.to_limbs = to_.size();
+              t.view.qhat_inv = t.qhat_inv.as<const u64>();
+              t.view.qhat_inv_shoup = t.qhat_inv_shoup.as<const u64>();
+              t.view.qhat_mod_p = t.qhat_mod_p.as<const u64>();
+              if (exact_) {
+                t.view.inv_q = t.inv_q.as<const double>();
+                t.view.q_mod_p = t.q_mod_p.as<const u64>();
+              }
+              return t;
+            })
+      .view;
 }
 
 void BaseConverter::convert_async(u64* out, const u64* a, backend::Backend& be,

@@ -26,7 +26,10 @@ u64 half_product_mod(const std::vector<u64>& primes, u64 m) {
 }  // namespace
 
 DivideRound::DivideRound(RnsBasis q, RnsBasis t)
-    : q_(std::move(q)), t_(std::move(t)), t_to_q_(t_, q_, /*exact=*/true) {
+    : q_(std::move(q)),
+      t_(std::move(t)),
+      t_to_q_(t_, q_, /*exact=*/true),
+      tables_(std::make_shared<backend::PerDevice<DeviceTables>>()) {
   const auto ts = t_.primes();
   for (u64 tj : ts) half_t_mod_t_.push_back(half_product_mod(ts, tj));
   for (u64 qi : q_.primes()) {
@@ -37,25 +40,15 @@ DivideRound::DivideRound(RnsBasis q, RnsBasis t)
 }
 
 const DivideRound::DeviceTables& DivideRound::tables_on(backend::Backend& be) const {
-  std::lock_guard lock(mutex_);
-  auto dev = be.device();
-  auto key = std::make_pair(static_cast<int>(dev.kind), dev.index);
-  auto it = cache_.find(key);
-  if (it == cache_.end()) {
-    auto t = std::make_shared<DeviceTables>();
-    auto s = be.default_stream();
-    auto up = [&](const std::vector<u64>& v) {
-      return Buffer::from_host(be, v.data(), v.size() * sizeof(u64), s);
-    };
-    t->zero = up(std::vector<u64>(q_.size(), 0));
-    t->half_t_mod_t = up(half_t_mod_t_);
-    t->neg_half_t_mod_q = up(neg_half_t_mod_q_);
-    t->t_inv = up(t_inv_mod_q_);
-    t->t_inv_shoup = up(t_inv_shoup_);
-    be.synchronize(s);
-    it = cache_.emplace(key, t).first;
-  }
-  return *it->second;
+  return tables_->get(be, [&](backend::Backend& b) {
+    DeviceTables t;
+    t.zero = backend::upload(b, std::vector<u64>(q_.size(), 0));
+    t.half_t_mod_t = backend::upload(b, half_t_mod_t_);
+    t.neg_half_t_mod_q = backend::upload(b, neg_half_t_mod_q_);
+    t.t_inv = backend::upload(b, t_inv_mod_q_);
+    t.t_inv_shoup = backend::upload(b, t_inv_shoup_);
+    return t;
+  });
 }
 
 void DivideRound::apply_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,

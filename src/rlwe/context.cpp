@@ -253,11 +253,16 @@ SwitchKey Context::galois_key(const SecretKey& sk, u64 galois, ring::Sampler& sa
   return switch_key(sg, sk, sampler, galois);
 }
 
-Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler& sampler) const {
-  check_params(pk.params_id, "the public key");
+std::size_t Context::plaintext_level(const RnsPoly& m) const {
   const std::size_t level = m.limbs() - 1;
   if (m.limbs() > q_count_ || m.basis() != q_basis(level) || m.form() != Form::eval)
     throw MismatchError("encrypt: the plaintext must be in eval form over a level of this context");
+  return level;
+}
+
+Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler& sampler) const {
+  check_params(pk.params_id, "the public key");
+  const std::size_t level = plaintext_level(m);
   auto& be = backend();
   const Stream st = be.default_stream();
   const RnsBasis& q = q_basis(level);
@@ -285,9 +290,7 @@ Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler
 Ciphertext Context::encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
                                       ring::Sampler& sampler) const {
   check_params(sk.params_id, "the secret key");
-  const std::size_t level = m.limbs() - 1;
-  if (m.limbs() > q_count_ || m.basis() != q_basis(level) || m.form() != Form::eval)
-    throw MismatchError("encrypt: the plaintext must be in eval form over a level of this context");
+  const std::size_t level = plaintext_level(m);
   auto& be = backend();
   const Stream st = be.default_stream();
   const RnsBasis& q = q_basis(level);

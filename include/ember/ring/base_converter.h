@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ember/backend/per_device.h"
 #include "ember/ring/rns_poly.h"
 
 namespace ember::ring {
@@ -31,8 +32,7 @@ class BaseConverter {
   bool exact_ = false;
   std::vector<u64> qhat_inv_, qhat_inv_shoup_, qhat_mod_p_, q_mod_p_;
   std::vector<double> inv_q_;
-  mutable std::mutex mutex_;
-  mutable std::map<std::pair<int, int>, std::shared_ptr<DeviceTables>> cache_;
+  std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
 };
 
 /// ModUp (Q -> Q u P) and ModDown with rounding (Q u P -> Q) for disjoint bases Q and P.

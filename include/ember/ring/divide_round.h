@@ -30,8 +30,7 @@ class DivideRound {
   RnsBasis q_, t_;
   BaseConverter t_to_q_;
   std::vector<u64> half_t_mod_t_, neg_half_t_mod_q_, t_inv_mod_q_, t_inv_shoup_;
-  mutable std::mutex mutex_;
-  mutable std::map<std::pair<int, int>, std::shared_ptr<DeviceTables>> cache_;
+  std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
 };
 
 }  // namespace ember::ring

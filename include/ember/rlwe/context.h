@@ -86,6 +86,8 @@ class Context {
   void check_params(u64 params_id, const char* what) const;
 
  private:
+  /// The level of a plaintext (eval form over some Q_l); throws MismatchError otherwise.
+  std::size_t plaintext_level(const RnsPoly& m) const;
   struct Level {
     RnsBasis q;       // q_0..q_l
     RnsBasis qp;      // q_0..q_l, p_0..p_{k-1}
