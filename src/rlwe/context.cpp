@@ -149,6 +149,21 @@ PublicKey Context::make_public_key(RnsPoly b, const ChaChaKey& seed, u64 nonce, 
 SwitchKey Context::make_switch_key(const std::vector<RnsPoly>& b, const ChaChaKey& seed, u64 nonce,
                                    u64 galois, u64 key_id) const {
   expect(b.size() == dnum_, "evaluation key");
+  for (const auto& bj : b)
+    expect(bj.basis() == full_ && bj.form() == Form::eval && bj.device() == device_,
+           "evaluation key part");
+  SwitchKey key = switch_key_with_uniform_parts(seed, nonce, galois, key_id);
+  auto& be = backend();
+  const std::size_t poly_words = key.rows * n_;
+  for (std::size_t j = 0; j < dnum_; ++j)
+    be.copy_async(key.data.as<u64>() + 2 * j * poly_words, b[j].data(), poly_words * sizeof(u64),
+                  be.default_stream());
+  be.synchronize(be.default_stream());
+  return key;
+}
+
+SwitchKey Context::switch_key_with_uniform_parts(const ChaChaKey& seed, u64 nonce, u64 galois,
+                                                 u64 key_id) const {
   auto& be = backend();
   const Stream st = be.default_stream();
   const std::size_t rows = q_count_ + p_count_;
@@ -162,14 +177,9 @@ SwitchKey Context::make_switch_key(const std::vector<RnsPoly>& b, const ChaChaKe
   key.galois = galois;
   key.key_id = key_id;
   key.params_id = params_id_;
-  for (std::size_t j = 0; j < dnum_; ++j) {
-    expect(b[j].basis() == full_ && b[j].form() == Form::eval && b[j].device() == device_,
-           "evaluation key part");
-    u64* bj = key.data.as<u64>() + 2 * j * poly_words;
-    be.copy_async(bj, b[j].data(), poly_words * sizeof(u64), st);
-    ring::Sampler::uniform_into(bj + poly_words, seed, nonce + j, full_, be, st);
-  }
-  be.synchronize(st);
+  for (std::size_t j = 0; j < dnum_; ++j)
+    ring::Sampler::uniform_into(key.data.as<u64>() + (2 * j + 1) * poly_words, seed, nonce + j,
+                                full_, be, st);
   return key;
 }
 
@@ -212,25 +222,17 @@ PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const
 SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::Sampler& sampler,
                               u64 galois) const {
   check_params(sk.params_id, "the secret key");
+  SwitchKey key = switch_key_with_uniform_parts(sampler.key(), sampler.reserve_nonces(dnum_),
+                                                galois, sk.key_id);
   auto& be = backend();
   const Stream st = be.default_stream();
-  const std::size_t rows = q_count_ + p_count_;
+  const std::size_t rows = key.rows;
   const std::size_t poly_words = rows * n_;
-  SwitchKey key;
-  key.dnum = dnum_;
-  key.rows = rows;
-  key.data = Buffer(be, dnum_ * 2 * poly_words * sizeof(u64), st);
-  key.seed = sampler.key();
-  key.seed_nonce = sampler.reserve_nonces(dnum_);
-  key.galois = galois;
-  key.key_id = sk.key_id;
-  key.params_id = params_id_;
   const auto v = full_.on(be);
   RnsPoly scaled(full_, Form::eval, device_);
   for (std::size_t j = 0; j < dnum_; ++j) {
     u64* b = key.data.as<u64>() + (2 * j) * poly_words;
-    u64* a = b + poly_words;
-    ring::Sampler::uniform_into(a, key.seed, key.seed_nonce + j, full_, be, st);
+    const u64* a = b + poly_words;
     RnsPoly e = sampler.gaussian(full_, device_);
     e.ntt_inplace();
     const std::vector<u64> g(gadget_.begin() + j * rows, gadget_.begin() + (j + 1) * rows);
