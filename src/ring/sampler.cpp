@@ -20,6 +20,14 @@ RnsPoly Sampler::uniform(const RnsBasis& basis, Device device, Form form) {
   return p;
 }
 
+ChaChaKey Sampler::derive_key() {
+  std::uint32_t block[16];
+  chacha20_block(key_, 0, next_nonce(), block);
+  ChaChaKey k;
+  for (int i = 0; i < 8; ++i) k.words[i] = block[i];
+  return k;
+}
+
 void Sampler::uniform_into(u64* out, const ChaChaKey& key, u64 nonce, const RnsBasis& basis,
                            backend::Backend& be, backend::Stream s) {
   be.sample_uniform_async(out, key, nonce, basis.on(be), s);

@@ -205,8 +205,10 @@ PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const
   const Stream st = be.default_stream();
   const RnsBasis& q = q_basis(max_level());
   PublicKey pk{RnsPoly(q, Form::eval, device_), RnsPoly(q, Form::eval, device_)};
-  pk.seed = sampler.key();
-  pk.seed_nonce = sampler.next_nonce();
+  // The uniform half comes from a derived key: it is published as the seed, the sampler's own
+  // key (which also drew the secret) must never be.
+  pk.seed = sampler.derive_key();
+  pk.seed_nonce = 0;
   ring::Sampler::uniform_into(pk.a.data(), pk.seed, pk.seed_nonce, q, be, st);
   RnsPoly e = sampler.gaussian(q, device_);
   e.ntt_inplace();
@@ -222,8 +224,8 @@ PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const
 SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::Sampler& sampler,
                               u64 galois) const {
   check_params(sk.params_id, "the secret key");
-  SwitchKey key = switch_key_with_uniform_parts(sampler.key(), sampler.reserve_nonces(dnum_),
-                                                galois, sk.key_id);
+  // Seeded uniform halves from a derived key (published with the key), never the sampler's key.
+  SwitchKey key = switch_key_with_uniform_parts(sampler.derive_key(), 0, galois, sk.key_id);
   auto& be = backend();
   const Stream st = be.default_stream();
   const std::size_t rows = key.rows;

@@ -31,6 +31,10 @@ class Sampler {
   RnsPoly gaussian(const RnsBasis& basis, Device device, double sigma = 3.2);
 
   u64 next_nonce() { return nonce_.fetch_add(1); }
+  /// A fresh key for public randomness (the uniform halves of public and evaluation keys, which
+  /// are serialized as seeds): the first ChaCha20 block of a fresh nonce of this sampler's key.
+  /// Publishing it reveals nothing about this sampler's key or its other draws.
+  ChaChaKey derive_key();
   /// Reserves `count` consecutive nonces and returns the first.
   u64 reserve_nonces(u64 count) { return nonce_.fetch_add(count); }
   /// The uniform polynomial of draw `nonce` of this key (what uniform() returns for that nonce).
