@@ -1,56 +1,119 @@
-"""Polynomial evaluation on CKKS ciphertexts (Chebyshev or power basis).
+"""Polynomial evaluation on CKKS ciphertexts: baby-step giant-step in the Chebyshev basis.
 
-All basis polynomials T_0..T_d are built by products of two lower-index ones (T_2k = 2 T_k^2 - 1,
-T_2k+1 = 2 T_k T_k+1 - T_1, and likewise x^k), so T_k sits at depth ceil(log2 k); the linear
-combination adds one level for the coefficients: depth ceil(log2 d) + 1, d - 1 ciphertext
-products. A baby-step giant-step evaluation (fewer products for large d) is a planned
-improvement; it does not change the depth.
+p(y) = sum_k c_k T_k(y) with y the input mapped to [-1, 1]. With m = ceil(log2(d + 1)) and
+B = 2^floor(m / 2): the baby steps T_1..T_B and the giant steps T_2B, T_4B, ..., T_2^(m-1)
+(each by one product: T_2k = 2 T_k^2 - 1, T_a+b = 2 T_a T_b - T_|a-b|). The polynomial is split
+recursively, p = q T_n + r with n the largest giant step not above its degree (Chebyshev
+division: T_n+j = 2 T_n T_j - T_n-j), down to pieces of degree <= B that are linear
+combinations of the baby steps. About 2 sqrt(d) + d / B ciphertext products instead of d - 1;
+depth ceil(log2 d) + 1 (the coefficients' scalar products take the extra level), plus one for
+the interval map when it is not (-1, 1). The power basis is converted to Chebyshev coefficients
+first (exact in real arithmetic; fine for the moderate degrees CKKS uses).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from .errors import ParameterError
 
 
-def _basis(ctx, y, d: int, chebyshev: bool) -> list:
-    t = [None, y]
-    for k in range(2, d + 1):
-        lo, hi = k // 2, k - k // 2
-        prod = ctx.multiply(t[lo], t[hi])
-        if chebyshev:
-            prod = ctx.multiply(prod, 2)  # integer: no level
-            prod = ctx.add(prod, -1.0) if lo == hi else ctx.sub(prod, t[hi - lo])
-        t.append(prod)
-    return t
+def _trim(c: np.ndarray) -> np.ndarray:
+    nz = np.nonzero(c)[0]
+    return c[: nz[-1] + 1] if nz.size else c[:1] * 0
+
+
+def _chebyshev_divide(c: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(q, r) with sum c_k T_k = (sum q_j T_j) T_n + sum r_k T_k, for deg c < 2n."""
+    q = np.zeros(len(c) - n)
+    q[0] = c[n]
+    q[1:] = 2 * c[n + 1 :]
+    r = c[:n].copy()
+    for j in range(1, len(c) - n):
+        r[n - j] -= c[n + j]
+    return q, r
+
+
+def _chebyshev_power(ctx, t: dict, k: int):
+    """T_k from already computed lower terms (one product)."""
+    a = 1 << (k.bit_length() - 1)
+    if a == k:
+        half = t[k // 2]
+        return ctx.add(ctx.multiply(ctx.multiply(half, half), 2), -1.0)
+    prod = ctx.multiply(ctx.multiply(t[a], t[k - a]), 2)
+    return ctx.sub(prod, t[2 * a - k]) if 2 * a - k else ctx.add(prod, -1.0)
+
+
+def _combine(ctx, a, b):
+    """Sum of two terms, each a Ciphertext, a float constant or None (zero)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, float) and isinstance(b, float):
+        return a + b
+    if isinstance(a, float):
+        a, b = b, a
+    return ctx.add(a, b)
 
 
 def evaluate(ctx, x, coeffs: list[float], basis: str, interval: tuple[float, float]):
     if basis not in ("chebyshev", "power"):
         raise ParameterError(f"basis must be 'chebyshev' or 'power', got '{basis}'")
-    coeffs = [float(c) for c in coeffs]
-    while len(coeffs) > 1 and coeffs[-1] == 0.0:
-        coeffs.pop()
-    d = len(coeffs) - 1
-    if d < 1:
-        return ctx.add(ctx.multiply(x, 0), coeffs[0])
+    c = np.asarray([float(v) for v in coeffs], dtype=float)
+    if c.size == 0 or not np.all(np.isfinite(c)):
+        raise ParameterError("coefficients must be a non-empty list of finite numbers")
     lo, hi = float(interval[0]), float(interval[1])
     if not hi > lo:
         raise ParameterError("interval must be (lo, hi) with hi > lo")
     y = x
-    if basis == "chebyshev" and (lo, hi) != (-1.0, 1.0):
+    if basis == "power":
+        c = np.polynomial.chebyshev.poly2cheb(c)
+    elif (lo, hi) != (-1.0, 1.0):
         y = ctx.add(ctx.multiply(x, 2.0 / (hi - lo)), -(hi + lo) / (hi - lo))
-    t = _basis(ctx, y, d, basis == "chebyshev")
-    acc = None
-    for k in range(1, d + 1):
-        if coeffs[k] == 0.0:
-            continue
-        term = ctx.multiply(t[k], coeffs[k])
-        acc = term if acc is None else ctx.add(acc, term)
-    if acc is None:
-        return ctx.add(ctx.multiply(x, 0), coeffs[0])
-    return ctx.add(acc, coeffs[0]) if coeffs[0] else acc
+    c = _trim(c)
+    d = len(c) - 1
+    if d == 0:
+        return ctx.add(ctx.multiply(x, 0), float(c[0]))
+    m = math.ceil(math.log2(d + 1))
+    baby = min(1 << (m // 2), d) if m > 1 else 1
+    t = {1: y}
+    for k in range(2, baby + 1):
+        t[k] = _chebyshev_power(ctx, t, k)
+    n = 1 << (baby.bit_length() - 1)  # giant steps: powers of two above the baby range
+    while 2 * n <= d:
+        if 2 * n not in t:
+            t[2 * n] = _chebyshev_power(ctx, t, 2 * n)
+        n *= 2
+
+    def rec(coef: np.ndarray):
+        coef = _trim(coef)
+        deg = len(coef) - 1
+        if deg <= baby:
+            acc = None
+            for k in range(1, deg + 1):
+                if coef[k] != 0.0:
+                    acc = _combine(ctx, acc, ctx.multiply(t[k], float(coef[k])))
+            const = float(coef[0])
+            if acc is None:
+                return const if const else None
+            return ctx.add(acc, const) if const else acc
+        step = 1 << (deg.bit_length() - 1)
+        q, r = _chebyshev_divide(coef, step)
+        qv = rec(q)
+        prod = None
+        if isinstance(qv, float):
+            prod = ctx.multiply(t[step], qv)
+        elif qv is not None:
+            prod = ctx.multiply(qv, t[step])
+        return _combine(ctx, prod, rec(r))
+
+    out = rec(c)
+    if out is None or isinstance(out, float):
+        return ctx.add(ctx.multiply(x, 0), float(out or 0.0))
+    return out
 
 
 def chebyshev_coefficients(f, degree: int, interval=(-1.0, 1.0)) -> np.ndarray:

@@ -146,7 +146,8 @@ def power_amplification(coeffs) -> float:
 
 
 def poly_depth(degree: int) -> int:
-    """Levels of ember.polyeval: ceil(log2 d) for the basis, one for the coefficients."""
+    """Upper bound on the levels of ember.polyeval: ceil(log2 d) + 1 (its BSGS often uses one
+    fewer; never fewer than ceil(log2(d + 1)))."""
     return math.ceil(math.log2(degree)) + 1 if degree > 1 else 1
 
 
