@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "ember/ckks/context.h"
@@ -43,7 +43,8 @@ nb::list bench_ntt(int log_n, std::size_t limbs, const std::string& device,
   const std::size_t rotation =
       std::min<std::size_t>(64, std::max<std::size_t>(1, (std::size_t{256} << 20) / bytes + 1));
   std::vector<RnsPoly> polys;
-  for (std::size_t i = 0; i < rotation; ++i) polys.push_back(sampler.uniform(basis, dev, Form::coeff));
+  for (std::size_t i = 0; i < rotation; ++i)
+    polys.push_back(sampler.uniform(basis, dev, Form::coeff));
   const std::vector<u64> before = polys[0].to_host();
   auto& be = polys[0].backend();
   const auto view = polys[0].view();
@@ -94,8 +95,8 @@ double copy_bandwidth(const std::string& device, std::size_t mb, int iters) {
   std::vector<char> init(bytes, 1);
   be.copy_from_host_async(a.as<void>(), init.data(), bytes, s);
   be.synchronize(s);
-  auto t = be.time_runs([&](backend::Stream st) { be.copy_async(b.as<void>(), a.as<void>(), bytes, st); },
-                        3, iters);
+  auto t = be.time_runs(
+      [&](backend::Stream st) { be.copy_async(b.as<void>(), a.as<void>(), bytes, st); }, 3, iters);
   return 2.0 * bytes / (median(t) * 1e-3) / 1e9;
 }
 

@@ -36,9 +36,10 @@ void bind_ckks(nb::module_& m) {
       .def_ro("params_id", &SecretKey::params_id);
   nb::class_<PublicKey>(m, "PublicKey")
       .def_prop_ro("b", [](const PublicKey& k) { return k.b.copy(); })
-      .def_prop_ro("seed", [](const PublicKey& k) {
-        return nb::bytes(reinterpret_cast<const char*>(k.seed.words), 32);
-      })
+      .def_prop_ro("seed",
+                   [](const PublicKey& k) {
+                     return nb::bytes(reinterpret_cast<const char*>(k.seed.words), 32);
+                   })
       .def_ro("seed_nonce", &PublicKey::seed_nonce)
       .def_ro("key_id", &PublicKey::key_id)
       .def_ro("params_id", &PublicKey::params_id);
@@ -47,9 +48,10 @@ void bind_ckks(nb::module_& m) {
       .def_ro("params_id", &SwitchKey::params_id)
       .def_ro("galois", &SwitchKey::galois)
       .def_ro("dnum", &SwitchKey::dnum)
-      .def_prop_ro("seed", [](const SwitchKey& k) {
-        return nb::bytes(reinterpret_cast<const char*>(k.seed.words), 32);
-      })
+      .def_prop_ro("seed",
+                   [](const SwitchKey& k) {
+                     return nb::bytes(reinterpret_cast<const char*>(k.seed.words), 32);
+                   })
       .def_ro("seed_nonce", &SwitchKey::seed_nonce)
       .def_prop_ro("nbytes", [](const SwitchKey& k) { return k.data.bytes(); });
   nb::class_<Ciphertext>(m, "Ciphertext")
@@ -82,47 +84,34 @@ void bind_ckks(nb::module_& m) {
                                     " coefficients, got " + std::to_string(v.shape(0)));
              return c.encode_coeffs(v.data(), level, scale);
            })
-      .def("decode_coeffs",
-           [](const Context& c, const ring::RnsPoly& m, double scale) {
-             return to_numpy(c.decode_coeffs(m, scale));
-           })
-      .def("keygen",
-           [](const Context& c, ring::Sampler& s, std::size_t hw) { return c.rlwe().keygen(s, hw); },
-           nb::arg("sampler"), nb::arg("hamming_weight") = 0)
-      .def("public_key",
-           [](const Context& c, const SecretKey& sk, ring::Sampler& s) {
-             return c.rlwe().public_key(sk, s);
-           })
-      .def("relin_key",
-           [](const Context& c, const SecretKey& sk, ring::Sampler& s) {
-             return c.rlwe().relin_key(sk, s);
-           })
-      .def("galois_key",
-           [](const Context& c, const SecretKey& sk, u64 g, ring::Sampler& s) {
-             return c.rlwe().galois_key(sk, g, s);
-           })
-      .def("encrypt",
-           [](const Context& c, const ring::RnsPoly& m, const PublicKey& pk, ring::Sampler& s) {
-             return c.rlwe().encrypt(m, pk, s);
-           })
+      .def("decode_coeffs", [](const Context& c, const ring::RnsPoly& m,
+                               double scale) { return to_numpy(c.decode_coeffs(m, scale)); })
+      .def(
+          "keygen",
+          [](const Context& c, ring::Sampler& s, std::size_t hw) { return c.rlwe().keygen(s, hw); },
+          nb::arg("sampler"), nb::arg("hamming_weight") = 0)
+      .def("public_key", [](const Context& c, const SecretKey& sk,
+                            ring::Sampler& s) { return c.rlwe().public_key(sk, s); })
+      .def("relin_key", [](const Context& c, const SecretKey& sk,
+                           ring::Sampler& s) { return c.rlwe().relin_key(sk, s); })
+      .def("galois_key", [](const Context& c, const SecretKey& sk, u64 g,
+                            ring::Sampler& s) { return c.rlwe().galois_key(sk, g, s); })
+      .def("encrypt", [](const Context& c, const ring::RnsPoly& m, const PublicKey& pk,
+                         ring::Sampler& s) { return c.rlwe().encrypt(m, pk, s); })
       .def("encrypt_symmetric",
            [](const Context& c, const ring::RnsPoly& m, const SecretKey& sk, ring::Sampler& s) {
              return c.rlwe().encrypt_symmetric(m, sk, s);
            })
-      .def("decrypt_core",
-           [](const Context& c, const Ciphertext& ct, const SecretKey& sk, std::size_t limbs) {
-             return c.rlwe().decrypt_core(ct, sk, limbs);
-           })
+      .def("decrypt_core", [](const Context& c, const Ciphertext& ct, const SecretKey& sk,
+                              std::size_t limbs) { return c.rlwe().decrypt_core(ct, sk, limbs); })
       .def("make_ciphertext",
            [](const Context& c, nb::list polys, std::size_t level, double scale, u64 key_id) {
              std::vector<ring::RnsPoly> ps;
              for (auto h : polys) ps.push_back(nb::cast<const ring::RnsPoly&>(h).copy());
              return c.rlwe().make_ciphertext(std::move(ps), level, scale, key_id);
            })
-      .def("make_secret_key",
-           [](const Context& c, const ring::RnsPoly& s, u64 key_id) {
-             return c.rlwe().make_secret_key(s.copy(), key_id);
-           })
+      .def("make_secret_key", [](const Context& c, const ring::RnsPoly& s,
+                                 u64 key_id) { return c.rlwe().make_secret_key(s.copy(), key_id); })
       .def("make_public_key",
            [](const Context& c, const ring::RnsPoly& b, const nb::bytes& seed, u64 nonce,
               u64 key_id) {
@@ -141,10 +130,8 @@ void bind_ckks(nb::module_& m) {
              for (auto h : parts) ps.push_back(nb::cast<const ring::RnsPoly&>(h).copy());
              return c.rlwe().make_switch_key(ps, k, nonce, galois, key_id);
            })
-      .def("switch_key_part",
-           [](const Context& c, const SwitchKey& k, std::size_t j) {
-             return c.rlwe().switch_key_part(k, j);
-           })
+      .def("switch_key_part", [](const Context& c, const SwitchKey& k,
+                                 std::size_t j) { return c.rlwe().switch_key_part(k, j); })
       .def("full_basis", [](const Context& c) { return c.rlwe().full_basis(); })
       .def("add", &Context::add)
       .def("sub", &Context::sub)

@@ -39,7 +39,8 @@ void check_shape(const RnsBasis& b, std::size_t rows, std::size_t cols, const ch
 }
 
 ChaChaKey key_from_bytes(const nb::bytes& b) {
-  if (b.size() != 32) throw ParameterError("a ChaCha20 key is 32 bytes, got " + std::to_string(b.size()));
+  if (b.size() != 32)
+    throw ParameterError("a ChaCha20 key is 32 bytes, got " + std::to_string(b.size()));
   ChaChaKey k;
   std::memcpy(k.words, b.c_str(), 32);
   return k;
@@ -107,25 +108,37 @@ void bind_ring(nb::module_& m) {
             return RnsPoly::zeros(b, parse_form(form), backend::parse_device(device));
           },
           nb::arg("basis"), nb::arg("form") = "coeff", nb::arg("device") = "cpu")
-      .def("to_numpy",
-           [](const RnsPoly& p) { return py::to_numpy(p.to_host(), p.limbs(), p.n()); })
+      .def("to_numpy", [](const RnsPoly& p) { return py::to_numpy(p.to_host(), p.limbs(), p.n()); })
       .def_prop_ro("basis", &RnsPoly::basis)
       .def_prop_ro("form", [](const RnsPoly& p) { return std::string(form_name(p.form())); })
       .def_prop_ro("device", [](const RnsPoly& p) { return p.device().str(); })
       .def_prop_ro("limbs", &RnsPoly::limbs)
       .def_prop_ro("n", &RnsPoly::n)
       .def("copy", &RnsPoly::copy)
-      .def("to", [](const RnsPoly& p, const std::string& d) { return p.to(backend::parse_device(d)); })
+      .def("to",
+           [](const RnsPoly& p, const std::string& d) { return p.to(backend::parse_device(d)); })
       .def("ntt_inplace", [](RnsPoly& p) { p.ntt_inplace(); })
       .def("intt_inplace", [](RnsPoly& p) { p.intt_inplace(); })
-      .def("ntt", [](const RnsPoly& p) { auto c = p.copy(); c.ntt_inplace(); return c; })
-      .def("intt", [](const RnsPoly& p) { auto c = p.copy(); c.intt_inplace(); return c; })
+      .def("ntt",
+           [](const RnsPoly& p) {
+             auto c = p.copy();
+             c.ntt_inplace();
+             return c;
+           })
+      .def("intt",
+           [](const RnsPoly& p) {
+             auto c = p.copy();
+             c.intt_inplace();
+             return c;
+           })
       .def("add", &RnsPoly::add)
       .def("sub", &RnsPoly::sub)
       .def("negate", &RnsPoly::negate)
       .def("multiply", &RnsPoly::multiply)
       .def("multiply_accumulate_inplace",
-           [](RnsPoly& p, const RnsPoly& a, const RnsPoly& b) { p.multiply_accumulate_inplace(a, b); })
+           [](RnsPoly& p, const RnsPoly& a, const RnsPoly& b) {
+             p.multiply_accumulate_inplace(a, b);
+           })
       .def("multiply_scalar", nb::overload_cast<u64>(&RnsPoly::multiply_scalar, nb::const_))
       .def("multiply_scalar_per_limb",
            nb::overload_cast<const std::vector<u64>&>(&RnsPoly::multiply_scalar, nb::const_))
@@ -163,11 +176,12 @@ void bind_ring(nb::module_& m) {
 
   nb::class_<Sampler>(m, "Sampler")
       .def(nb::init<>())
-      .def("__init__",
-           [](Sampler* s, const nb::bytes& key, u64 nonce) {
-             new (s) Sampler(key_from_bytes(key), nonce);
-           },
-           nb::arg("key"), nb::arg("first_nonce") = 0)
+      .def(
+          "__init__",
+          [](Sampler* s, const nb::bytes& key, u64 nonce) {
+            new (s) Sampler(key_from_bytes(key), nonce);
+          },
+          nb::arg("key"), nb::arg("first_nonce") = 0)
       .def(
           "uniform",
           [](Sampler& s, const RnsBasis& b, const std::string& d, const std::string& form) {

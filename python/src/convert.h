@@ -15,13 +15,11 @@ using U64Matrix = nb::ndarray<const std::uint64_t, nb::ndim<2>, nb::c_contig, nb
 using I64Vector = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 /// A new numpy array (rows x cols, uint64) that owns `data`.
-inline nb::ndarray<nb::numpy, std::uint64_t, nb::ndim<2>> to_numpy(std::vector<std::uint64_t>&& data,
-                                                                   std::size_t rows,
-                                                                   std::size_t cols) {
+inline nb::ndarray<nb::numpy, std::uint64_t, nb::ndim<2>> to_numpy(
+    std::vector<std::uint64_t>&& data, std::size_t rows, std::size_t cols) {
   auto* owned = new std::vector<std::uint64_t>(std::move(data));
-  nb::capsule owner(owned, [](void* p) noexcept {
-    delete static_cast<std::vector<std::uint64_t>*>(p);
-  });
+  nb::capsule owner(owned,
+                    [](void* p) noexcept { delete static_cast<std::vector<std::uint64_t>*>(p); });
   std::size_t shape[2] = {rows, cols};
   return nb::ndarray<nb::numpy, std::uint64_t, nb::ndim<2>>(owned->data(), 2, shape, owner);
 }

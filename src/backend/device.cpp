@@ -37,8 +37,9 @@ Backend& backend_for(const Device& device) {
 #if defined(EMBER_WITH_CUDA)
   return cuda_backend(device.index);
 #else
-  throw DeviceError("this build of Ember has no CUDA backend; rebuild with nvcc available "
-                    "(EMBER_CUDA=ON) or use device='cpu'");
+  throw DeviceError(
+      "this build of Ember has no CUDA backend; rebuild with nvcc available "
+      "(EMBER_CUDA=ON) or use device='cpu'");
 #endif
 }
 

@@ -18,8 +18,9 @@ constexpr u64 kCkksTag = 0x434b4b53;  // "CKKS"
 /// round(x) as a 128-bit integer; x finite with |x| < 2^126.
 __int128 round_to_i128(double x) {
   if (!std::isfinite(x) || std::fabs(x) >= std::ldexp(1.0, 126))
-    throw ParameterError("encode: a value times the scale is not finite or exceeds 2^126; "
-                         "lower the scale or the values");
+    throw ParameterError(
+        "encode: a value times the scale is not finite or exceeds 2^126; "
+        "lower the scale or the values");
   const double r = std::nearbyint(x);
   if (std::fabs(r) < std::ldexp(1.0, 62)) return static_cast<__int128>(static_cast<long long>(r));
   int exp = 0;
@@ -35,8 +36,8 @@ u64 residue_i128(__int128 v, u64 q) {
 }
 }  // namespace
 
-Context::Context(std::size_t n, const std::vector<u64>& q_primes,
-                 const std::vector<u64>& p_primes, std::size_t dnum, backend::Device device)
+Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+                 std::size_t dnum, backend::Device device)
     : rlwe_(n, q_primes, p_primes, dnum, device, kCkksTag) {}
 
 RnsPoly Context::encode_coeffs(const double* coeffs, std::size_t level, double scale) const {
@@ -49,7 +50,8 @@ RnsPoly Context::encode_coeffs(const double* coeffs, std::size_t level, double s
   bool small = true;
   for (std::size_t k = 0; k < n; ++k) {
     v[k] = round_to_i128(coeffs[k] * scale);
-    small = small && v[k] > -(static_cast<__int128>(1) << 62) && v[k] < (static_cast<__int128>(1) << 62);
+    small = small && v[k] > -(static_cast<__int128>(1) << 62) &&
+            v[k] < (static_cast<__int128>(1) << 62);
   }
   if (small) {
     std::vector<std::int64_t> s(n);
@@ -102,7 +104,8 @@ void Context::check_pair(const Ciphertext& a, const Ciphertext& b, const char* o
   check_one(a, op);
   check_one(b, op);
   if (a.key_id != b.key_id)
-    throw MismatchError(std::string(op) + ": the ciphertexts were encrypted under different key sets");
+    throw MismatchError(std::string(op) +
+                        ": the ciphertexts were encrypted under different key sets");
   if (a.level != b.level)
     throw MismatchError(std::string(op) + ": the ciphertexts are at different levels (" +
                         std::to_string(a.level) + " and " + std::to_string(b.level) + ")");
@@ -197,8 +200,8 @@ Ciphertext Context::add_scalar(const Ciphertext& a, const std::vector<u64>& resi
   const Stream s = be.default_stream();
   const auto v = rlwe_.q_basis(a.level).on(be);
   Ciphertext c = a.copy();
-  backend::Buffer consts = backend::Buffer::from_host(be, residues.data(),
-                                                      residues.size() * sizeof(u64), s);
+  backend::Buffer consts =
+      backend::Buffer::from_host(be, residues.data(), residues.size() * sizeof(u64), s);
   // A constant polynomial has the same value in every evaluation slot.
   be.add_constant_async(c.polys[0].data(), a.polys[0].data(), consts.as<u64>(), v, s);
   return c;
@@ -228,14 +231,15 @@ Ciphertext Context::relinearize(const Ciphertext& a, const SwitchKey& relin) con
   const auto v = rlwe_.q_basis(a.level).on(be);
   Ciphertext c = like(a, 2);
   const backend::Buffer ext = rlwe_.mod_up(a.polys[2].data(), a.level, s);
-  rlwe_.key_switch(a.polys[2].data(), ext, a.level, relin, 0, c.polys[0].data(),
-                   c.polys[1].data(), s);
+  rlwe_.key_switch(a.polys[2].data(), ext, a.level, relin, 0, c.polys[0].data(), c.polys[1].data(),
+                   s);
   be.add_async(c.polys[0].data(), c.polys[0].data(), a.polys[0].data(), v, s);
   be.add_async(c.polys[1].data(), c.polys[1].data(), a.polys[1].data(), v, s);
   return c;
 }
 
-Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin) const {
+Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b,
+                             const SwitchKey& relin) const {
   return relinearize(multiply_no_relin(a, b), relin);
 }
 

@@ -68,7 +68,8 @@ std::shared_ptr<const RingContext> RingContext::create(std::size_t n,
   tables.reserve(primes.size());
   for (u64 q : primes) {
     if (!seen.insert(q).second)
-      throw ParameterError("prime " + std::to_string(q) + " appears twice; primes must be distinct");
+      throw ParameterError("prime " + std::to_string(q) +
+                           " appears twice; primes must be distinct");
     if (q >= (u64{1} << kMaxModulusBits))
       throw ParameterError("prime " + std::to_string(q) + " has more than 61 bits");
     tables.push_back(build_prime_tables(q, n, log_n));

@@ -43,8 +43,7 @@ RnsPoly RnsPoly::from_host(RnsBasis basis, Form form, Device device, const u64* 
   return p;
 }
 
-RnsPoly RnsPoly::from_signed(RnsBasis basis, Form form, Device device,
-                             const std::int64_t* values) {
+RnsPoly RnsPoly::from_signed(RnsBasis basis, Form form, Device device, const std::int64_t* values) {
   RnsPoly p(std::move(basis), Form::coeff, device);
   auto& be = p.backend();
   be.embed_signed_async(p.data(), values, p.view(), be.default_stream());
@@ -88,12 +87,11 @@ void RnsPoly::check_same(const RnsPoly& o, const char* op) const {
                         std::to_string(limbs()) + " vs " + std::to_string(o.limbs()) +
                         " limbs or other primes/ring)");
   if (form_ != o.form_)
-    throw MismatchError(std::string(op) + ": operands are in different forms (" +
-                        form_name(form_) + " vs " + form_name(o.form_) +
-                        "); convert one with ntt()/intt()");
+    throw MismatchError(std::string(op) + ": operands are in different forms (" + form_name(form_) +
+                        " vs " + form_name(o.form_) + "); convert one with ntt()/intt()");
   if (!(device_ == o.device_))
-    throw MismatchError(std::string(op) + ": operands live on different devices (" +
-                        device_.str() + " vs " + o.device_.str() + "); move one with to()");
+    throw MismatchError(std::string(op) + ": operands live on different devices (" + device_.str() +
+                        " vs " + o.device_.str() + "); move one with to()");
 }
 
 RnsPoly& RnsPoly::ntt_inplace() {

@@ -1,4 +1,5 @@
-// Samplers over the counter-based ChaCha20 stream: uniform, ternary, exact-weight ternary, Gaussian.
+// Samplers over the counter-based ChaCha20 stream: uniform, ternary, exact-weight ternary,
+// Gaussian.
 #include "ember/ring/sampler.h"
 
 #include <cmath>
@@ -49,8 +50,8 @@ RnsPoly Sampler::ternary(const RnsBasis& basis, Device device, double prob_nonze
 
 std::vector<std::int64_t> Sampler::ternary_hamming_values(std::size_t n, std::size_t h) {
   if (h == 0 || h > n)
-    throw ParameterError("ternary_hamming: weight " + std::to_string(h) + " must be in [1, N=" +
-                         std::to_string(n) + "]");
+    throw ParameterError("ternary_hamming: weight " + std::to_string(h) +
+                         " must be in [1, N=" + std::to_string(n) + "]");
   // Partial Fisher-Yates: positions 0..h-1 of a random permutation get the nonzero values.
   // Each swap index is drawn by rejection from 64-bit words (no modulo bias).
   const u64 nonce = next_nonce();

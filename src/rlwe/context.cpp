@@ -317,8 +317,9 @@ RnsPoly Context::decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::si
   check_params(sk.params_id, "the secret key");
   check_params(ct.params_id, "the ciphertext");
   if (ct.key_id != sk.key_id)
-    throw MismatchError("decrypt: the ciphertext was encrypted under another key set; use the "
-                        "secret key it was made with");
+    throw MismatchError(
+        "decrypt: the ciphertext was encrypted under another key set; use the "
+        "secret key it was made with");
   if (limbs == 0 || limbs > ct.level + 1) throw ParameterError("decrypt: bad limb count");
   auto& be = backend();
   const Stream st = be.default_stream();
@@ -349,7 +350,7 @@ Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {
   for (std::size_t j = 0; j < lv.digit_conv.size(); ++j) {
     const std::size_t offset = j * (rows - alpha_);
     lv.digit_conv[j]->convert_async(ext.as<u64>() + offset * n_, coeff.as<u64>() + j * alpha_ * n_,
-                                   be, s);
+                                    be, s);
   }
   be.ntt_forward_async(ext.as<u64>(), lv.ext.on(be), 1, s);
   return ext;

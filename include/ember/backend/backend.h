@@ -39,12 +39,12 @@ struct RingTablesView {
   int log_n = 0;
   std::size_t prime_count = 0;
   const Modulus* moduli = nullptr;
-  const Modulus* host_moduli = nullptr;    // the same moduli in host memory
-  const u64* psi_rev = nullptr;             // forward twiddles: psi^bitrev(i)
+  const Modulus* host_moduli = nullptr;  // the same moduli in host memory
+  const u64* psi_rev = nullptr;          // forward twiddles: psi^bitrev(i)
   const u64* psi_rev_shoup = nullptr;
-  const u64* psi_inv_rev = nullptr;         // inverse twiddles: psi^-bitrev(i)
+  const u64* psi_inv_rev = nullptr;  // inverse twiddles: psi^-bitrev(i)
   const u64* psi_inv_rev_shoup = nullptr;
-  const u64* n_inv = nullptr;               // N^-1 mod q
+  const u64* n_inv = nullptr;  // N^-1 mod q
   const u64* n_inv_shoup = nullptr;
 };
 
@@ -71,9 +71,9 @@ struct BaseConvView {
 
 /// Tables of the exact big-integer <-> RNS conversions, backend memory.
 struct CrtView {
-  std::size_t words = 0;             // 64-bit words per big integer on input (to RNS)
-  const u64* pow2_64k = nullptr;     // [limbs][words]: 2^(64k) mod q_i
-  const u64* garner_inv = nullptr;   // [limbs][limbs]: q_j^-1 mod q_i for j < i
+  std::size_t words = 0;            // 64-bit words per big integer on input (to RNS)
+  const u64* pow2_64k = nullptr;    // [limbs][words]: 2^(64k) mod q_i
+  const u64* garner_inv = nullptr;  // [limbs][limbs]: q_j^-1 mod q_i for j < i
 };
 
 /// Operands of the fused key inner product of hybrid key switching (backend memory).
@@ -98,7 +98,7 @@ struct KeyProductView {
 /// Which small distribution a sampler draws from.
 struct SmallSampler {
   enum Kind { ternary, gaussian } kind = ternary;
-  u64 ternary_threshold = 0;  // nonzero iff (word >> 1) < threshold
+  u64 ternary_threshold = 0;          // nonzero iff (word >> 1) < threshold
   const u64* gaussian_cdt = nullptr;  // backend memory, cumulative table (63-bit fixed point)
   int gaussian_bound = 0;             // entries in the table; |x| <= bound
 };
@@ -113,8 +113,7 @@ class Backend {
   virtual void deallocate(void* p, std::size_t bytes, Stream stream) noexcept = 0;
   virtual void copy_from_host_async(void* dst, const void* src, std::size_t bytes,
                                     Stream stream) = 0;
-  virtual void copy_to_host_async(void* dst, const void* src, std::size_t bytes,
-                                  Stream stream) = 0;
+  virtual void copy_to_host_async(void* dst, const void* src, std::size_t bytes, Stream stream) = 0;
   virtual void copy_async(void* dst, const void* src, std::size_t bytes, Stream stream) = 0;
   virtual void synchronize(Stream stream) = 0;
   virtual Stream default_stream() = 0;
@@ -145,11 +144,11 @@ class Backend {
   virtual void multiply_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                               Stream stream) = 0;
   /// Tensor product of (a0, a1) and (b0, b1): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
-  virtual void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1,
-                            const u64* b0, const u64* b1, const BasisView& b, Stream stream) = 0;
+  virtual void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1, const u64* b0,
+                            const u64* b1, const BasisView& b, Stream stream) = 0;
   /// out += a * c
-  virtual void multiply_accumulate_async(u64* out, const u64* a, const u64* c,
-                                         const BasisView& b, Stream stream) = 0;
+  virtual void multiply_accumulate_async(u64* out, const u64* a, const u64* c, const BasisView& b,
+                                         Stream stream) = 0;
   /// out = a * scalar[limb]; scalars are host values, reduced mod each limb's prime.
   virtual void multiply_scalar_async(u64* out, const u64* a, const std::vector<u64>& scalars,
                                      const BasisView& b, Stream stream) = 0;
@@ -160,7 +159,8 @@ class Backend {
   /// out = a + c[limb]; c: per-limb constants in backend memory.
   virtual void add_constant_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                                   Stream stream) = 0;
-  /// out = (a + add[limb] - c) * mul[limb]; constants in backend memory (mul with Shoup companions).
+  /// out = (a + add[limb] - c) * mul[limb]; constants in backend memory (mul with Shoup
+  /// companions).
   virtual void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* add,
                                 const u64* mul, const u64* mul_companion, const BasisView& b,
                                 Stream stream) = 0;
@@ -171,8 +171,7 @@ class Backend {
   // Base conversion (coefficient form).
   /// out (P limbs) = sum_i [a_i qhat_inv_i]_{q_i} * qhat_i mod p_j
   virtual void base_convert_async(u64* out, const u64* a, const BaseConvView& conv,
-                                  const BasisView& from, const BasisView& to,
-                                  Stream stream) = 0;
+                                  const BasisView& from, const BasisView& to, Stream stream) = 0;
   /// out (Q limbs) = round(a / P) from a over Q then P: a_Q, a_P are its two parts.
   virtual void mod_down_async(u64* out, const u64* a_q, const u64* a_p, const BaseConvView& p_to_q,
                               const std::vector<u64>& p_inv_mod_q,
@@ -185,15 +184,14 @@ class Backend {
   virtual void rns_from_words_async(u64* out, const u64* words, const CrtView& crt,
                                     const BasisView& b, Stream stream) = 0;
   /// out[i][0..limbs) = the value in [0, Q) whose residues are a[.][i] (Garner).
-  virtual void words_from_rns_async(u64* out, const u64* a, const CrtView& crt,
-                                    const BasisView& b, Stream stream) = 0;
+  virtual void words_from_rns_async(u64* out, const u64* a, const CrtView& crt, const BasisView& b,
+                                    Stream stream) = 0;
 
   // Sampling from the ChaCha20 stream (key, nonce); identical on every backend.
-  virtual void sample_uniform_async(u64* out, const ChaChaKey& key, u64 nonce,
-                                    const BasisView& b, Stream stream) = 0;
+  virtual void sample_uniform_async(u64* out, const ChaChaKey& key, u64 nonce, const BasisView& b,
+                                    Stream stream) = 0;
   virtual void sample_small_async(u64* out, const ChaChaKey& key, u64 nonce,
-                                  const SmallSampler& dist, const BasisView& b,
-                                  Stream stream) = 0;
+                                  const SmallSampler& dist, const BasisView& b, Stream stream) = 0;
   /// out[limb][i] = values[i] mod q_limb for signed host values.
   virtual void embed_signed_async(u64* out, const std::int64_t* host_values, const BasisView& b,
                                   Stream stream) = 0;

@@ -11,8 +11,7 @@ namespace ember::backend {
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(Backend& be, std::size_t bytes, Stream stream)
-      : be_(&be), bytes_(bytes), stream_(stream) {
+  Buffer(Backend& be, std::size_t bytes, Stream stream) : be_(&be), bytes_(bytes), stream_(stream) {
     if (bytes_) ptr_ = be.allocate(bytes_, stream_);
   }
   /// Allocates and copies `bytes` from host memory.

@@ -11,9 +11,9 @@
 
 namespace ember::ckks {
 
+using ring::RnsPoly;
 using rlwe::Ciphertext;
 using rlwe::SwitchKey;
-using ring::RnsPoly;
 
 class Context {
  public:

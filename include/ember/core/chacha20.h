@@ -32,9 +32,18 @@ EMBER_HD void chacha_quarter(std::uint32_t& a, std::uint32_t& b, std::uint32_t& 
 /// (Bernstein's original layout), returned as 16 little-endian 32-bit words.
 EMBER_HD void chacha20_block(const ChaChaKey& key, std::uint64_t counter, std::uint64_t nonce,
                              std::uint32_t out[16]) {
-  std::uint32_t s[16] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u,
-                         key.words[0], key.words[1], key.words[2], key.words[3],
-                         key.words[4], key.words[5], key.words[6], key.words[7],
+  std::uint32_t s[16] = {0x61707865u,
+                         0x3320646eu,
+                         0x79622d32u,
+                         0x6b206574u,
+                         key.words[0],
+                         key.words[1],
+                         key.words[2],
+                         key.words[3],
+                         key.words[4],
+                         key.words[5],
+                         key.words[6],
+                         key.words[7],
                          static_cast<std::uint32_t>(counter),
                          static_cast<std::uint32_t>(counter >> 32),
                          static_cast<std::uint32_t>(nonce),
@@ -60,7 +69,8 @@ EMBER_HD void chacha20_words(const ChaChaKey& key, std::uint64_t counter, std::u
   std::uint32_t w[16];
   chacha20_block(key, counter, nonce, w);
   for (int i = 0; i < 8; ++i)
-    out[i] = static_cast<std::uint64_t>(w[2 * i]) | (static_cast<std::uint64_t>(w[2 * i + 1]) << 32);
+    out[i] =
+        static_cast<std::uint64_t>(w[2 * i]) | (static_cast<std::uint64_t>(w[2 * i + 1]) << 32);
 }
 
 /// Fills a key from the operating system's CSPRNG (getrandom / /dev/urandom). Throws Error when

@@ -42,7 +42,8 @@ class BaseExtender {
   const RnsBasis& q() const { return q_; }
   const RnsBasis& p() const { return p_; }
   const RnsBasis& qp() const { return qp_; }
-  /// `a` over Q, coeff form -> over Q u P: the Q limbs unchanged, the P limbs x + uQ (0 <= u < |Q|).
+  /// `a` over Q, coeff form -> over Q u P: the Q limbs unchanged, the P limbs x + uQ (0 <= u <
+  /// |Q|).
   RnsPoly mod_up(const RnsPoly& a) const;
   /// `a` over Q u P, coeff form -> round(a / P) + e over Q with -|P| < e <= 0: the fast P -> Q
   /// conversion returns z mod P + u P (0 <= u < |P|), which lowers the quotient by u.

@@ -1,4 +1,5 @@
-// Per-coefficient building blocks of the ring primitives, shared by the CPU backend and CUDA kernels.
+// Per-coefficient building blocks of the ring primitives, shared by the CPU backend and CUDA
+// kernels.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,8 @@ EMBER_HD u64 signed_to_residue(std::int64_t v, u64 q) {
 }
 
 /// Source index of output slot `j` for X -> X^k in evaluation form (bit-reversed order):
-/// slot j holds a(psi^(2 brv(j) + 1)), so b(X) = a(X^k) takes slot brv(((2 brv(j)+1) k mod 2N - 1)/2).
+/// slot j holds a(psi^(2 brv(j) + 1)), so b(X) = a(X^k) takes slot brv(((2 brv(j)+1) k mod 2N -
+/// 1)/2).
 EMBER_HD u32 automorphism_eval_source(u32 j, u64 k, int log_n) {
   u32 r = 0;
   for (int i = 0; i < log_n; ++i) r |= ((j >> i) & 1u) << (log_n - 1 - i);
@@ -98,7 +100,8 @@ EMBER_HD u64 conversion_overflow(const u64* y, std::size_t stride, std::size_t c
 EMBER_HD u64 convert_row(const u64* y, std::size_t stride, const backend::BaseConvView& conv,
                          std::size_t j, u64 overflow, const Modulus& m) {
   u64 v = dot_mod(y, stride, conv.qhat_mod_p + j, conv.to_limbs, conv.from_limbs, m);
-  if (conv.inv_q) v = sub_mod(v, mul_mod(barrett_reduce_64(overflow, m), conv.q_mod_p[j], m), m.value);
+  if (conv.inv_q)
+    v = sub_mod(v, mul_mod(barrett_reduce_64(overflow, m), conv.q_mod_p[j], m), m.value);
   return v;
 }
 

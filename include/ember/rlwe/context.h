@@ -52,8 +52,7 @@ class Context {
 
   // Encryption of a plaintext m (eval form over Q_level) and decryption.
   Ciphertext encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler& sampler) const;
-  Ciphertext encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
-                               ring::Sampler& sampler) const;
+  Ciphertext encrypt_symmetric(const RnsPoly& m, const SecretKey& sk, ring::Sampler& sampler) const;
   /// c0 + c1 s (+ c2 s^2) on the first `limbs` primes, coefficient form.
   RnsPoly decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::size_t limbs) const;
 
@@ -62,9 +61,8 @@ class Context {
   backend::Buffer mod_up(const u64* d, std::size_t level, backend::Stream s) const;
   /// (out0, out1) over Q_level, eval form, with out0 + out1 s = g(d) s' + small, where g is the
   /// automorphism `galois` (0: none) applied to the digits and key switches s' -> s.
-  void key_switch(const u64* d, const backend::Buffer& ext, std::size_t level,
-                  const SwitchKey& key, u64 galois, u64* out0, u64* out1,
-                  backend::Stream s) const;
+  void key_switch(const u64* d, const backend::Buffer& ext, std::size_t level, const SwitchKey& key,
+                  u64 galois, u64* out0, u64* out1, backend::Stream s) const;
   /// Rounding division of a polynomial over Q_level by q_level, in place into its first level
   /// rows (eval form).
   void rescale_poly(u64* poly, std::size_t level, backend::Stream s) const;
@@ -92,12 +90,12 @@ class Context {
   /// The level of a plaintext (eval form over some Q_l); throws MismatchError otherwise.
   std::size_t plaintext_level(const RnsPoly& m) const;
   struct Level {
-    RnsBasis q;       // q_0..q_l
-    RnsBasis qp;      // q_0..q_l, p_0..p_{k-1}
-    RnsBasis ext;     // the converted rows of all digits, back to back
+    RnsBasis q;    // q_0..q_l
+    RnsBasis qp;   // q_0..q_l, p_0..p_{k-1}
+    RnsBasis ext;  // the converted rows of all digits, back to back
     std::vector<std::unique_ptr<ring::BaseConverter>> digit_conv;  // D_j -> (Q_l u P) \ D_j
-    std::unique_ptr<ring::DivideRound> mod_down;  // Q_l u P -> Q_l
-    std::unique_ptr<ring::DivideRound> rescale;   // Q_l -> Q_{l-1}
+    std::unique_ptr<ring::DivideRound> mod_down;                   // Q_l u P -> Q_l
+    std::unique_ptr<ring::DivideRound> rescale;                    // Q_l -> Q_{l-1}
   };
   std::size_t n_, q_count_, p_count_, dnum_, alpha_;
   Device device_;

@@ -174,8 +174,8 @@ class CpuBackend final : public Backend {
                            mul_companion[l], m.value);
     });
   }
-  void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp,
-                               const BasisView& qlp, Stream) override {
+  void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp, const BasisView& qlp,
+                               Stream) override {
     const std::size_t n = qlp.ring->n;
     const int log_n = qlp.ring->log_n;
     per_limb(qlp, [&](long r, const Modulus& m) {
@@ -211,8 +211,8 @@ class CpuBackend final : public Backend {
 
   void mod_down_async(u64* out, const u64* a_q, const u64* a_p, const BaseConvView& p_to_q,
                       const std::vector<u64>& p_inv_mod_q, const std::vector<u64>& half_p_mod_q,
-                      const std::vector<u64>& half_p_mod_p, const BasisView& q,
-                      const BasisView& p, Stream s) override {
+                      const std::vector<u64>& half_p_mod_p, const BasisView& q, const BasisView& p,
+                      Stream s) override {
     const std::size_t n = q.ring->n;
     // z = a + floor(P/2), so that floor(z / P) = round(a / P).
     std::vector<u64> zp(p.limbs * n);
@@ -239,8 +239,9 @@ class CpuBackend final : public Backend {
         const u64* w = words + c * crt.words;
         u64 acc = 0;
         for (std::size_t k = 0; k < crt.words; ++k)
-          acc = add_mod(acc, mul_mod(barrett_reduce_64(w[k], m), crt.pow2_64k[l * crt.words + k], m),
-                        m.value);
+          acc =
+              add_mod(acc, mul_mod(barrett_reduce_64(w[k], m), crt.pow2_64k[l * crt.words + k], m),
+                      m.value);
         out[l * n + c] = acc;
       }
     });

@@ -22,7 +22,7 @@ struct NttBatch {
   u64* data;
   const Modulus* moduli;
   const u32* ids;
-  const u64* tw;        // psi_rev (forward) or psi_inv_rev (inverse), [primes][n]
+  const u64* tw;  // psi_rev (forward) or psi_inv_rev (inverse), [primes][n]
   const u64* tw_shoup;
   const u64* n_inv;
   const u64* n_inv_shoup;
@@ -35,8 +35,8 @@ struct NttBatch {
 /// `tw` is the sub-transform's local table: entry m + i = (w, w_shoup) of group i at a stage of m
 /// groups (the kernels fill it from the global bit-reversed table).
 template <int R>
-__device__ __forceinline__ void ct_round(u64 (&x)[8], const u32 (&blk)[8 >> R], u32 s_size,
-                                         u32 t, const ulonglong2* tw, u64 q) {
+__device__ __forceinline__ void ct_round(u64 (&x)[8], const u32 (&blk)[8 >> R], u32 s_size, u32 t,
+                                         const ulonglong2* tw, u64 q) {
   constexpr int G = 8 >> R;
   constexpr int W = 1 << R;
   const u32 m0 = s_size / (2 * t);
@@ -58,8 +58,8 @@ __device__ __forceinline__ void ct_round(u64 (&x)[8], const u32 (&blk)[8 >> R], 
 
 /// One radix-2^R round of inverse stages starting at half-span t (the smallest of the round).
 template <int R>
-__device__ __forceinline__ void gs_round(u64 (&x)[8], const u32 (&blk)[8 >> R], u32 s_size,
-                                         u32 t, const ulonglong2* tw, u64 q) {
+__device__ __forceinline__ void gs_round(u64 (&x)[8], const u32 (&blk)[8 >> R], u32 s_size, u32 t,
+                                         const ulonglong2* tw, u64 q) {
   constexpr int G = 8 >> R;
   constexpr int W = 1 << R;
   const u32 m0 = s_size / (2 * t);
@@ -92,7 +92,8 @@ __device__ __forceinline__ void load_local_twiddles(ulonglong2* local, u32 log_s
   }
 }
 
-/// One stage over whole polynomials: thread b does the butterfly (p, p + t), p = (b / t) 2t + b % t.
+/// One stage over whole polynomials: thread b does the butterfly (p, p + t), p = (b / t) 2t + b %
+/// t.
 template <bool kForward>
 __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
   const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
@@ -266,13 +267,13 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   const u32 tau = threadIdx.x % kPerSub;
   const u32 chunk = blockIdx.x * subs + h;
   const u32 n1 = a.n >> kLogS;
-  ChunkMem<kForward> mem{a.data + static_cast<std::size_t>(limb) * a.n +
-                             (static_cast<std::size_t>(chunk) << kLogS),
-                         sm + (static_cast<std::size_t>(h) << kLogS),
-                         last,
-                         a.moduli[id].value,
-                         a.n_inv[id],
-                         a.n_inv_shoup[id]};
+  ChunkMem<kForward> mem{
+      a.data + static_cast<std::size_t>(limb) * a.n + (static_cast<std::size_t>(chunk) << kLogS),
+      sm + (static_cast<std::size_t>(h) << kLogS),
+      last,
+      a.moduli[id].value,
+      a.n_inv[id],
+      a.n_inv_shoup[id]};
   // Chunk j's stage with m local groups uses global entries (N1 + j) m + i: gathered per chunk.
   ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (static_cast<std::size_t>(subs) << kLogS)) +
                     (static_cast<std::size_t>(h) << kLogS);
@@ -356,7 +357,8 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
     for (int j = 0; j < 8; ++j)
       if (!(j & 2)) ct_butterfly(x[j], x[j + 2], wreg[1 + (j >> 2)].x, wreg[1 + (j >> 2)].y, q);
 #pragma unroll
-    for (int j = 0; j < 8; j += 2) ct_butterfly(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
+    for (int j = 0; j < 8; j += 2)
+      ct_butterfly(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
     if (last) {
 #pragma unroll
       for (int j = 0; j < 8; ++j) x[j] = reduce_4q(x[j], q);
@@ -364,7 +366,8 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
   } else {
     // Radix-8 in registers: m=128 pairs (j, j+1), m=64 pairs (j, j+2), m=32 pairs (j, j+4).
 #pragma unroll
-    for (int j = 0; j < 8; j += 2) gs_butterfly(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
+    for (int j = 0; j < 8; j += 2)
+      gs_butterfly(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
 #pragma unroll
     for (int j = 0; j < 8; ++j)
       if (!(j & 2)) gs_butterfly(x[j], x[j + 2], wreg[1 + (j >> 2)].x, wreg[1 + (j >> 2)].y, q);

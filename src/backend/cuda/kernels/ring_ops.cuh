@@ -48,7 +48,8 @@ __global__ void automorphism_eval_kernel(u64* out, const u64* a, u64 k, LimbMap 
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const std::size_t row = i & ~static_cast<std::size_t>(mask);
-    out[i] = a[row + ring::rows::automorphism_eval_source(static_cast<u32>(i & mask), k, map.log_n)];
+    out[i] =
+        a[row + ring::rows::automorphism_eval_source(static_cast<u32>(i & mask), k, map.log_n)];
   }
 }
 
@@ -60,7 +61,8 @@ __global__ void automorphism_coeff_kernel(u64* out, const u64* a, u64 k, LimbMap
     const std::size_t row = i & ~static_cast<std::size_t>(mask);
     const u32 limb = static_cast<u32>(i >> map.log_n);
     bool neg;
-    const u32 d = ring::rows::automorphism_coeff_dest(static_cast<u32>(i & mask), k, map.log_n, neg);
+    const u32 d =
+        ring::rows::automorphism_coeff_dest(static_cast<u32>(i & mask), k, map.log_n, neg);
     out[row + d] = neg ? neg_mod(a[i], map.mod(limb).value) : a[i];
   }
 }
@@ -171,7 +173,8 @@ __global__ void affine_sub_kernel(u64* out, const u64* a, const u64* c, const u6
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> map.log_n);
     const u64 q = map.mod(limb).value;
-    out[i] = mul_shoup(sub_mod(add_mod(a[i], add[limb], q), c[i], q), mul[limb], mul_companion[limb], q);
+    out[i] =
+        mul_shoup(sub_mod(add_mod(a[i], add[limb], q), c[i], q), mul[limb], mul_companion[limb], q);
   }
 }
 
@@ -227,7 +230,8 @@ __global__ void sample_uniform_kernel(u64* out, ChaChaKey key, u64 nonce, LimbMa
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
       const std::size_t idx = blk * 4 + t;
-      out[idx] = ring::rows::uniform_residue(w[2 * t + 1], w[2 * t], map.mod(static_cast<u32>(idx / n)));
+      out[idx] =
+          ring::rows::uniform_residue(w[2 * t + 1], w[2 * t], map.mod(static_cast<u32>(idx / n)));
     }
   }
 }

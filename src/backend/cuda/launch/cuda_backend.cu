@@ -2,11 +2,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <type_traits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ember/backend/backend.h"
@@ -29,7 +29,8 @@ cudaStream_t raw(Stream s) { return static_cast<cudaStream_t>(s.handle); }
 /// Grid for a grid-stride loop over `items`.
 dim3 grid_for(std::size_t items, u32 threads = 256) {
   const std::size_t blocks = (items + threads - 1) / threads;
-  return dim3(static_cast<u32>(std::min<std::size_t>(std::max<std::size_t>(blocks, 1), 65535u * 8)));
+  return dim3(
+      static_cast<u32>(std::min<std::size_t>(std::max<std::size_t>(blocks, 1), 65535u * 8)));
 }
 
 /// Keeps the GPU busy for `cycles` clock cycles, so that the launches queued behind it are
@@ -145,8 +146,8 @@ class CudaBackend final : public Backend {
   void pointwise(u64* out, const u64* a, const u64* c, const u64* sc, const u64* scs,
                  const BasisView& b, Stream s) {
     ctx_.activate();
-    k::pointwise_kernel<kOp><<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, a, c, sc, scs,
-                                                                                map_of(b));
+    k::pointwise_kernel<kOp>
+        <<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, a, c, sc, scs, map_of(b));
     check_launch("pointwise_kernel");
   }
 
@@ -154,7 +155,7 @@ class CudaBackend final : public Backend {
                     const u64* b1, const BasisView& b, Stream s) override {
     ctx_.activate();
     k::tensor_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(d0, d1, d2, a0, a1, b0, b1,
-                                                                       map_of(b));
+                                                                        map_of(b));
     check_launch("tensor_kernel");
   }
   void add_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream s) override {
@@ -166,8 +167,7 @@ class CudaBackend final : public Backend {
   void negate_async(u64* out, const u64* a, const BasisView& b, Stream s) override {
     pointwise<k::PointwiseOp::negate>(out, a, nullptr, nullptr, nullptr, b, s);
   }
-  void multiply_async(u64* out, const u64* a, const u64* c, const BasisView& b,
-                      Stream s) override {
+  void multiply_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream s) override {
     pointwise<k::PointwiseOp::multiply>(out, a, c, nullptr, nullptr, b, s);
   }
   void multiply_accumulate_async(u64* out, const u64* a, const u64* c, const BasisView& b,
@@ -233,31 +233,47 @@ class CudaBackend final : public Backend {
             <<<grid, 256, 0, raw(s)>>>(out, a, conv, map_of(from), map_of(to), kRows);
       };
       switch (from.limbs) {
-        case 1: launch(std::integral_constant<int, 1>{}); break;
-        case 2: launch(std::integral_constant<int, 2>{}); break;
-        case 3: launch(std::integral_constant<int, 3>{}); break;
-        case 4: launch(std::integral_constant<int, 4>{}); break;
-        case 5: launch(std::integral_constant<int, 5>{}); break;
-        case 6: launch(std::integral_constant<int, 6>{}); break;
-        case 7: launch(std::integral_constant<int, 7>{}); break;
-        default: launch(std::integral_constant<int, 8>{}); break;
+        case 1:
+          launch(std::integral_constant<int, 1>{});
+          break;
+        case 2:
+          launch(std::integral_constant<int, 2>{});
+          break;
+        case 3:
+          launch(std::integral_constant<int, 3>{});
+          break;
+        case 4:
+          launch(std::integral_constant<int, 4>{});
+          break;
+        case 5:
+          launch(std::integral_constant<int, 5>{});
+          break;
+        case 6:
+          launch(std::integral_constant<int, 6>{});
+          break;
+        case 7:
+          launch(std::integral_constant<int, 7>{});
+          break;
+        default:
+          launch(std::integral_constant<int, 8>{});
+          break;
       }
       check_launch("bconv_fused_kernel");
       return;
     }
     Scratch y = scratch(from.limbs * n, s);
     k::bconv_scale_kernel<<<grid_for(from.limbs * n), 256, 0, raw(s)>>>(y.words(), a, conv,
-                                                                       map_of(from));
+                                                                        map_of(from));
     check_launch("bconv_scale_kernel");
     k::bconv_sum_kernel<<<grid_for(to.limbs * n), 256, 0, raw(s)>>>(out, y.words(), conv,
-                                                                   map_of(to));
+                                                                    map_of(to));
     check_launch("bconv_sum_kernel");
   }
 
   void mod_down_async(u64* out, const u64* a_q, const u64* a_p, const BaseConvView& p_to_q,
                       const std::vector<u64>& p_inv_mod_q, const std::vector<u64>& half_p_mod_q,
-                      const std::vector<u64>& half_p_mod_p, const BasisView& q,
-                      const BasisView& p, Stream s) override {
+                      const std::vector<u64>& half_p_mod_p, const BasisView& q, const BasisView& p,
+                      Stream s) override {
     ctx_.activate();
     const std::size_t n = q.ring->n;
     std::vector<u64> pinv_shoup(q.limbs);
@@ -267,7 +283,7 @@ class CudaBackend final : public Backend {
             pis = upload(pinv_shoup, s);
     Scratch zp = scratch(p.limbs * n, s), conv = scratch(q.limbs * n, s);
     k::add_constant_kernel<<<grid_for(p.limbs * n), 256, 0, raw(s)>>>(zp.words(), a_p, hp.words(),
-                                                                     map_of(p));
+                                                                      map_of(p));
     check_launch("add_constant_kernel");
     base_convert_async(conv.words(), zp.words(), p_to_q, p, q, s);
     k::mod_down_finish_kernel<<<grid_for(q.limbs * n), 256, 0, raw(s)>>>(
@@ -284,12 +300,12 @@ class CudaBackend final : public Backend {
   void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* add, const u64* mul,
                         const u64* mul_companion, const BasisView& b, Stream s) override {
     ctx_.activate();
-    k::affine_sub_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, a, c, add, mul,
-                                                                           mul_companion, map_of(b));
+    k::affine_sub_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(
+        out, a, c, add, mul, mul_companion, map_of(b));
     check_launch("affine_sub_kernel");
   }
-  void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp,
-                               const BasisView& qlp, Stream s) override {
+  void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp, const BasisView& qlp,
+                               Stream s) override {
     ctx_.activate();
     k::key_inner_product_kernel<<<grid_for(qlp.limbs * qlp.ring->n), 256, 0, raw(s)>>>(
         out0, out1, kp, map_of(qlp));
@@ -300,7 +316,7 @@ class CudaBackend final : public Backend {
                             Stream s) override {
     ctx_.activate();
     k::rns_from_words_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, words, crt,
-                                                                               map_of(b));
+                                                                                map_of(b));
     check_launch("rns_from_words_kernel");
   }
 
@@ -319,7 +335,7 @@ class CudaBackend final : public Backend {
                             Stream s) override {
     ctx_.activate();
     k::sample_uniform_kernel<<<grid_for(b.limbs * b.ring->n / 4), 256, 0, raw(s)>>>(out, key, nonce,
-                                                                                   map_of(b));
+                                                                                    map_of(b));
     check_launch("sample_uniform_kernel");
   }
 
@@ -327,7 +343,7 @@ class CudaBackend final : public Backend {
                           const BasisView& b, Stream s) override {
     ctx_.activate();
     k::sample_small_kernel<<<grid_for(b.ring->n / 8), 256, 0, raw(s)>>>(out, key, nonce, dist,
-                                                                       map_of(b));
+                                                                        map_of(b));
     check_launch("sample_small_kernel");
   }
 

@@ -1,7 +1,5 @@
 // Host launchers of the NTT schedules: per-stage, hybrid (Ozerk et al.), two-kernel radix-8
 // (Jung et al.) and warp-shuffle (HE-Booster); the tuned table picks one per size.
-#include "launch/ntt.h"
-
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -9,6 +7,7 @@
 #include <utility>
 
 #include "ember/core/errors.h"
+#include "launch/ntt.h"
 #include "launch/ntt_tuned_table.h"
 #include "runtime/cuda_check.h"
 
@@ -54,7 +53,8 @@ void dispatch_log(u32 log, F&& f) {
     if (log == Lo) return f(std::integral_constant<int, Lo>{});
     dispatch_log<Lo + 1, Hi>(log, std::forward<F>(f));
   } else {
-    throw ParameterError("NTT sub-transform of 2^" + std::to_string(log) + " values is unsupported");
+    throw ParameterError("NTT sub-transform of 2^" + std::to_string(log) +
+                         " values is unsupported");
   }
 }
 
@@ -77,8 +77,7 @@ void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool 
 }
 
 /// Column phase: n2 columns of n1 = n / n2 values (8 <= n1 <= 512), 16 columns per block.
-void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last,
-             cudaStream_t s) {
+void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last, cudaStream_t s) {
   constexpr u32 kSubs = 16;
   const u32 n2 = a.n / n1;
   if (n2 < kSubs) throw ParameterError("column phase needs at least 16 columns");

@@ -11,36 +11,36 @@ struct TunedNtt {
 };
 
 inline constexpr TunedNtt kTunedNtt[] = {
-    {12, 1, "hybrid"},  // 18.5 us fwd+inv
-    {12, 8, "hybrid"},  // 19.6 us fwd+inv
-    {12, 24, "hybrid"},  // 20.6 us fwd+inv
-    {12, 40, "hybrid"},  // 21.7 us fwd+inv
-    {12, 64, "hybrid"},  // 22.9 us fwd+inv
-    {13, 1, "warp_shuffle"},  // 20.7 us fwd+inv
-    {13, 8, "warp_shuffle"},  // 22.0 us fwd+inv
+    {12, 1, "hybrid"},         // 18.5 us fwd+inv
+    {12, 8, "hybrid"},         // 19.6 us fwd+inv
+    {12, 24, "hybrid"},        // 20.6 us fwd+inv
+    {12, 40, "hybrid"},        // 21.7 us fwd+inv
+    {12, 64, "hybrid"},        // 22.9 us fwd+inv
+    {13, 1, "warp_shuffle"},   // 20.7 us fwd+inv
+    {13, 8, "warp_shuffle"},   // 22.0 us fwd+inv
     {13, 24, "warp_shuffle"},  // 23.5 us fwd+inv
     {13, 40, "warp_shuffle"},  // 31.6 us fwd+inv
     {13, 64, "warp_shuffle"},  // 33.5 us fwd+inv
-    {14, 1, "two_kernel"},  // 20.1 us fwd+inv
-    {14, 8, "two_kernel"},  // 21.1 us fwd+inv
-    {14, 24, "two_kernel"},  // 30.1 us fwd+inv
-    {14, 40, "two_kernel"},  // 38.6 us fwd+inv
-    {14, 64, "two_kernel"},  // 47.7 us fwd+inv
-    {15, 1, "two_kernel"},  // 21.8 us fwd+inv
-    {15, 8, "two_kernel"},  // 24.1 us fwd+inv
-    {15, 24, "two_kernel"},  // 42.5 us fwd+inv
-    {15, 40, "two_kernel"},  // 62.5 us fwd+inv
-    {15, 64, "two_kernel"},  // 98.5 us fwd+inv
-    {16, 1, "two_kernel"},  // 26.7 us fwd+inv
-    {16, 8, "two_kernel"},  // 35.1 us fwd+inv
-    {16, 24, "two_kernel"},  // 77.1 us fwd+inv
-    {16, 40, "two_kernel"},  // 127.8 us fwd+inv
+    {14, 1, "two_kernel"},     // 20.1 us fwd+inv
+    {14, 8, "two_kernel"},     // 21.1 us fwd+inv
+    {14, 24, "two_kernel"},    // 30.1 us fwd+inv
+    {14, 40, "two_kernel"},    // 38.6 us fwd+inv
+    {14, 64, "two_kernel"},    // 47.7 us fwd+inv
+    {15, 1, "two_kernel"},     // 21.8 us fwd+inv
+    {15, 8, "two_kernel"},     // 24.1 us fwd+inv
+    {15, 24, "two_kernel"},    // 42.5 us fwd+inv
+    {15, 40, "two_kernel"},    // 62.5 us fwd+inv
+    {15, 64, "two_kernel"},    // 98.5 us fwd+inv
+    {16, 1, "two_kernel"},     // 26.7 us fwd+inv
+    {16, 8, "two_kernel"},     // 35.1 us fwd+inv
+    {16, 24, "two_kernel"},    // 77.1 us fwd+inv
+    {16, 40, "two_kernel"},    // 127.8 us fwd+inv
     {16, 64, "warp_shuffle"},  // 194.8 us fwd+inv
-    {17, 1, "two_kernel"},  // 27.8 us fwd+inv
-    {17, 8, "two_kernel"},  // 58.2 us fwd+inv
-    {17, 24, "two_kernel"},  // 160.4 us fwd+inv
-    {17, 40, "two_kernel"},  // 251.3 us fwd+inv
-    {17, 64, "two_kernel"},  // 376.5 us fwd+inv
+    {17, 1, "two_kernel"},     // 27.8 us fwd+inv
+    {17, 8, "two_kernel"},     // 58.2 us fwd+inv
+    {17, 24, "two_kernel"},    // 160.4 us fwd+inv
+    {17, 40, "two_kernel"},    // 251.3 us fwd+inv
+    {17, 64, "two_kernel"},    // 376.5 us fwd+inv
 };
 
 }  // namespace ember::cuda

@@ -12,8 +12,8 @@ namespace ember::cuda {
 /// Throws DeviceMemoryError for out-of-memory, DeviceError for any other failure.
 inline void check(cudaError_t status, const char* what) {
   if (status == cudaSuccess) return;
-  std::string msg = std::string(what) + ": " + cudaGetErrorName(status) + " (" +
-                    cudaGetErrorString(status) + ")";
+  std::string msg =
+      std::string(what) + ": " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
   if (status == cudaErrorMemoryAllocation) throw DeviceMemoryError(msg);
   throw DeviceError(msg);
 }

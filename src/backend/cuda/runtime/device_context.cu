@@ -1,11 +1,10 @@
 // DeviceContext: device selection, the stream-ordered memory pool and the default stream.
-#include "runtime/device_context.h"
-
 #include <cstdint>
 #include <string>
 
 #include "ember/core/errors.h"
 #include "runtime/cuda_check.h"
+#include "runtime/device_context.h"
 
 namespace ember::cuda {
 
