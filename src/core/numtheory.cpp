@@ -41,6 +41,18 @@ u64 inverse_mod(u64 a, u64 q) {
   return static_cast<u64>(t);
 }
 
+u64 product_mod(const std::vector<u64>& factors, u64 m, std::size_t skip) {
+  const Modulus mm = make_modulus(m);
+  u64 r = 1 % m;
+  for (std::size_t k = 0; k < factors.size(); ++k)
+    if (k != skip) r = mul_mod(r, barrett_reduce_64(factors[k], mm), mm);
+  return r;
+}
+
+u64 half_product_mod(const std::vector<u64>& primes, u64 m) {
+  return mul_mod(sub_mod(product_mod(primes, m), 1 % m, m), inverse_mod(2, m), make_modulus(m));
+}
+
 namespace {
 u64 mul_mod_u128(u64 a, u64 b, u64 n) {
   return static_cast<u64>(static_cast<unsigned __int128>(a) * b % n);

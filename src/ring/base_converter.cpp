@@ -13,17 +13,6 @@ struct BaseConverter::DeviceTables {
   backend::BaseConvView view;
 };
 
-namespace {
-/// prod_{k != skip} primes[k] mod m
-u64 product_except(const std::vector<u64>& primes, std::size_t skip, const Modulus& m) {
-  u64 r = 1 % m.value;
-  for (std::size_t k = 0; k < primes.size(); ++k)
-    if (k != skip) r = mul_mod(r, barrett_reduce_64(primes[k], m), m);
-  return r;
-}
-constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-}  // namespace
-
 BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact)
     : from_(std::move(from)),
       to_(std::move(to)),
@@ -36,14 +25,13 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact)
   qhat_inv_shoup_.resize(q.size());
   qhat_mod_p_.resize(q.size() * p.size());
   for (std::size_t i = 0; i < q.size(); ++i) {
-    const Modulus mi = make_modulus(q[i]);
-    qhat_inv_[i] = inverse_mod(product_except(q, i, mi), q[i]);
+    qhat_inv_[i] = inverse_mod(product_mod(q, q[i], i), q[i]);
     qhat_inv_shoup_[i] = shoup_precompute(qhat_inv_[i], q[i]);
     for (std::size_t j = 0; j < p.size(); ++j)
-      qhat_mod_p_[i * p.size() + j] = product_except(q, i, make_modulus(p[j]));
+      qhat_mod_p_[i * p.size() + j] = product_mod(q, p[j], i);
     inv_q_.push_back(1.0 / static_cast<double>(q[i]));
   }
-  for (u64 pj : p) q_mod_p_.push_back(product_except(q, kNone, make_modulus(pj)));
+  for (u64 pj : p) q_mod_p_.push_back(product_mod(q, pj));
 }
 
 backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
@@ -90,18 +78,11 @@ BaseExtender::BaseExtender(RnsBasis q, RnsBasis p)
     : q_(std::move(q)), p_(std::move(p)), qp_(q_.concat(p_)), q_to_p_(q_, p_), p_to_q_(p_, q_) {
   const auto qs = q_.primes();
   const auto ps = p_.primes();
-  auto half_p_mod = [&](u64 m) {
-    const Modulus mm = make_modulus(m);
-    const u64 p_mod = product_except(ps, kNone, mm);
-    // floor(P/2) = (P - 1) / 2 for odd P, computed with 2^-1 mod m.
-    return mul_mod(sub_mod(p_mod, 1 % m, m), inverse_mod(2, m), mm);
-  };
   for (u64 qi : qs) {
-    const Modulus mi = make_modulus(qi);
-    p_inv_mod_q_.push_back(inverse_mod(product_except(ps, kNone, mi), qi));
-    half_p_mod_q_.push_back(half_p_mod(qi));
+    p_inv_mod_q_.push_back(inverse_mod(product_mod(ps, qi), qi));
+    half_p_mod_q_.push_back(half_product_mod(ps, qi));
   }
-  for (u64 pj : ps) half_p_mod_p_.push_back(half_p_mod(pj));
+  for (u64 pj : ps) half_p_mod_p_.push_back(half_product_mod(ps, pj));
 }
 
 RnsPoly BaseExtender::mod_up(const RnsPoly& a) const {

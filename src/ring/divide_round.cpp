@@ -12,19 +12,6 @@ struct DivideRound::DeviceTables {
   Buffer zero, half_t_mod_t, neg_half_t_mod_q, t_inv, t_inv_shoup;
 };
 
-namespace {
-u64 product_mod(const std::vector<u64>& primes, u64 m) {
-  const Modulus mm = make_modulus(m);
-  u64 r = 1 % m;
-  for (u64 p : primes) r = mul_mod(r, barrett_reduce_64(p, mm), mm);
-  return r;
-}
-/// floor(T / 2) mod m for odd T = prod(primes): (T - 1) / 2 = (T mod m - 1) * 2^-1.
-u64 half_product_mod(const std::vector<u64>& primes, u64 m) {
-  return mul_mod(sub_mod(product_mod(primes, m), 1 % m, m), inverse_mod(2, m), make_modulus(m));
-}
-}  // namespace
-
 DivideRound::DivideRound(RnsBasis q, RnsBasis t)
     : q_(std::move(q)),
       t_(std::move(t)),

@@ -91,12 +91,8 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
   const std::size_t rows = q_count_ + p_count_;
   gadget_.assign(dnum_ * rows, 0);
   for (std::size_t j = 0; j < dnum_; ++j)
-    for (std::size_t i = j * alpha_; i < std::min((j + 1) * alpha_, q_count_); ++i) {
-      const Modulus m = make_modulus(q_primes[i]);
-      u64 pm = 1;
-      for (u64 p : p_primes) pm = mul_mod(pm, barrett_reduce_64(p, m), m);
-      gadget_[j * rows + i] = pm;
-    }
+    for (std::size_t i = j * alpha_; i < std::min((j + 1) * alpha_, q_count_); ++i)
+      gadget_[j * rows + i] = product_mod(p_primes, q_primes[i]);
 }
 
 void Context::check_params(u64 params_id, const char* what) const {

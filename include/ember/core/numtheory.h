@@ -14,6 +14,13 @@ Modulus make_modulus(u64 q);
 /// Modular inverse of a mod q; throws ParameterError if it does not exist.
 u64 inverse_mod(u64 a, u64 q);
 
+/// prod_{k != skip} factors[k] mod m (skip = npos: all of them).
+u64 product_mod(const std::vector<u64>& factors, u64 m,
+                std::size_t skip = static_cast<std::size_t>(-1));
+
+/// floor(P / 2) mod m for the odd product P of `primes`: (P - 1) / 2 = (P mod m - 1) * 2^-1.
+u64 half_product_mod(const std::vector<u64>& primes, u64 m);
+
 /// Deterministic Miller-Rabin for 64-bit integers.
 bool is_prime(u64 n);
 
