@@ -12,7 +12,7 @@
 #include "ember/core/chacha20.h"
 #include "ember/core/errors.h"
 #include "ember/core/numtheory.h"
-#include "ember/ring/base_converter.h"
+#include "ember/ring/base_extender.h"
 #include "ember/ring/crt.h"
 #include "ember/ring/rns_poly.h"
 #include "ember/ring/sampler.h"

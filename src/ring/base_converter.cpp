@@ -1,4 +1,4 @@
-// Fast base conversion tables, and ModUp / ModDown built on them.
+// Fast and exact base conversion tables and launches.
 #include "ember/ring/base_converter.h"
 
 #include "ember/core/errors.h"
@@ -71,40 +71,6 @@ RnsPoly BaseConverter::convert(const RnsPoly& a) const {
   RnsPoly out(to_, Form::coeff, a.device());
   auto& be = a.backend();
   convert_async(out.data(), a.data(), be, be.default_stream());
-  return out;
-}
-
-BaseExtender::BaseExtender(RnsBasis q, RnsBasis p)
-    : q_(std::move(q)), p_(std::move(p)), qp_(q_.concat(p_)), q_to_p_(q_, p_), p_to_q_(p_, q_) {
-  const auto qs = q_.primes();
-  const auto ps = p_.primes();
-  for (u64 qi : qs) {
-    p_inv_mod_q_.push_back(inverse_mod(product_mod(ps, qi), qi));
-    half_p_mod_q_.push_back(half_product_mod(ps, qi));
-  }
-  for (u64 pj : ps) half_p_mod_p_.push_back(half_product_mod(ps, pj));
-}
-
-RnsPoly BaseExtender::mod_up(const RnsPoly& a) const {
-  if (a.basis() != q_) throw MismatchError("mod_up: the input is not over the extender's basis Q");
-  if (a.form() != Form::coeff) throw MismatchError("mod_up needs coeff form; call intt() first");
-  RnsPoly out(qp_, Form::coeff, a.device());
-  auto& be = a.backend();
-  auto s = be.default_stream();
-  be.copy_async(out.data(), a.data(), a.words() * sizeof(u64), s);
-  q_to_p_.convert_async(out.data() + a.words(), a.data(), be, s);
-  return out;
-}
-
-RnsPoly BaseExtender::mod_down(const RnsPoly& a) const {
-  if (a.basis() != qp_)
-    throw MismatchError("mod_down: the input is not over the extended basis Q u P");
-  if (a.form() != Form::coeff) throw MismatchError("mod_down needs coeff form; call intt() first");
-  RnsPoly out(q_, Form::coeff, a.device());
-  auto& be = a.backend();
-  const std::size_t q_words = q_.size() * q_.n();
-  be.mod_down_async(out.data(), a.data(), a.data() + q_words, p_to_q_.view_on(be), p_inv_mod_q_,
-                    half_p_mod_q_, half_p_mod_p_, q_.on(be), p_.on(be), be.default_stream());
   return out;
 }
 

@@ -172,12 +172,6 @@ class Backend {
   /// out (P limbs) = sum_i [a_i qhat_inv_i]_{q_i} * qhat_i mod p_j
   virtual void base_convert_async(u64* out, const u64* a, const BaseConvView& conv,
                                   const BasisView& from, const BasisView& to, Stream stream) = 0;
-  /// out (Q limbs) = round(a / P) from a over Q then P: a_Q, a_P are its two parts.
-  virtual void mod_down_async(u64* out, const u64* a_q, const u64* a_p, const BaseConvView& p_to_q,
-                              const std::vector<u64>& p_inv_mod_q,
-                              const std::vector<u64>& half_p_mod_q,
-                              const std::vector<u64>& half_p_mod_p, const BasisView& q,
-                              const BasisView& p, Stream stream) = 0;
 
   // Big integer <-> RNS (coefficient form).
   /// out[limb][i] = value_i mod q_limb, value_i given as `crt.words` little-endian words.

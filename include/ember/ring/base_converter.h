@@ -1,4 +1,4 @@
-// Fast RNS base conversion (Q -> P) and the ModUp / ModDown of hybrid key switching.
+// Fast (and exact, HPS) RNS base conversion from a basis Q to a basis P.
 #pragma once
 
 #include <map>
@@ -33,26 +33,6 @@ class BaseConverter {
   std::vector<u64> qhat_inv_, qhat_inv_shoup_, qhat_mod_p_, q_mod_p_;
   std::vector<double> inv_q_;
   std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
-};
-
-/// ModUp (Q -> Q u P) and ModDown with rounding (Q u P -> Q) for disjoint bases Q and P.
-class BaseExtender {
- public:
-  BaseExtender(RnsBasis q, RnsBasis p);
-  const RnsBasis& q() const { return q_; }
-  const RnsBasis& p() const { return p_; }
-  const RnsBasis& qp() const { return qp_; }
-  /// `a` over Q, coeff form -> over Q u P: the Q limbs unchanged, the P limbs x + uQ (0 <= u <
-  /// |Q|).
-  RnsPoly mod_up(const RnsPoly& a) const;
-  /// `a` over Q u P, coeff form -> round(a / P) + e over Q with -|P| < e <= 0: the fast P -> Q
-  /// conversion returns z mod P + u P (0 <= u < |P|), which lowers the quotient by u.
-  RnsPoly mod_down(const RnsPoly& a) const;
-
- private:
-  RnsBasis q_, p_, qp_;
-  BaseConverter q_to_p_, p_to_q_;
-  std::vector<u64> p_inv_mod_q_, half_p_mod_q_, half_p_mod_p_;
 };
 
 }  // namespace ember::ring

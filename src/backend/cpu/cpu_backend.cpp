@@ -209,28 +209,6 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void mod_down_async(u64* out, const u64* a_q, const u64* a_p, const BaseConvView& p_to_q,
-                      const std::vector<u64>& p_inv_mod_q, const std::vector<u64>& half_p_mod_q,
-                      const std::vector<u64>& half_p_mod_p, const BasisView& q, const BasisView& p,
-                      Stream s) override {
-    const std::size_t n = q.ring->n;
-    // z = a + floor(P/2), so that floor(z / P) = round(a / P).
-    std::vector<u64> zp(p.limbs * n);
-    per_limb(p, [&](long j, const Modulus& m) {
-      for (std::size_t c = 0; c < n; ++c)
-        zp[j * n + c] = add_mod(a_p[j * n + c], half_p_mod_p[j], m.value);
-    });
-    std::vector<u64> conv(q.limbs * n);
-    base_convert_async(conv.data(), zp.data(), p_to_q, p, q, s);
-    per_limb(q, [&](long i, const Modulus& m) {
-      const u64 pinv = p_inv_mod_q[i], pinv_s = shoup_precompute(pinv, m.value);
-      for (std::size_t c = 0; c < n; ++c) {
-        u64 z = add_mod(a_q[i * n + c], half_p_mod_q[i], m.value);
-        out[i * n + c] = mul_shoup(sub_mod(z, conv[i * n + c], m.value), pinv, pinv_s, m.value);
-      }
-    });
-  }
-
   void rns_from_words_async(u64* out, const u64* words, const CrtView& crt, const BasisView& b,
                             Stream) override {
     const std::size_t n = b.ring->n;

@@ -178,19 +178,6 @@ __global__ void affine_sub_kernel(u64* out, const u64* a, const u64* c, const u6
   }
 }
 
-/// out = (a + half[limb] - conv) * p_inv[limb] (the last step of ModDown).
-__global__ void mod_down_finish_kernel(u64* out, const u64* a, const u64* conv, const u64* half,
-                                       const u64* p_inv, const u64* p_inv_shoup, LimbMap map) {
-  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    const u32 limb = static_cast<u32>(i >> map.log_n);
-    const u64 q = map.mod(limb).value;
-    const u64 z = add_mod(a[i], half[limb], q);
-    out[i] = mul_shoup(sub_mod(z, conv[i], q), p_inv[limb], p_inv_shoup[limb], q);
-  }
-}
-
 __global__ void rns_from_words_kernel(u64* out, const u64* words, CrtView crt, LimbMap map) {
   const std::size_t n = std::size_t{1} << map.log_n;
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;

@@ -270,27 +270,6 @@ class CudaBackend final : public Backend {
     check_launch("bconv_sum_kernel");
   }
 
-  void mod_down_async(u64* out, const u64* a_q, const u64* a_p, const BaseConvView& p_to_q,
-                      const std::vector<u64>& p_inv_mod_q, const std::vector<u64>& half_p_mod_q,
-                      const std::vector<u64>& half_p_mod_p, const BasisView& q, const BasisView& p,
-                      Stream s) override {
-    ctx_.activate();
-    const std::size_t n = q.ring->n;
-    std::vector<u64> pinv_shoup(q.limbs);
-    for (std::size_t l = 0; l < q.limbs; ++l)
-      pinv_shoup[l] = shoup_precompute(p_inv_mod_q[l], host_modulus(q, l).value);
-    Scratch hp = upload(half_p_mod_p, s), hq = upload(half_p_mod_q, s), pi = upload(p_inv_mod_q, s),
-            pis = upload(pinv_shoup, s);
-    Scratch zp = scratch(p.limbs * n, s), conv = scratch(q.limbs * n, s);
-    k::add_constant_kernel<<<grid_for(p.limbs * n), 256, 0, raw(s)>>>(zp.words(), a_p, hp.words(),
-                                                                      map_of(p));
-    check_launch("add_constant_kernel");
-    base_convert_async(conv.words(), zp.words(), p_to_q, p, q, s);
-    k::mod_down_finish_kernel<<<grid_for(q.limbs * n), 256, 0, raw(s)>>>(
-        out, a_q, conv.words(), hq.words(), pi.words(), pis.words(), map_of(q));
-    check_launch("mod_down_finish_kernel");
-  }
-
   void add_constant_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                           Stream s) override {
     ctx_.activate();
