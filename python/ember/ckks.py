@@ -18,15 +18,17 @@ import numpy as np
 
 from . import _ember, resolve_device, ring
 from . import serialize as _ser
-from .errors import MismatchError, MissingKeyError, ParameterError, SerializationError
+from .errors import MismatchError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes, is_prime
+from .rlwe import (
+    SECURITY_128_MAX_LOGQP,
+    EvalKeys,
+    KeyedContext,
+    PublicKey,
+    SecretKey,
+)
 
 __all__ = ["Ciphertext", "Context", "EvalKeys", "Params", "Plaintext", "PublicKey", "SecretKey"]
-
-# Largest log2(QP) for 128-bit security with a ternary secret (HomomorphicEncryption.org standard,
-# classical attacks). N = 2^16 and 2^17 have no row in the standard; their bounds are the
-# lattice-estimator figures OpenFHE's tables use (1772 and 3544 bits).
-SECURITY_128_MAX_LOGQP = {10: 27, 11: 54, 12: 109, 13: 218, 14: 438, 15: 881, 16: 1772, 17: 3544}
 
 
 @dataclass(frozen=True)
@@ -207,67 +209,6 @@ def _scaling_primes(bits: int, n: int, count: int, q0: int) -> list[int]:
     return chosen[::-1]  # q_1 .. q_L (q_L was chosen first)
 
 
-def galois_element(step: int, n: int) -> int:
-    """The Galois element 5^step mod 2N that rotates the slots left by `step`."""
-    slots = n // 2
-    return pow(5, step % slots, 2 * n)
-
-
-class SecretKey:
-    def __init__(self, ctx: Context, raw):
-        self._ctx, self._raw = ctx, raw
-
-    def to_bytes(self) -> bytes:
-        """Serializes the secret key (only when you ask: keep the bytes secret)."""
-        return _ser.pack(
-            _ser.KIND_SECRET_KEY,
-            self._raw.params_id,
-            self._raw.key_id,
-            _ser.poly_bytes(self._raw.s),
-        )
-
-
-class PublicKey:
-    def __init__(self, ctx: Context, raw):
-        self._ctx, self._raw = ctx, raw
-
-    def to_bytes(self) -> bytes:
-        payload = self._raw.seed + struct.pack("<Q", self._raw.seed_nonce)
-        return _ser.pack(
-            _ser.KIND_PUBLIC_KEY,
-            self._raw.params_id,
-            self._raw.key_id,
-            payload + _ser.poly_bytes(self._raw.b),
-        )
-
-
-class EvalKeys:
-    """Relinearization key and Galois keys (by Galois element) of one key set."""
-
-    def __init__(self, ctx: Context, relin, galois: dict):
-        self._ctx, self.relin, self.galois = ctx, relin, galois
-
-    @property
-    def rotations(self) -> list[int]:
-        n = self._ctx.params.n
-        return sorted(s for s in range(n // 2) if galois_element(s, n) in self.galois)
-
-    @property
-    def nbytes(self) -> int:
-        return self.relin.nbytes + sum(k.nbytes for k in self.galois.values())
-
-    def to_bytes(self) -> bytes:
-        raw = self._ctx._raw
-        keys = [self.relin] + [self.galois[g] for g in sorted(self.galois)]
-        parts = [struct.pack("<I", len(keys))]
-        for k in keys:
-            parts.append(struct.pack("<QQI", k.galois, k.seed_nonce, k.dnum) + k.seed)
-            parts.extend(_ser.poly_bytes(raw.switch_key_part(k, j)) for j in range(k.dnum))
-        return _ser.pack(
-            _ser.KIND_EVAL_KEYS, self.relin.params_id, self.relin.key_id, b"".join(parts)
-        )
-
-
 class Plaintext:
     """Encoded values at a level and scale (eval form)."""
 
@@ -330,7 +271,7 @@ class Ciphertext:
         return _ser.pack(_ser.KIND_CIPHERTEXT, r.params_id, r.key_id, head + body)
 
 
-class Context:
+class Context(KeyedContext):
     """A CKKS context on one device. See the module docstring for the scale policy."""
 
     def __init__(self, params: Params | str, device: str | None = "auto", auto_rescale=True):
@@ -366,12 +307,6 @@ class Context:
         self._twist = np.exp(1j * np.pi * k / n)  # zeta^k
 
     # ---------------------------------------------------------------- keys
-    def keygen(self) -> SecretKey:
-        return SecretKey(self, self._raw.keygen(self._sampler, self.params.hamming_weight))
-
-    def public_key(self, sk: SecretKey) -> PublicKey:
-        return PublicKey(self, self._raw.public_key(sk._raw, self._sampler))
-
     def eval_keys(
         self,
         sk: SecretKey,
@@ -383,20 +318,9 @@ class Context:
         conjugation."""
         if bootstrap:
             raise ParameterError("bootstrapping keys are not available in this version")
-        n = self.params.n
-        relin = self._raw.relin_key(sk._raw, self._sampler)
-        galois = {}
-        elements = {galois_element(r, n) for r in rotations if r % self.slots}
-        if conjugation:
-            elements.add(2 * n - 1)
-        for g in sorted(elements):
-            galois[g] = self._raw.galois_key(sk._raw, g, self._sampler)
-        return EvalKeys(self, relin, galois)
-
-    def set_eval_keys(self, ek: EvalKeys) -> None:
-        if ek._ctx._raw.params_id != self._raw.params_id:
-            raise MismatchError("the evaluation keys belong to a context with other parameters")
-        self._eval_keys = ek
+        return self._make_eval_keys(
+            sk, rotations, {2 * self.params.n - 1} if conjugation else set()
+        )
 
     # ---------------------------------------------------------------- serialization
     def ciphertext_from_bytes(self, blob: bytes) -> Ciphertext:
@@ -409,53 +333,8 @@ class Context:
         polys = [rd.poly(basis, self.device) for _ in range(size)]
         rd.done()
         return Ciphertext(
-            self, self._raw.make_ciphertext(polys, level, scale, key_id), bool(is_complex)
+            self, self._raw.make_ciphertext(polys, level, scale, 1, key_id), bool(is_complex)
         )
-
-    def secret_key_from_bytes(self, blob: bytes) -> SecretKey:
-        key_id, payload = _ser.unpack(blob, _ser.KIND_SECRET_KEY, self._raw.params_id)
-        rd = _ser.Reader(payload)
-        s = rd.poly(self._raw.full_basis(), self.device)
-        rd.done()
-        return SecretKey(self, self._raw.make_secret_key(s, key_id))
-
-    def public_key_from_bytes(self, blob: bytes) -> PublicKey:
-        key_id, payload = _ser.unpack(blob, _ser.KIND_PUBLIC_KEY, self._raw.params_id)
-        rd = _ser.Reader(payload)
-        seed = bytes(rd.take(32))
-        (nonce,) = rd.unpack("<Q")
-        b = rd.poly(self._raw.q_basis(self.max_level), self.device)
-        rd.done()
-        return PublicKey(self, self._raw.make_public_key(b, seed, nonce, key_id))
-
-    def eval_keys_from_bytes(self, blob: bytes) -> EvalKeys:
-        key_id, payload = _ser.unpack(blob, _ser.KIND_EVAL_KEYS, self._raw.params_id)
-        rd = _ser.Reader(payload)
-        (count,) = rd.unpack("<I")
-        if count < 1 or count > 4 * self.params.n:
-            raise SerializationError(f"evaluation key count {count} out of range")
-        full = self._raw.full_basis()
-        keys = []
-        for _ in range(count):
-            galois, nonce, dnum = rd.unpack("<QQI")
-            seed = bytes(rd.take(32))
-            if dnum != self._raw.dnum:
-                raise SerializationError(
-                    f"evaluation key with {dnum} digits, expected {self._raw.dnum}"
-                )
-            if galois and (galois % 2 == 0 or galois >= 2 * self.params.n):
-                raise SerializationError(f"invalid Galois element {galois}")
-            parts = [rd.poly(full, self.device) for _ in range(dnum)]
-            keys.append(self._raw.make_switch_key(parts, seed, nonce, galois, key_id))
-        rd.done()
-        if keys[0].galois != 0:
-            raise SerializationError("the first evaluation key must be the relinearization key")
-        return EvalKeys(self, keys[0], {k.galois: k for k in keys[1:]})
-
-    def _keys(self) -> EvalKeys:
-        if self._eval_keys is None:
-            raise MissingKeyError("no evaluation keys: call ctx.set_eval_keys(ctx.eval_keys(sk))")
-        return self._eval_keys
 
     # ---------------------------------------------------------------- encoding
     def scale_at(self, level: int) -> float:
@@ -698,69 +577,8 @@ class Context:
         self._check(a)
         return self._to_level(a, level)
 
-    def _galois_key(self, g: int):
-        key = self._keys().galois.get(g)
-        if key is None:
-            raise MissingKeyError(
-                f"no Galois key for element {g}; generate it with ctx.eval_keys(sk, rotations=...)"
-            )
-        return key
-
-    def _rotation_plan(self, steps: int) -> list[int]:
-        """Galois elements whose product rotates by `steps`: the step's own key, else a
-        decomposition into the available power-of-two steps (documented fallback)."""
-        n = self.params.n
-        steps %= self.slots
-        if steps == 0:
-            return []
-        keys = self._keys().galois
-        g = galois_element(steps, n)
-        if g in keys:
-            return [g]
-        plan, rest, bit = [], steps, 0
-        while rest:
-            if rest & 1:
-                gb = galois_element(1 << bit, n)
-                if gb not in keys:
-                    raise MissingKeyError(
-                        f"no key for rotation {steps} and no power-of-two key for 2^{bit}; "
-                        "generate them with ctx.eval_keys(sk, rotations=...)"
-                    )
-                plan.append(gb)
-            rest >>= 1
-            bit += 1
-        return plan
-
-    def rotate(self, a: Ciphertext, steps: int) -> Ciphertext:
-        """Rotates the slots left by `steps` (slot i gets slot i + steps)."""
-        self._check(a)
-        raw = a._raw
-        for g in self._rotation_plan(steps):
-            raw = self._raw.apply_galois(raw, self._galois_key(g))
-        return self._wrap(raw, a) if raw is not a._raw else self._wrap(raw.copy(), a)
-
-    def rotate_many(self, a: Ciphertext, steps: Sequence[int]) -> list[Ciphertext]:
-        """Several rotations of one ciphertext sharing one key-switching decomposition (hoisting);
-        every step needs its own key."""
-        self._check(a)
-        n = self.params.n
-        gs = [galois_element(s, n) for s in steps]
-        direct = [g for g, s in zip(gs, steps) if s % self.slots]
-        keys = [self._galois_key(g) for g in direct]
-        rotated = iter(self._raw.apply_galois_hoisted(a._raw, keys)) if keys else iter(())
-        return [
-            self._wrap(next(rotated), a) if s % self.slots else self._wrap(a._raw.copy(), a)
-            for s in steps
-        ]
-
     def conj(self, a: Ciphertext) -> Ciphertext:
-        self._check(a)
-        g = 2 * self.params.n - 1
-        if g not in self._keys().galois:
-            raise MissingKeyError(
-                "no conjugation key: generate it with ctx.eval_keys(sk, conjugation=True)"
-            )
-        return self._wrap(self._raw.apply_galois(a._raw, self._galois_key(g)), a)
+        return self._apply_galois_element(a, 2 * self.params.n - 1, "conjugation", "conjugation")
 
     def sum_slots(self, a: Ciphertext) -> Ciphertext:
         """Every slot holds the sum of all slots (needs rotation keys 1, 2, 4, ...)."""

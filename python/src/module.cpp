@@ -13,6 +13,10 @@ namespace nb = nanobind;
 void bind_ring(nb::module_& m);
 void bind_bench(nb::module_& m);
 void bind_ckks(nb::module_& m);
+void bind_bfv_bgv(nb::module_& m);
+namespace ember::bind {
+void bind_rlwe_types(nb::module_& m);
+}
 
 namespace {
 void raise_as(const char* name, const char* what) {
@@ -55,5 +59,7 @@ NB_MODULE(_ember, m) {
 
   bind_ring(m);
   bind_bench(m);
+  ember::bind::bind_rlwe_types(m);
   bind_ckks(m);
+  bind_bfv_bgv(m);
 }

@@ -23,12 +23,9 @@ RnsPoly BaseExtender::mod_down(const RnsPoly& a) const {
   if (a.basis() != qp_)
     throw MismatchError("mod_down: the input is not over the extended basis Q u P");
   if (a.form() != Form::coeff) throw MismatchError("mod_down needs coeff form; call intt() first");
-  RnsPoly eval = a.copy();
-  eval.ntt_inplace();
-  RnsPoly out(q_, Form::eval, a.device());
-  down_.apply_async(out.data(), eval.data(), eval.data() + q_.size() * q_.n(), a.backend(),
-                    a.backend().default_stream());
-  out.intt_inplace();
+  RnsPoly out(q_, Form::coeff, a.device());
+  down_.apply_coeff_async(out.data(), a.data(), a.data() + q_.size() * q_.n(), a.backend(),
+                          a.backend().default_stream());
   return out;
 }
 

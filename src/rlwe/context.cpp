@@ -7,6 +7,7 @@
 
 #include "ember/core/errors.h"
 #include "ember/core/numtheory.h"
+#include "ember/ring/crt.h"
 
 namespace ember::rlwe {
 
@@ -14,8 +15,8 @@ using backend::Buffer;
 using backend::Stream;
 using ring::Form;
 
-u64 fingerprint(u64 scheme_tag, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
-                std::size_t dnum) {
+u64 fingerprint(const SchemeOptions& scheme, std::size_t n, const std::vector<u64>& q,
+                const std::vector<u64>& p, std::size_t dnum) {
   u64 h = 1469598103934665603ull;
   auto mix = [&](u64 v) {
     for (int i = 0; i < 8; ++i) {
@@ -23,13 +24,19 @@ u64 fingerprint(u64 scheme_tag, std::size_t n, const std::vector<u64>& q, const 
       h *= 1099511628211ull;
     }
   };
-  mix(scheme_tag);
+  mix(scheme.tag);
   mix(n);
   mix(q.size());
   for (u64 x : q) mix(x);
   mix(p.size());
   for (u64 x : p) mix(x);
   mix(dnum);
+  if (scheme.plain_modulus) {  // BFV/BGV only, so CKKS fingerprints are unchanged
+    mix(scheme.plain_modulus);
+    mix(scheme.errors_times_t);
+    mix(scheme.aux_primes.size());
+    for (u64 x : scheme.aux_primes) mix(x);
+  }
   return h;
 }
 
@@ -46,8 +53,13 @@ u64 random_id() {
 }  // namespace
 
 Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-                 std::size_t dnum, Device device, u64 scheme_tag)
-    : n_(n), q_count_(q_primes.size()), p_count_(p_primes.size()), dnum_(dnum), device_(device) {
+                 std::size_t dnum, Device device, const SchemeOptions& scheme)
+    : n_(n),
+      q_count_(q_primes.size()),
+      p_count_(p_primes.size()),
+      dnum_(dnum),
+      device_(device),
+      scheme_(scheme) {
   if (q_primes.empty()) throw ParameterError("the ciphertext modulus Q needs at least one prime");
   if (p_primes.empty())
     throw ParameterError("hybrid key switching needs at least one special prime (P)");
@@ -56,13 +68,19 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
                          std::to_string(q_count_) + "] (the number of primes of Q)");
   alpha_ = (q_count_ + dnum - 1) / dnum;
   dnum_ = (q_count_ + alpha_ - 1) / alpha_;  // digits actually needed for this alpha
+  if (scheme_.errors_times_t && scheme_.plain_modulus < 2)
+    throw ParameterError("errors_times_t needs a plaintext modulus t >= 2");
   std::vector<u64> all = q_primes;
   all.insert(all.end(), p_primes.begin(), p_primes.end());
+  all.insert(all.end(), scheme_.aux_primes.begin(), scheme_.aux_primes.end());
   ring_ = ring::RingContext::create(n, all);
-  params_id_ = fingerprint(scheme_tag, n, q_primes, p_primes, dnum_);
-  full_ = RnsBasis::all(ring_);
+  params_id_ = fingerprint(scheme_, n, q_primes, p_primes, dnum_);
   const u32 qc = static_cast<u32>(q_count_), pc = static_cast<u32>(p_count_);
+  full_ = RnsBasis(ring_, iota_ids(0, qc + pc));
   p_ = RnsBasis(ring_, iota_ids(qc, pc));
+  if (!scheme_.aux_primes.empty())
+    aux_ = RnsBasis(ring_, iota_ids(qc + pc, static_cast<u32>(scheme_.aux_primes.size())));
+  const u64 divide_t = error_factor();
   for (u32 l = 0; l < qc; ++l) {
     Level lv;
     lv.q = RnsBasis(ring_, iota_ids(0, l + 1));
@@ -81,10 +99,10 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     }
     // The ext basis repeats primes across digits; it is only a row -> prime map for batched NTTs.
     lv.ext = RnsBasis::unchecked(ring_, ext_ids);
-    lv.mod_down = std::make_unique<ring::DivideRound>(lv.q, p_);
+    lv.mod_down = std::make_unique<ring::DivideRound>(lv.q, p_, divide_t);
     if (l > 0)
       lv.rescale = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, l)),
-                                                       RnsBasis(ring_, {l}));
+                                                       RnsBasis(ring_, {l}), divide_t);
     levels_.push_back(std::move(lv));
   }
   // Gadget: digit j of s' is scaled by P on its own primes and vanishes elsewhere.
@@ -109,16 +127,19 @@ void expect(bool ok, const std::string& what) {
 }  // namespace
 
 Ciphertext Context::make_ciphertext(std::vector<RnsPoly> polys, std::size_t level, double scale,
-                                    u64 key_id) const {
+                                    u64 factor, u64 key_id) const {
   expect(level < q_count_ && polys.size() >= 2 && polys.size() <= 3, "ciphertext");
   for (const auto& p : polys)
     expect(p.basis() == q_basis(level) && p.form() == Form::eval && p.device() == device_,
            "ciphertext polynomial");
   expect(scale > 0 && std::isfinite(scale), "ciphertext scale");
+  expect(scheme_.plain_modulus ? factor > 0 && factor < scheme_.plain_modulus : factor == 1,
+         "ciphertext plaintext factor");
   Ciphertext c;
   c.polys = std::move(polys);
   c.level = level;
   c.scale = scale;
+  c.factor = factor;
   c.key_id = key_id;
   c.params_id = params_id_;
   return c;
@@ -188,6 +209,12 @@ RnsPoly Context::switch_key_part(const SwitchKey& key, std::size_t j) const {
   return p;
 }
 
+RnsPoly Context::error(const RnsBasis& basis, ring::Sampler& sampler) const {
+  RnsPoly e = sampler.gaussian(basis, device_);
+  e.ntt_inplace();
+  return error_factor() == 1 ? std::move(e) : e.multiply_scalar(error_factor());
+}
+
 SecretKey Context::keygen(ring::Sampler& sampler, std::size_t hamming_weight) const {
   RnsPoly s = hamming_weight ? sampler.ternary_hamming(full_, device_, hamming_weight)
                              : sampler.ternary(full_, device_, 2.0 / 3.0);
@@ -206,8 +233,7 @@ PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const
   pk.seed = sampler.derive_key();
   pk.seed_nonce = 0;
   ring::Sampler::uniform_into(pk.a.data(), pk.seed, pk.seed_nonce, q, be, st);
-  RnsPoly e = sampler.gaussian(q, device_);
-  e.ntt_inplace();
+  RnsPoly e = error(q, sampler);
   const auto v = q.on(be);
   be.multiply_async(pk.b.data(), pk.a.data(), sk.s.data(), v, st);  // s: Q rows come first
   be.sub_async(pk.b.data(), e.data(), pk.b.data(), v, st);
@@ -231,8 +257,7 @@ SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::
   for (std::size_t j = 0; j < dnum_; ++j) {
     u64* b = key.data.as<u64>() + (2 * j) * poly_words;
     const u64* a = b + poly_words;
-    RnsPoly e = sampler.gaussian(full_, device_);
-    e.ntt_inplace();
+    RnsPoly e = error(full_, sampler);
     const std::vector<u64> g(gadget_.begin() + j * rows, gadget_.begin() + (j + 1) * rows);
     be.multiply_scalar_async(scaled.data(), s_from.data(), g, v, st);
     be.multiply_async(b, a, sk.s.data(), v, st);
@@ -269,10 +294,8 @@ Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler
   const auto v = q.on(be);
   RnsPoly u = sampler.ternary(q, device_, 2.0 / 3.0);
   u.ntt_inplace();
-  RnsPoly e0 = sampler.gaussian(q, device_);
-  RnsPoly e1 = sampler.gaussian(q, device_);
-  e0.ntt_inplace();
-  e1.ntt_inplace();
+  RnsPoly e0 = error(q, sampler);
+  RnsPoly e1 = error(q, sampler);
   Ciphertext ct;
   ct.polys.push_back(RnsPoly(q, Form::eval, device_));
   ct.polys.push_back(RnsPoly(q, Form::eval, device_));
@@ -298,8 +321,7 @@ Ciphertext Context::encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
   Ciphertext ct;
   ct.polys.push_back(RnsPoly(q, Form::eval, device_));
   ct.polys.push_back(sampler.uniform(q, device_, Form::eval));
-  RnsPoly e = sampler.gaussian(q, device_);
-  e.ntt_inplace();
+  RnsPoly e = error(q, sampler);
   be.multiply_async(ct.polys[0].data(), ct.polys[1].data(), sk.s.data(), v, st);
   be.sub_async(ct.polys[0].data(), e.data(), ct.polys[0].data(), v, st);
   be.add_async(ct.polys[0].data(), ct.polys[0].data(), m.data(), v, st);
@@ -332,6 +354,66 @@ RnsPoly Context::decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::si
   }
   out.intt_inplace();
   return out;
+}
+
+namespace {
+/// Little-endian words of the product of the primes.
+std::vector<u64> product_words(const std::vector<u64>& primes) {
+  std::vector<u64> w{1};
+  for (u64 q : primes) {
+    u64 carry = 0;
+    for (u64& x : w) {
+      const unsigned __int128 v = static_cast<unsigned __int128>(x) * q + carry;
+      x = static_cast<u64>(v);
+      carry = static_cast<u64>(v >> 64);
+    }
+    if (carry) w.push_back(carry);
+  }
+  w.resize(primes.size(), 0);
+  return w;
+}
+/// a > b for numbers of `k` words.
+bool greater(const u64* a, const u64* b, std::size_t k) {
+  for (std::size_t i = k; i-- > 0;)
+    if (a[i] != b[i]) return a[i] > b[i];
+  return false;
+}
+/// log2 of a k-word number (-infinity for 0), from its top two nonzero words.
+double log2_words(const u64* a, std::size_t k) {
+  std::size_t top = k;
+  while (top > 0 && a[top - 1] == 0) --top;
+  if (top == 0) return -INFINITY;
+  double v = static_cast<double>(a[top - 1]);
+  if (top >= 2) v += std::ldexp(static_cast<double>(a[top - 2]), -64);
+  return std::log2(v) + 64.0 * static_cast<double>(top - 1);
+}
+}  // namespace
+
+double Context::noise_log2(const Ciphertext& ct, const SecretKey& sk, u64 multiplier) const {
+  RnsPoly v = decrypt_core(ct, sk, ct.level + 1);
+  if (multiplier != 1) v = v.multiply_scalar(multiplier);
+  const ring::CrtConverter crt(v.basis());
+  const std::vector<u64> words = crt.from_rns(v);
+  const std::size_t k = crt.output_words();
+  const std::vector<u64> q = product_words(v.basis().primes());
+  std::vector<u64> half(q), mag(k), best(k, 0);
+  for (std::size_t i = 0; i < k; ++i)  // half = floor(Q / 2)
+    half[i] = (q[i] >> 1) | (i + 1 < k ? q[i + 1] << 63 : 0);
+  for (std::size_t c = 0; c < n_; ++c) {
+    const u64* z = words.data() + c * k;
+    if (greater(z, half.data(), k)) {  // |z - Q| = Q - z
+      u64 borrow = 0;
+      for (std::size_t i = 0; i < k; ++i) {
+        const unsigned __int128 d = static_cast<unsigned __int128>(q[i]) - z[i] - borrow;
+        mag[i] = static_cast<u64>(d);
+        borrow = static_cast<u64>(d >> 64) & 1;
+      }
+    } else {
+      std::copy(z, z + k, mag.begin());
+    }
+    if (greater(mag.data(), best.data(), k)) best = mag;
+  }
+  return log2_words(best.data(), k);
 }
 
 Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {

@@ -164,6 +164,10 @@ class Backend {
   virtual void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* add,
                                 const u64* mul, const u64* mul_companion, const BasisView& b,
                                 Stream stream) = 0;
+  /// BFV plaintext scaling: out[limb][i] = round(Q m[i] / t) mod q_limb for one row m of values
+  /// in [0, t) (backend memory); q_div_t[limb] = floor(Q/t) mod q_limb (backend memory).
+  virtual void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
+                                 const BasisView& b, Stream stream) = 0;
   /// out0 / out1 over Q_l u P (rows of `qlp`) = sum_j ext_j * key_j.{0,1}, one fused pass.
   virtual void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp,
                                        const BasisView& qlp, Stream stream) = 0;

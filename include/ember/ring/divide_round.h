@@ -1,5 +1,6 @@
-// DivideRound: rounding division by the product T of trailing primes, in evaluation form.
-// ModDown of hybrid key switching (T = P) and CKKS rescaling (T = the last prime) are both this.
+// DivideRound: division by the product T of trailing primes with rounding (ModDown of hybrid key
+// switching, CKKS rescaling, BFV scaling and modulus switching) or, for BGV, with the correction
+// that keeps the message modulo t (BGV modulus switching and ModDown).
 #pragma once
 
 #include <map>
@@ -13,22 +14,31 @@ namespace ember::ring {
 
 class DivideRound {
  public:
-  /// Throws MismatchError for bases of different rings or sharing a prime.
-  DivideRound(RnsBasis q, RnsBasis t);
+  /// plain_modulus = 1: out = round(a / T). plain_modulus = t > 1 (coprime to T): out =
+  /// (a - delta) / T with delta = t [a t^-1]_T centered, so delta = a mod T, delta = 0 mod t and
+  /// out = a T^-1 mod t: the BGV rule. Throws MismatchError for bases of different rings or
+  /// sharing a prime.
+  DivideRound(RnsBasis q, RnsBasis t, u64 plain_modulus = 1);
   const RnsBasis& q() const { return q_; }
   const RnsBasis& t() const { return t_; }
-  /// out (over Q, eval) = round(a / T) per coefficient (the T -> Q conversion is exact, so no
-  /// overflow bias is left; the floating-point overflow estimate can be off by one only when
-  /// a mod T is within 2^-50 T of 0 or T). a is given by its Q part a_q and its T part a_t,
-  /// both in eval form. `out` may alias `a_q`.
+  /// out (over Q) from a given by its Q part a_q and its T part a_t, all in evaluation form.
+  /// The T -> Q conversion is exact (its floating-point overflow estimate can be off by one only
+  /// when the value is within 2^-50 T of a rounding boundary). `out` may alias `a_q`.
   void apply_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                    backend::Stream s) const;
+  /// The same with a_q, a_t and out in coefficient form.
+  void apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
+                         backend::Stream s) const;
 
  private:
   struct DeviceTables;
   const DeviceTables& tables_on(backend::Backend& be) const;
+  /// The correction delta over Q, coefficient form, from the T part (coefficient form; consumed).
+  backend::Buffer correction(u64* a_t_coeff, backend::Backend& be, backend::Stream s) const;
   RnsBasis q_, t_;
+  u64 plain_ = 1;
   BaseConverter t_to_q_;
+  std::vector<u64> plain_inv_mod_t_, plain_mod_q_;
   std::vector<u64> half_t_mod_t_, neg_half_t_mod_q_, t_inv_mod_q_, t_inv_shoup_;
   std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
 };

@@ -39,6 +39,34 @@ EMBER_HD u64 signed_to_residue(std::int64_t v, u64 q) {
   return q - 1 - r;
 }
 
+/// floor((hi 2^64 + lo) / d) for hi < d (schoolbook, one bit per step; exact for any d > 0).
+EMBER_HD u64 divide_128_by_64(u64 hi, u64 lo, u64 d) {
+  u64 q = 0, r = hi;
+  for (int i = 63; i >= 0; --i) {
+    const bool top = (r >> 63) != 0;
+    r = (r << 1) | ((lo >> i) & 1u);
+    q <<= 1;
+    if (top || r >= d) {
+      r -= d;
+      q |= 1u;
+    }
+  }
+  return q;
+}
+
+/// round(Q m / t) mod q for a plaintext coefficient m in [0, t) (the BFV scaling Delta m done
+/// exactly): floor(Q/t) m + round((Q mod t) m / t), with q_div_t = floor(Q/t) mod q.
+EMBER_HD u64 scale_plain_value(u64 m, u64 t, u64 q_mod_t, u64 q_div_t, const Modulus& mod) {
+  u64 hi, lo;
+  mul_wide(q_mod_t, m, hi, lo);
+  const u64 half = t >> 1;
+  lo += half;
+  hi += lo < half;
+  const u64 r = divide_128_by_64(hi, lo, t);  // < t
+  return add_mod(mul_mod(q_div_t, barrett_reduce_64(m, mod), mod), barrett_reduce_64(r, mod),
+                 mod.value);
+}
+
 /// Source index of output slot `j` for X -> X^k in evaluation form (bit-reversed order):
 /// slot j holds a(psi^(2 brv(j) + 1)), so b(X) = a(X^k) takes slot brv(((2 brv(j)+1) k mod 2N -
 /// 1)/2).

@@ -16,11 +16,21 @@ namespace ember::rlwe {
 using backend::Device;
 using ring::RnsBasis;
 
+/// What a scheme adds to the RLWE core.
+struct SchemeOptions {
+  u64 tag = 0;            // scheme id, part of the parameter fingerprint
+  u64 plain_modulus = 0;  // t of BFV/BGV (part of the fingerprint); 0 for CKKS
+  /// BGV: every error is t e, and ModDown / modulus switching keep the message modulo t.
+  bool errors_times_t = false;
+  /// BFV: primes R of the extended basis Q u R of the multiplication (not used by keys).
+  std::vector<u64> aux_primes;
+};
+
 class Context {
  public:
   /// Throws ParameterError for an empty Q or P, dnum outside [1, |Q|], or bad primes.
   Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-          std::size_t dnum, Device device, u64 scheme_tag);
+          std::size_t dnum, Device device, const SchemeOptions& scheme);
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
@@ -37,7 +47,13 @@ class Context {
   u64 params_id() const { return params_id_; }
   const std::shared_ptr<const ring::RingContext>& ring() const { return ring_; }
   const RnsBasis& q_basis(std::size_t level) const { return levels_.at(level).q; }
+  /// Q u P: the basis of the keys.
   const RnsBasis& full_basis() const { return full_; }
+  /// R (BFV's auxiliary primes; empty basis otherwise), in the same ring after Q and P.
+  const RnsBasis& aux_basis() const { return aux_; }
+  u64 plain_modulus() const { return scheme_.plain_modulus; }
+  /// The factor of every error: t for BGV, else 1.
+  u64 error_factor() const { return scheme_.errors_times_t ? scheme_.plain_modulus : 1; }
 
   // Keys. The sampler supplies all randomness (an OS-keyed one unless a test fixes the key).
   /// Ternary secret: uniform over {-1, 0, 1}, or exactly `hamming_weight` nonzeros when > 0.
@@ -63,14 +79,17 @@ class Context {
   /// automorphism `galois` (0: none) applied to the digits and key switches s' -> s.
   void key_switch(const u64* d, const backend::Buffer& ext, std::size_t level, const SwitchKey& key,
                   u64 galois, u64* out0, u64* out1, backend::Stream s) const;
-  /// Rounding division of a polynomial over Q_level by q_level, in place into its first level
-  /// rows (eval form).
+  /// Division of a polynomial over Q_level by q_level, in place into its first level rows (eval
+  /// form): rounding, or for BGV the message-preserving rule (see DivideRound).
   void rescale_poly(u64* poly, std::size_t level, backend::Stream s) const;
+  /// log2 of the largest |z| over the coefficients of z = [multiplier (c0 + c1 s + ...)]_Q,
+  /// centered (Q of the ciphertext's level): the noise measure of BFV (multiplier t) and BGV (1).
+  double noise_log2(const Ciphertext& ct, const SecretKey& sk, u64 multiplier) const;
 
   // Rebuilding objects from their parts (deserialization). Each validates the shapes and
   // throws SerializationError when they do not fit these parameters.
   Ciphertext make_ciphertext(std::vector<RnsPoly> polys, std::size_t level, double scale,
-                             u64 key_id) const;
+                             u64 factor, u64 key_id) const;
   SecretKey make_secret_key(RnsPoly s, u64 key_id) const;
   /// Re-expands a from (seed, nonce).
   PublicKey make_public_key(RnsPoly b, const ChaChaKey& seed, u64 nonce, u64 key_id) const;
@@ -97,17 +116,20 @@ class Context {
     std::unique_ptr<ring::DivideRound> mod_down;                   // Q_l u P -> Q_l
     std::unique_ptr<ring::DivideRound> rescale;                    // Q_l -> Q_{l-1}
   };
+  /// A small error polynomial (Gaussian, times error_factor()) over `basis`, eval form.
+  RnsPoly error(const RnsBasis& basis, ring::Sampler& sampler) const;
   std::size_t n_, q_count_, p_count_, dnum_, alpha_;
   Device device_;
+  SchemeOptions scheme_;
   u64 params_id_;
   std::shared_ptr<const ring::RingContext> ring_;
-  RnsBasis full_, p_;
+  RnsBasis full_, p_, aux_;
   std::vector<Level> levels_;
   std::vector<u64> gadget_;  // per digit j and full-basis prime i: P mod q_i if i in D_j, else 0
 };
 
 /// 64-bit FNV-1a fingerprint of a parameter set.
-u64 fingerprint(u64 scheme_tag, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
-                std::size_t dnum);
+u64 fingerprint(const SchemeOptions& scheme, std::size_t n, const std::vector<u64>& q,
+                const std::vector<u64>& p, std::size_t dnum);
 
 }  // namespace ember::rlwe

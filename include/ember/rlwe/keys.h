@@ -52,7 +52,8 @@ struct Ciphertext {
   Ciphertext& operator=(const Ciphertext&) = delete;
   std::vector<RnsPoly> polys;
   std::size_t level = 0;
-  double scale = 1.0;
+  double scale = 1.0;  // CKKS: the scale of the encoded values
+  u64 factor = 1;      // BGV: decryption gives factor * m mod t (modulus switching multiplies it)
   u64 key_id = 0;
   u64 params_id = 0;
   Ciphertext copy() const {
@@ -60,6 +61,7 @@ struct Ciphertext {
     for (const auto& p : polys) c.polys.push_back(p.copy());
     c.level = level;
     c.scale = scale;
+    c.factor = factor;
     c.key_id = key_id;
     c.params_id = params_id;
     return c;

@@ -174,6 +174,14 @@ class CpuBackend final : public Backend {
                            mul_companion[l], m.value);
     });
   }
+  void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
+                         const BasisView& b, Stream) override {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const Modulus& mod) {
+      for (std::size_t c = 0; c < n; ++c)
+        out[l * n + c] = ring::rows::scale_plain_value(m[c], t, q_mod_t, q_div_t[l], mod);
+    });
+  }
   void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp, const BasisView& qlp,
                                Stream) override {
     const std::size_t n = qlp.ring->n;

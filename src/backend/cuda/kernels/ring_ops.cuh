@@ -149,6 +149,19 @@ __global__ void add_constant_kernel(u64* out, const u64* a, const u64* c, LimbMa
   }
 }
 
+/// out[limb][i] = round(Q m[i] / t) mod q_limb (BFV plaintext scaling).
+__global__ void scale_plain_kernel(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
+                                   LimbMap map) {
+  const std::size_t n = std::size_t{1} << map.log_n;
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 limb = static_cast<u32>(i >> map.log_n);
+    out[i] =
+        ring::rows::scale_plain_value(m[i & (n - 1)], t, q_mod_t, q_div_t[limb], map.mod(limb));
+  }
+}
+
 /// Fused key inner product: thread per (row, coefficient) of Q_l u P, looping over the digits.
 __global__ void key_inner_product_kernel(u64* out0, u64* out1, backend::KeyProductView kp,
                                          LimbMap map) {

@@ -276,6 +276,13 @@ class CudaBackend final : public Backend {
     k::add_constant_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, a, c, map_of(b));
     check_launch("add_constant_kernel");
   }
+  void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
+                         const BasisView& b, Stream s) override {
+    ctx_.activate();
+    k::scale_plain_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, m, t, q_mod_t,
+                                                                             q_div_t, map_of(b));
+    check_launch("scale_plain_kernel");
+  }
   void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* add, const u64* mul,
                         const u64* mul_companion, const BasisView& b, Stream s) override {
     ctx_.activate();

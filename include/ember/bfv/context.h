@@ -1,0 +1,59 @@
+// bfv::Context: the BFV scheme (exact arithmetic modulo t, message scaled by Q/t) on the RLWE
+// core: plaintext scaling, encryption, decryption, the HPS-style multiplication in Q u R, modulus
+// switching and the noise measure. Encoders (batching and coefficients) live in the Python layer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ember/rlwe/evaluator.h"
+
+namespace ember::bfv {
+
+using ring::RnsPoly;
+using rlwe::Ciphertext;
+using rlwe::PublicKey;
+using rlwe::SecretKey;
+using rlwe::SwitchKey;
+
+class Context : public rlwe::Evaluator {
+ public:
+  /// aux_primes: the primes R of the multiplication's extended basis; their product must exceed
+  /// t N Q (checked). Throws ParameterError for t outside [2, min prime of Q).
+  Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+          std::size_t dnum, u64 plain_modulus, const std::vector<u64>& aux_primes,
+          backend::Device device);
+  ~Context();
+  u64 plain_modulus() const { return rlwe_.plain_modulus(); }
+
+  /// round(Q_level m / t) over Q_level, evaluation form, for one row m of N values in [0, t)
+  /// in backend memory (the scaled message of encryption and plaintext addition).
+  RnsPoly scale_plain(const u64* m, std::size_t level) const;
+  /// The same from host values (checked to be below t).
+  RnsPoly scale_plain_host(const u64* m, std::size_t level) const;
+  Ciphertext encrypt(const u64* m, const PublicKey& pk, ring::Sampler& sampler) const;
+  Ciphertext encrypt_symmetric(const u64* m, const SecretKey& sk, ring::Sampler& sampler) const;
+  /// round(t (c0 + c1 s) / Q) as one row in backend memory, values in [0, t] (t means 0): the
+  /// device part of decryption.
+  backend::Buffer decrypt_rounded(const Ciphertext& ct, const SecretKey& sk) const;
+  /// The message coefficients modulo t, on the host.
+  std::vector<u64> decrypt(const Ciphertext& ct, const SecretKey& sk) const;
+
+  /// BFV product: both operands lifted exactly (centered) to Q u R, tensored, scaled by t / Q
+  /// with exact rounding, and brought back to Q (3 polynomials).
+  Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin) const;
+  /// round(Q_level / Q_cur c): fewer primes (a smaller ciphertext) for the same message.
+  Ciphertext mod_switch(const Ciphertext& a, std::size_t level) const;
+  /// Bits of noise budget left: log2(Q) - log2 |[t (c0 + c1 s)]_Q| - 1 (decryption is correct
+  /// while it is positive).
+  double noise_budget(const Ciphertext& ct, const SecretKey& sk) const;
+
+ private:
+  struct Level;
+  const Level& level(std::size_t l) const { return *levels_.at(l); }
+  std::vector<std::unique_ptr<Level>> levels_;
+};
+
+}  // namespace ember::bfv

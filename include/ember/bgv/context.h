@@ -1,0 +1,47 @@
+// bgv::Context: the BGV scheme (exact arithmetic modulo t, message in the low digits: c0 + c1 s =
+// f m + t e) on the RLWE core: errors are multiples of t, modulus switching keeps the message
+// modulo t and multiplies it by q^-1 (the ciphertext's `factor` f records it), operands with
+// different factors or levels are matched, decryption switches down to q_0 first.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ember/rlwe/evaluator.h"
+
+namespace ember::bgv {
+
+using ring::RnsPoly;
+using rlwe::Ciphertext;
+using rlwe::PublicKey;
+using rlwe::SecretKey;
+using rlwe::SwitchKey;
+
+class Context : public rlwe::Evaluator {
+ public:
+  /// Throws ParameterError for t outside [2, 2^61) or not coprime to a prime of Q or P.
+  Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+          std::size_t dnum, u64 plain_modulus, backend::Device device);
+  u64 plain_modulus() const { return rlwe_.plain_modulus(); }
+
+  /// Brings a and b to one level (switching the higher one down) and one factor (multiplying
+  /// b by a.factor / b.factor mod t).
+  std::vector<Ciphertext> match(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
+  /// Tensor product (factor fa fb) and relinearization; no modulus switch (the Python layer's
+  /// policy switches after every product by default).
+  Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin) const;
+  /// Modulus switching down to `level` (one prime at a time).
+  Ciphertext mod_switch(const Ciphertext& a, std::size_t level) const;
+  /// The message coefficients modulo t (switches a copy down to q_0, then [c0 + c1 s]_q0 / f).
+  std::vector<u64> decrypt(const Ciphertext& ct, const SecretKey& sk) const;
+  /// Bits of noise budget left: log2(Q) - log2 |[c0 + c1 s]_Q| - 1.
+  double noise_budget(const Ciphertext& ct, const SecretKey& sk) const;
+
+ private:
+  std::vector<u64> residues(u64 value_mod_t, std::size_t level) const;
+};
+
+}  // namespace ember::bgv

@@ -1,0 +1,62 @@
+// rlwe::Evaluator: the ciphertext operations every RLWE scheme shares (addition, plaintext and
+// scalar products, tensoring, relinearization, automorphisms, level dropping). CKKS, BFV and BGV
+// derive from it and add their encodings, their multiplication and their modulus management.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ember/rlwe/context.h"
+
+namespace ember::rlwe {
+
+class Evaluator {
+ public:
+  Evaluator(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+            std::size_t dnum, backend::Device device, const SchemeOptions& scheme);
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+  Context& rlwe() { return rlwe_; }
+  const Context& rlwe() const { return rlwe_; }
+  std::size_t n() const { return rlwe_.n(); }
+  std::size_t max_level() const { return rlwe_.max_level(); }
+  u64 prime(std::size_t i) const { return rlwe_.ring()->prime(i); }
+
+  // Operands at the same level (the scheme layers match levels, scales and factors first).
+  Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext negate(const Ciphertext& a) const;
+  /// Adds / subtracts p (eval form over the ciphertext's Q_level) to c0.
+  Ciphertext add_plain(const Ciphertext& a, const RnsPoly& p) const;
+  Ciphertext sub_plain(const Ciphertext& a, const RnsPoly& p) const;
+  Ciphertext multiply_plain(const Ciphertext& a, const RnsPoly& p) const;
+  /// Multiplies by one integer per prime of the level (an exact constant's residues).
+  Ciphertext multiply_scalar(const Ciphertext& a, const std::vector<u64>& residues) const;
+  /// Adds the constant polynomial whose residues are given (c0 only).
+  Ciphertext add_scalar(const Ciphertext& a, const std::vector<u64>& residues) const;
+  /// Tensor product over Q_level (3 polynomials); relinearize() brings it back to 2.
+  Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext relinearize(const Ciphertext& a, const SwitchKey& relin) const;
+  /// Drops primes down to `level` (no division: the CKKS scale and BGV factor are unchanged).
+  Ciphertext drop_level(const Ciphertext& a, std::size_t level) const;
+  /// X -> X^galois with its key.
+  Ciphertext apply_galois(const Ciphertext& a, const SwitchKey& key) const;
+  /// Several automorphisms of one ciphertext sharing one ModUp (hoisting).
+  std::vector<Ciphertext> apply_galois_hoisted(const Ciphertext& a,
+                                               const std::vector<const SwitchKey*>& keys) const;
+  /// Divides every polynomial by the last prime of its level (CKKS rescale: rounding; BGV
+  /// modulus switching: message kept modulo t, times q_level^-1, which `factor` records).
+  Ciphertext divide_by_last_prime(const Ciphertext& a) const;
+
+ protected:
+  void check_one(const Ciphertext& a, const char* op) const;
+  /// Same parameters and key set (any levels).
+  void check_pair_keys(const Ciphertext& a, const Ciphertext& b, const char* op) const;
+  /// Same parameters, key set and level.
+  void check_pair(const Ciphertext& a, const Ciphertext& b, const char* op) const;
+  /// Uninitialized ciphertext with a's level, scale, factor and key set.
+  Ciphertext like(const Ciphertext& a, std::size_t polys) const;
+  Context rlwe_;
+};
+
+}  // namespace ember::rlwe

@@ -1,0 +1,68 @@
+// Python bindings of the BFV and BGV contexts (the shared operations come from bind_evaluator).
+#include "bind_rlwe.h"
+#include "ember/bfv/context.h"
+#include "ember/bgv/context.h"
+
+namespace nb = nanobind;
+using namespace ember;
+using ember::rlwe::Ciphertext;
+using ember::rlwe::PublicKey;
+using ember::rlwe::SecretKey;
+
+namespace {
+using U64Vector = nb::ndarray<const u64, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+void check_length(const U64Vector& v, std::size_t n) {
+  if (v.shape(0) != n)
+    throw ParameterError("expected " + std::to_string(n) + " plaintext coefficients, got " +
+                         std::to_string(v.shape(0)));
+}
+}  // namespace
+
+void bind_bfv_bgv(nb::module_& m) {
+  nb::class_<bfv::Context> f(m, "BfvContext");
+  f.def("__init__",
+        [](bfv::Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
+           std::size_t dnum, u64 t, const std::vector<u64>& aux, const std::string& device) {
+          new (x) bfv::Context(n, q, p, dnum, t, aux, backend::parse_device(device));
+        });
+  bind::bind_evaluator(f);
+  f.def_prop_ro("plain_modulus", &bfv::Context::plain_modulus)
+      .def("scale_plain",
+           [](const bfv::Context& x, U64Vector m, std::size_t level) {
+             check_length(m, x.n());
+             return x.scale_plain_host(m.data(), level);
+           })
+      .def("encrypt",
+           [](const bfv::Context& x, U64Vector m, const PublicKey& pk, ring::Sampler& s) {
+             check_length(m, x.n());
+             return x.rlwe().encrypt(x.scale_plain_host(m.data(), x.max_level()), pk, s);
+           })
+      .def("encrypt_symmetric",
+           [](const bfv::Context& x, U64Vector m, const SecretKey& sk, ring::Sampler& s) {
+             check_length(m, x.n());
+             return x.rlwe().encrypt_symmetric(x.scale_plain_host(m.data(), x.max_level()), sk, s);
+           })
+      .def("decrypt", [](const bfv::Context& x, const Ciphertext& ct,
+                         const SecretKey& sk) { return bind::to_numpy(x.decrypt(ct, sk)); })
+      .def("mod_switch", &bfv::Context::mod_switch)
+      .def("noise_budget", &bfv::Context::noise_budget);
+
+  nb::class_<bgv::Context> g(m, "BgvContext");
+  g.def("__init__",
+        [](bgv::Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
+           std::size_t dnum, u64 t, const std::string& device) {
+          new (x) bgv::Context(n, q, p, dnum, t, backend::parse_device(device));
+        });
+  bind::bind_evaluator(g);
+  g.def_prop_ro("plain_modulus", &bgv::Context::plain_modulus)
+      .def("encrypt", [](const bgv::Context& x, const ring::RnsPoly& p, const PublicKey& pk,
+                         ring::Sampler& s) { return x.rlwe().encrypt(p, pk, s); })
+      .def("encrypt_symmetric",
+           [](const bgv::Context& x, const ring::RnsPoly& p, const SecretKey& sk,
+              ring::Sampler& s) { return x.rlwe().encrypt_symmetric(p, sk, s); })
+      .def("decrypt", [](const bgv::Context& x, const Ciphertext& ct,
+                         const SecretKey& sk) { return bind::to_numpy(x.decrypt(ct, sk)); })
+      .def("mod_switch", &bgv::Context::mod_switch)
+      .def("noise_budget", &bgv::Context::noise_budget);
+}

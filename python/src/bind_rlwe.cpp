@@ -1,0 +1,42 @@
+// Python bindings of the RLWE key and ciphertext types.
+#include "bind_rlwe.h"
+
+namespace ember::bind {
+
+void bind_rlwe_types(nb::module_& m) {
+  nb::class_<SecretKey>(m, "SecretKey")
+      .def_prop_ro("s", [](const SecretKey& k) { return k.s.copy(); })
+      .def_ro("key_id", &SecretKey::key_id)
+      .def_ro("params_id", &SecretKey::params_id);
+  nb::class_<PublicKey>(m, "PublicKey")
+      .def_prop_ro("b", [](const PublicKey& k) { return k.b.copy(); })
+      .def_prop_ro("seed",
+                   [](const PublicKey& k) {
+                     return nb::bytes(reinterpret_cast<const char*>(k.seed.words), 32);
+                   })
+      .def_ro("seed_nonce", &PublicKey::seed_nonce)
+      .def_ro("key_id", &PublicKey::key_id)
+      .def_ro("params_id", &PublicKey::params_id);
+  nb::class_<SwitchKey>(m, "SwitchKey")
+      .def_ro("key_id", &SwitchKey::key_id)
+      .def_ro("params_id", &SwitchKey::params_id)
+      .def_ro("galois", &SwitchKey::galois)
+      .def_ro("dnum", &SwitchKey::dnum)
+      .def_prop_ro("seed",
+                   [](const SwitchKey& k) {
+                     return nb::bytes(reinterpret_cast<const char*>(k.seed.words), 32);
+                   })
+      .def_ro("seed_nonce", &SwitchKey::seed_nonce)
+      .def_prop_ro("nbytes", [](const SwitchKey& k) { return k.data.bytes(); });
+  nb::class_<Ciphertext>(m, "Ciphertext")
+      .def_ro("level", &Ciphertext::level)
+      .def_rw("scale", &Ciphertext::scale)
+      .def_ro("factor", &Ciphertext::factor)
+      .def_ro("key_id", &Ciphertext::key_id)
+      .def_ro("params_id", &Ciphertext::params_id)
+      .def_prop_ro("size", [](const Ciphertext& c) { return c.polys.size(); })
+      .def("poly", [](const Ciphertext& c, std::size_t i) { return c.polys.at(i).copy(); })
+      .def("copy", &Ciphertext::copy);
+}
+
+}  // namespace ember::bind

@@ -1,0 +1,248 @@
+// bfv::Context: scaling, encryption, decryption, multiplication in Q u R, modulus switching.
+#include "ember/bfv/context.h"
+
+#include <cmath>
+#include <string>
+
+#include "ember/backend/per_device.h"
+#include "ember/core/errors.h"
+#include "ember/core/numtheory.h"
+
+namespace ember::bfv {
+
+using backend::Buffer;
+using backend::Stream;
+using ring::BaseConverter;
+using ring::DivideRound;
+using ring::Form;
+using ring::RnsBasis;
+
+namespace {
+constexpr u64 kBfvTag = 0x424656;  // "BFV"
+
+rlwe::SchemeOptions bfv_options(u64 t, const std::vector<u64>& aux) {
+  rlwe::SchemeOptions o;
+  o.tag = kBfvTag;
+  o.plain_modulus = t;
+  o.aux_primes = aux;
+  return o;
+}
+
+std::vector<u64> negated(std::vector<u64> v, const std::vector<u64>& moduli) {
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = neg_mod(v[i], moduli[i]);
+  return v;
+}
+
+/// floor(prod(from) / 2) modulo each of `moduli`.
+std::vector<u64> half_product(const std::vector<u64>& from, const std::vector<u64>& moduli) {
+  std::vector<u64> out;
+  for (u64 m : moduli) out.push_back(half_product_mod(from, m));
+  return out;
+}
+}  // namespace
+
+/// Everything the operations at one level of Q need, on the context's device.
+struct Context::Level {
+  RnsBasis q, qr, r0;
+  std::unique_ptr<BaseConverter> q_to_r, r_to_q, q_to_r0;
+  std::unique_ptr<DivideRound> scale_down;   // (Q_l u R) -> R: round(x / Q_l)
+  std::unique_ptr<DivideRound> decrypt_div;  // (Q_l u r0) -> r0: round(x / Q_l)
+  u64 q_mod_t = 0;
+  std::vector<u64> t_mod_r;  // t modulo each prime of R
+  Buffer half_q_mod_q, neg_half_q_mod_r, half_r_mod_r, neg_half_r_mod_q, q_div_t;
+};
+
+Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+                 std::size_t dnum, u64 t, const std::vector<u64>& aux_primes,
+                 backend::Device device)
+    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, bfv_options(t, aux_primes)) {
+  u64 min_q = ~u64{0};
+  for (u64 q : q_primes) min_q = std::min(min_q, q);
+  if (t < 2 || t >= min_q)
+    throw ParameterError("plain modulus t=" + std::to_string(t) +
+                         " must be at least 2 and below every prime of Q");
+  double log_q = 0, log_r = 0;
+  for (u64 q : q_primes) log_q += std::log2(static_cast<double>(q));
+  for (u64 r : aux_primes) log_r += std::log2(static_cast<double>(r));
+  // The centered tensor product times t stays below Q R / 2: |t x| <= t N Q^2 / 2.
+  if (aux_primes.empty() ||
+      log_r < log_q + std::log2(static_cast<double>(t)) + std::log2(static_cast<double>(n)) + 1.0)
+    throw ParameterError(
+        "the auxiliary primes R must exceed t N Q (log2 R = " + std::to_string(log_r) + ")");
+  auto& be = rlwe_.backend();
+  const RnsBasis& r = rlwe_.aux_basis();
+  const auto r_primes = r.primes();
+  for (std::size_t l = 0; l <= max_level(); ++l) {
+    auto lv = std::make_unique<Level>();
+    lv->q = rlwe_.q_basis(l);
+    lv->qr = lv->q.concat(r);
+    lv->r0 = RnsBasis(r.context(), {r.ids()[0]});
+    lv->q_to_r = std::make_unique<BaseConverter>(lv->q, r, /*exact=*/true);
+    lv->r_to_q = std::make_unique<BaseConverter>(r, lv->q, /*exact=*/true);
+    lv->q_to_r0 = std::make_unique<BaseConverter>(lv->q, lv->r0, /*exact=*/true);
+    lv->scale_down = std::make_unique<DivideRound>(r, lv->q);
+    lv->decrypt_div = std::make_unique<DivideRound>(lv->r0, lv->q);
+    const auto qs = lv->q.primes();
+    lv->q_mod_t = product_mod(qs, t);
+    for (u64 rj : r_primes) lv->t_mod_r.push_back(t % rj);
+    lv->half_q_mod_q = backend::upload(be, half_product(qs, qs));
+    lv->neg_half_q_mod_r = backend::upload(be, negated(half_product(qs, r_primes), r_primes));
+    lv->half_r_mod_r = backend::upload(be, half_product(r_primes, r_primes));
+    lv->neg_half_r_mod_q = backend::upload(be, negated(half_product(r_primes, qs), qs));
+    // floor(Q/t) = (Q - (Q mod t)) / t, and Q = 0 mod q_i.
+    std::vector<u64> q_div_t;
+    for (u64 qi : qs)
+      q_div_t.push_back(
+          mul_mod(neg_mod(lv->q_mod_t % qi, qi), inverse_mod(t % qi, qi), make_modulus(qi)));
+    lv->q_div_t = backend::upload(be, q_div_t);
+    levels_.push_back(std::move(lv));
+  }
+  be.synchronize(be.default_stream());
+}
+
+Context::~Context() = default;
+
+RnsPoly Context::scale_plain(const u64* m, std::size_t l) const {
+  const Level& lv = level(l);
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  RnsPoly out(lv.q, Form::coeff, rlwe_.device());
+  be.scale_plain_async(out.data(), m, plain_modulus(), lv.q_mod_t, lv.q_div_t.as<u64>(),
+                       lv.q.on(be), s);
+  out.ntt_inplace();
+  return out;
+}
+
+RnsPoly Context::scale_plain_host(const u64* m, std::size_t l) const {
+  if (l > max_level()) throw ParameterError("level out of range");
+  const u64 t = plain_modulus();
+  for (std::size_t i = 0; i < n(); ++i)
+    if (m[i] >= t)
+      throw ParameterError("plaintext coefficient " + std::to_string(m[i]) +
+                           " is not reduced modulo t=" + std::to_string(t));
+  auto& be = rlwe_.backend();
+  const Buffer dev = Buffer::from_host(be, m, n() * sizeof(u64), be.default_stream());
+  return scale_plain(dev.as<u64>(), l);
+}
+
+Ciphertext Context::encrypt(const u64* m, const PublicKey& pk, ring::Sampler& sampler) const {
+  return rlwe_.encrypt(scale_plain(m, max_level()), pk, sampler);
+}
+
+Ciphertext Context::encrypt_symmetric(const u64* m, const SecretKey& sk,
+                                      ring::Sampler& sampler) const {
+  return rlwe_.encrypt_symmetric(scale_plain(m, max_level()), sk, sampler);
+}
+
+Buffer Context::decrypt_rounded(const Ciphertext& ct, const SecretKey& sk) const {
+  check_one(ct, "decrypt");
+  const Level& lv = level(ct.level);
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  const u64 t = plain_modulus();
+  // x = t v with v = c0 + c1 s in [0, Q): its r0 residue needs v mod r0 (exact conversion).
+  RnsPoly v = rlwe_.decrypt_core(ct, sk, ct.level + 1);
+  Buffer x_r0(be, n() * sizeof(u64), s);
+  lv.q_to_r0->convert_async(x_r0.as<u64>(), v.data(), be, s);
+  be.multiply_scalar_async(x_r0.as<u64>(), x_r0.as<u64>(), {t % lv.r0.prime(0)}, lv.r0.on(be), s);
+  be.multiply_scalar_async(v.data(), v.data(), std::vector<u64>(ct.level + 1, t), lv.q.on(be), s);
+  Buffer out(be, n() * sizeof(u64), s);
+  lv.decrypt_div->apply_coeff_async(out.as<u64>(), x_r0.as<u64>(), v.data(), be, s);
+  return out;
+}
+
+std::vector<u64> Context::decrypt(const Ciphertext& ct, const SecretKey& sk) const {
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  const Buffer rounded = decrypt_rounded(ct, sk);
+  std::vector<u64> m(n());
+  be.copy_to_host_async(m.data(), rounded.as<u64>(), n() * sizeof(u64), s);
+  be.synchronize(s);
+  const u64 t = plain_modulus();
+  for (u64& x : m) x = x == t ? 0 : x;  // round(t v / Q) in [0, t]
+  return m;
+}
+
+Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const {
+  check_pair(a, b, "multiply");
+  if (a.polys.size() != 2 || b.polys.size() != 2)
+    throw ParameterError("multiply: relinearize the operands first (they have 3 polynomials)");
+  const Level& lv = level(a.level);
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  const std::size_t nn = n(), qn = lv.q.size() * nn, rn = rlwe_.aux_basis().size() * nn;
+  const std::size_t ext_words = qn + rn;
+  const auto q_view = lv.q.on(be);
+  const auto r_view = rlwe_.aux_basis().on(be);
+  const auto qr_view = lv.qr.on(be);
+  // Lift a0, a1, b0, b1 to Q u R: the Q rows as they are, the R rows the exact centered value.
+  const Ciphertext* ops[2] = {&a, &b};
+  Buffer coeff(be, 4 * qn * sizeof(u64), s);
+  Buffer ext(be, 4 * ext_words * sizeof(u64), s);
+  for (int k = 0; k < 4; ++k)
+    be.copy_async(coeff.as<u64>() + k * qn, ops[k / 2]->polys[k % 2].data(), qn * sizeof(u64), s);
+  be.ntt_inverse_async(coeff.as<u64>(), q_view, 4, s);
+  Buffer r_rows(be, 4 * rn * sizeof(u64), s);
+  for (int k = 0; k < 4; ++k) {
+    u64* c = coeff.as<u64>() + k * qn;
+    u64* rr = r_rows.as<u64>() + k * rn;
+    be.add_constant_async(c, c, lv.half_q_mod_q.as<u64>(), q_view, s);
+    lv.q_to_r->convert_async(rr, c, be, s);
+    be.add_constant_async(rr, rr, lv.neg_half_q_mod_r.as<u64>(), r_view, s);
+  }
+  be.ntt_forward_async(r_rows.as<u64>(), r_view, 4, s);
+  for (int k = 0; k < 4; ++k) {
+    u64* e = ext.as<u64>() + k * ext_words;
+    be.copy_async(e, ops[k / 2]->polys[k % 2].data(), qn * sizeof(u64), s);
+    be.copy_async(e + qn, r_rows.as<u64>() + k * rn, rn * sizeof(u64), s);
+  }
+  // t (a ⊗ b) over Q u R: the factor t on a.
+  std::vector<u64> t_mod(lv.q.size(), plain_modulus());
+  t_mod.insert(t_mod.end(), lv.t_mod_r.begin(), lv.t_mod_r.end());
+  u64* e = ext.as<u64>();
+  be.multiply_scalar_async(e, e, t_mod, qr_view, s);
+  be.multiply_scalar_async(e + ext_words, e + ext_words, t_mod, qr_view, s);
+  Buffer prod(be, 3 * ext_words * sizeof(u64), s);
+  u64* d = prod.as<u64>();
+  be.tensor_async(d, d + ext_words, d + 2 * ext_words, e, e + ext_words, e + 2 * ext_words,
+                  e + 3 * ext_words, qr_view, s);
+  // round(t x / Q) over R, then its centered value back over Q.
+  Buffer scaled(be, 3 * rn * sizeof(u64), s);
+  for (int k = 0; k < 3; ++k)
+    lv.scale_down->apply_async(scaled.as<u64>() + k * rn, d + k * ext_words + qn, d + k * ext_words,
+                               be, s);
+  be.ntt_inverse_async(scaled.as<u64>(), r_view, 3, s);
+  Ciphertext c = like(a, 0);
+  for (int k = 0; k < 3; ++k) {
+    u64* sr = scaled.as<u64>() + k * rn;
+    be.add_constant_async(sr, sr, lv.half_r_mod_r.as<u64>(), r_view, s);
+    RnsPoly p(lv.q, Form::coeff, rlwe_.device());
+    lv.r_to_q->convert_async(p.data(), sr, be, s);
+    be.add_constant_async(p.data(), p.data(), lv.neg_half_r_mod_q.as<u64>(), q_view, s);
+    c.polys.push_back(std::move(p.ntt_inplace()));
+  }
+  return c;
+}
+
+Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b,
+                             const SwitchKey& relin) const {
+  return relinearize(multiply_no_relin(a, b), relin);
+}
+
+Ciphertext Context::mod_switch(const Ciphertext& a, std::size_t target) const {
+  check_one(a, "mod_switch");
+  if (target > a.level)
+    throw ParameterError("mod_switch: target level " + std::to_string(target) +
+                         " is above the ciphertext's level " + std::to_string(a.level));
+  Ciphertext c = a.copy();
+  while (c.level > target) c = divide_by_last_prime(c);
+  return c;
+}
+
+double Context::noise_budget(const Ciphertext& ct, const SecretKey& sk) const {
+  double log_q = 0;
+  for (u64 q : rlwe_.q_basis(ct.level).primes()) log_q += std::log2(static_cast<double>(q));
+  return log_q - rlwe_.noise_log2(ct, sk, plain_modulus()) - 1.0;
+}
+
+}  // namespace ember::bfv

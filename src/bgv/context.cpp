@@ -1,0 +1,115 @@
+// bgv::Context: level and factor matching, products, modulus switching, decryption, noise.
+#include "ember/bgv/context.h"
+
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "ember/core/errors.h"
+#include "ember/core/numtheory.h"
+
+namespace ember::bgv {
+
+namespace {
+constexpr u64 kBgvTag = 0x424756;  // "BGV"
+
+rlwe::SchemeOptions bgv_options(u64 t) {
+  rlwe::SchemeOptions o;
+  o.tag = kBgvTag;
+  o.plain_modulus = t;
+  o.errors_times_t = true;
+  return o;
+}
+}  // namespace
+
+Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+                 std::size_t dnum, u64 t, backend::Device device)
+    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, bgv_options(t)) {
+  if (t >= (u64{1} << 61)) throw ParameterError("plain modulus t must be below 2^61");
+  for (u64 q : rlwe_.full_basis().primes())
+    if (std::gcd(q, t) != 1)
+      throw ParameterError("plain modulus t=" + std::to_string(t) +
+                           " must be coprime to every prime of Q and P");
+}
+
+std::vector<u64> Context::residues(u64 v, std::size_t level) const {
+  const u64 t = plain_modulus();
+  std::vector<u64> out;
+  for (std::size_t i = 0; i <= level; ++i) {
+    const u64 q = prime(i);
+    // The centered representative of v mod t: noise grows by at most t / 2.
+    out.push_back(v <= t / 2 ? v % q : neg_mod((t - v) % q, q));
+  }
+  return out;
+}
+
+std::vector<Ciphertext> Context::match(const Ciphertext& a, const Ciphertext& b) const {
+  check_pair_keys(a, b, "add");
+  const std::size_t level = std::min(a.level, b.level);
+  std::vector<Ciphertext> out;
+  out.push_back(mod_switch(a, level));
+  out.push_back(mod_switch(b, level));
+  if (out[0].factor != out[1].factor) {
+    const u64 t = plain_modulus();
+    const u64 k = mul_mod(out[0].factor, inverse_mod(out[1].factor, t), make_modulus(t));
+    out[1] = multiply_scalar(out[1], residues(k, level));
+    out[1].factor = out[0].factor;
+  }
+  return out;
+}
+
+Ciphertext Context::add(const Ciphertext& a, const Ciphertext& b) const {
+  const auto m = match(a, b);
+  return Evaluator::add(m[0], m[1]);
+}
+
+Ciphertext Context::sub(const Ciphertext& a, const Ciphertext& b) const {
+  const auto m = match(a, b);
+  return Evaluator::sub(m[0], m[1]);
+}
+
+Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const {
+  check_pair_keys(a, b, "multiply");
+  const std::size_t level = std::min(a.level, b.level);
+  Ciphertext c = Evaluator::multiply_no_relin(mod_switch(a, level), mod_switch(b, level));
+  const u64 t = plain_modulus();
+  c.factor = mul_mod(a.factor, b.factor, make_modulus(t));
+  return c;
+}
+
+Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b,
+                             const SwitchKey& relin) const {
+  return relinearize(multiply_no_relin(a, b), relin);
+}
+
+Ciphertext Context::mod_switch(const Ciphertext& a, std::size_t target) const {
+  check_one(a, "mod_switch");
+  if (target > a.level)
+    throw ParameterError("mod_switch: target level " + std::to_string(target) +
+                         " is above the ciphertext's level " + std::to_string(a.level));
+  Ciphertext c = a.copy();
+  while (c.level > target) c = divide_by_last_prime(c);
+  return c;
+}
+
+std::vector<u64> Context::decrypt(const Ciphertext& ct, const SecretKey& sk) const {
+  const Ciphertext low = mod_switch(ct, 0);
+  const std::vector<u64> v = rlwe_.decrypt_core(low, sk, 1).to_host();
+  const u64 q0 = prime(0), t = plain_modulus();
+  const Modulus mt = make_modulus(t);
+  const u64 f_inv = inverse_mod(low.factor, t);
+  std::vector<u64> m(n());
+  for (std::size_t i = 0; i < n(); ++i) {
+    const u64 x = v[i] > q0 / 2 ? neg_mod((q0 - v[i]) % t, t) : v[i] % t;  // centered, mod t
+    m[i] = mul_mod(x, f_inv, mt);
+  }
+  return m;
+}
+
+double Context::noise_budget(const Ciphertext& ct, const SecretKey& sk) const {
+  double log_q = 0;
+  for (u64 q : rlwe_.q_basis(ct.level).primes()) log_q += std::log2(static_cast<double>(q));
+  return log_q - rlwe_.noise_log2(ct, sk, 1) - 1.0;
+}
+
+}  // namespace ember::bgv

@@ -1,0 +1,244 @@
+// rlwe::Evaluator: the scheme-independent ciphertext operations.
+#include "ember/rlwe/evaluator.h"
+
+#include <string>
+
+#include "ember/core/errors.h"
+#include "ember/core/numtheory.h"
+
+namespace ember::rlwe {
+
+using backend::Stream;
+using ring::Form;
+
+Evaluator::Evaluator(std::size_t n, const std::vector<u64>& q_primes,
+                     const std::vector<u64>& p_primes, std::size_t dnum, backend::Device device,
+                     const SchemeOptions& scheme)
+    : rlwe_(n, q_primes, p_primes, dnum, device, scheme) {}
+
+void Evaluator::check_one(const Ciphertext& a, const char* op) const {
+  rlwe_.check_params(a.params_id, op);
+  if (a.polys.size() < 2) throw ParameterError(std::string(op) + ": empty ciphertext");
+}
+
+void Evaluator::check_pair_keys(const Ciphertext& a, const Ciphertext& b, const char* op) const {
+  check_one(a, op);
+  check_one(b, op);
+  if (a.key_id != b.key_id)
+    throw MismatchError(std::string(op) +
+                        ": the ciphertexts were encrypted under different key sets");
+}
+
+void Evaluator::check_pair(const Ciphertext& a, const Ciphertext& b, const char* op) const {
+  check_pair_keys(a, b, op);
+  if (a.level != b.level)
+    throw MismatchError(std::string(op) + ": the ciphertexts are at different levels (" +
+                        std::to_string(a.level) + " and " + std::to_string(b.level) + ")");
+}
+
+Ciphertext Evaluator::like(const Ciphertext& a, std::size_t polys) const {
+  Ciphertext c;
+  const ring::RnsBasis& q = rlwe_.q_basis(a.level);
+  for (std::size_t i = 0; i < polys; ++i) c.polys.emplace_back(q, Form::eval, rlwe_.device());
+  c.level = a.level;
+  c.scale = a.scale;
+  c.factor = a.factor;
+  c.key_id = a.key_id;
+  c.params_id = a.params_id;
+  return c;
+}
+
+Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
+  check_pair(a, b, "add");
+  auto& be = rlwe_.backend();
+  const auto v = rlwe_.q_basis(a.level).on(be);
+  const Stream s = be.default_stream();
+  const std::size_t k = std::max(a.polys.size(), b.polys.size());
+  Ciphertext c = like(a, k);
+  for (std::size_t i = 0; i < k; ++i) {
+    if (i < a.polys.size() && i < b.polys.size())
+      be.add_async(c.polys[i].data(), a.polys[i].data(), b.polys[i].data(), v, s);
+    else
+      be.copy_async(c.polys[i].data(), (i < a.polys.size() ? a : b).polys[i].data(),
+                    c.polys[i].words() * sizeof(u64), s);
+  }
+  return c;
+}
+
+Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
+  return add(a, negate(b));
+}
+
+Ciphertext Evaluator::negate(const Ciphertext& a) const {
+  check_one(a, "negate");
+  auto& be = rlwe_.backend();
+  const auto v = rlwe_.q_basis(a.level).on(be);
+  Ciphertext c = like(a, a.polys.size());
+  for (std::size_t i = 0; i < a.polys.size(); ++i)
+    be.negate_async(c.polys[i].data(), a.polys[i].data(), v, be.default_stream());
+  return c;
+}
+
+Ciphertext Evaluator::add_plain(const Ciphertext& a, const RnsPoly& p) const {
+  check_one(a, "add_plain");
+  if (p.basis() != rlwe_.q_basis(a.level) || p.form() != Form::eval)
+    throw MismatchError("add_plain: the plaintext is not at the ciphertext's level");
+  Ciphertext c = a.copy();
+  auto& be = rlwe_.backend();
+  be.add_async(c.polys[0].data(), a.polys[0].data(), p.data(), p.view(), be.default_stream());
+  return c;
+}
+
+Ciphertext Evaluator::sub_plain(const Ciphertext& a, const RnsPoly& p) const {
+  return add_plain(a, p.negate());
+}
+
+Ciphertext Evaluator::multiply_plain(const Ciphertext& a, const RnsPoly& p) const {
+  check_one(a, "multiply_plain");
+  if (p.basis() != rlwe_.q_basis(a.level) || p.form() != Form::eval)
+    throw MismatchError("multiply_plain: the plaintext is not at the ciphertext's level");
+  auto& be = rlwe_.backend();
+  Ciphertext c = like(a, a.polys.size());
+  for (std::size_t i = 0; i < a.polys.size(); ++i)
+    be.multiply_async(c.polys[i].data(), a.polys[i].data(), p.data(), p.view(),
+                      be.default_stream());
+  return c;
+}
+
+Ciphertext Evaluator::multiply_scalar(const Ciphertext& a, const std::vector<u64>& residues) const {
+  check_one(a, "multiply_scalar");
+  if (residues.size() != a.level + 1)
+    throw ParameterError("multiply_scalar: need one residue per prime of the level");
+  auto& be = rlwe_.backend();
+  const auto v = rlwe_.q_basis(a.level).on(be);
+  Ciphertext c = like(a, a.polys.size());
+  for (std::size_t i = 0; i < a.polys.size(); ++i)
+    be.multiply_scalar_async(c.polys[i].data(), a.polys[i].data(), residues, v,
+                             be.default_stream());
+  return c;
+}
+
+Ciphertext Evaluator::add_scalar(const Ciphertext& a, const std::vector<u64>& residues) const {
+  check_one(a, "add_scalar");
+  if (residues.size() != a.level + 1)
+    throw ParameterError("add_scalar: need one residue per prime of the level");
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  const auto v = rlwe_.q_basis(a.level).on(be);
+  Ciphertext c = a.copy();
+  backend::Buffer consts =
+      backend::Buffer::from_host(be, residues.data(), residues.size() * sizeof(u64), s);
+  // A constant polynomial has the same value in every evaluation slot.
+  be.add_constant_async(c.polys[0].data(), a.polys[0].data(), consts.as<u64>(), v, s);
+  return c;
+}
+
+Ciphertext Evaluator::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const {
+  check_pair(a, b, "multiply");
+  if (a.polys.size() != 2 || b.polys.size() != 2)
+    throw ParameterError("multiply: relinearize the operands first (they have 3 polynomials)");
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  const auto v = rlwe_.q_basis(a.level).on(be);
+  Ciphertext c = like(a, 3);
+  be.tensor_async(c.polys[0].data(), c.polys[1].data(), c.polys[2].data(), a.polys[0].data(),
+                  a.polys[1].data(), b.polys[0].data(), b.polys[1].data(), v, s);
+  c.scale = a.scale * b.scale;
+  c.factor = a.factor;  // BGV: the scheme layer sets the product of the factors
+  return c;
+}
+
+Ciphertext Evaluator::relinearize(const Ciphertext& a, const SwitchKey& relin) const {
+  check_one(a, "relinearize");
+  if (a.polys.size() == 2) return a.copy();
+  if (relin.key_id != a.key_id || relin.galois != 0)
+    throw MismatchError("relinearize: the key is not this key set's relinearization key");
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  const auto v = rlwe_.q_basis(a.level).on(be);
+  Ciphertext c = like(a, 2);
+  const backend::Buffer ext = rlwe_.mod_up(a.polys[2].data(), a.level, s);
+  rlwe_.key_switch(a.polys[2].data(), ext, a.level, relin, 0, c.polys[0].data(), c.polys[1].data(),
+                   s);
+  be.add_async(c.polys[0].data(), c.polys[0].data(), a.polys[0].data(), v, s);
+  be.add_async(c.polys[1].data(), c.polys[1].data(), a.polys[1].data(), v, s);
+  return c;
+}
+
+Ciphertext Evaluator::drop_level(const Ciphertext& a, std::size_t level) const {
+  check_one(a, "drop_level");
+  if (level > a.level)
+    throw ParameterError("drop_level: target level " + std::to_string(level) +
+                         " is above the ciphertext's level " + std::to_string(a.level));
+  auto& be = rlwe_.backend();
+  Ciphertext c;
+  const ring::RnsBasis& q = rlwe_.q_basis(level);
+  for (const auto& p : a.polys) {
+    RnsPoly r(q, Form::eval, rlwe_.device());
+    be.copy_async(r.data(), p.data(), r.words() * sizeof(u64), be.default_stream());
+    c.polys.push_back(std::move(r));
+  }
+  c.level = level;
+  c.scale = a.scale;
+  c.factor = a.factor;
+  c.key_id = a.key_id;
+  c.params_id = a.params_id;
+  return c;
+}
+
+std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
+    const Ciphertext& a, const std::vector<const SwitchKey*>& keys) const {
+  check_one(a, "rotate");
+  if (a.polys.size() != 2) throw ParameterError("rotate: relinearize the ciphertext first");
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  const auto v = rlwe_.q_basis(a.level).on(be);
+  const backend::Buffer ext = rlwe_.mod_up(a.polys[1].data(), a.level, s);
+  std::vector<Ciphertext> out;
+  for (const SwitchKey* key : keys) {
+    if (key->key_id != a.key_id || key->galois == 0)
+      throw MismatchError("rotate: the key is not a Galois key of this key set");
+    Ciphertext c = like(a, 2);
+    rlwe_.key_switch(a.polys[1].data(), ext, a.level, *key, key->galois, c.polys[0].data(),
+                     c.polys[1].data(), s);
+    RnsPoly g0(rlwe_.q_basis(a.level), Form::eval, rlwe_.device());
+    be.automorphism_async(g0.data(), a.polys[0].data(), key->galois, true, v, s);
+    be.add_async(c.polys[0].data(), c.polys[0].data(), g0.data(), v, s);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Ciphertext Evaluator::apply_galois(const Ciphertext& a, const SwitchKey& key) const {
+  auto r = apply_galois_hoisted(a, {&key});
+  return std::move(r[0]);
+}
+
+Ciphertext Evaluator::divide_by_last_prime(const Ciphertext& a) const {
+  check_one(a, "rescale");
+  if (a.level == 0)
+    throw ParameterError("rescale: the ciphertext is at level 0; no prime left to divide by");
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  Ciphertext c;
+  const ring::RnsBasis& q = rlwe_.q_basis(a.level - 1);
+  for (const auto& p : a.polys) {
+    RnsPoly t = p.copy();
+    rlwe_.rescale_poly(t.data(), a.level, s);
+    RnsPoly r(q, Form::eval, rlwe_.device());
+    be.copy_async(r.data(), t.data(), r.words() * sizeof(u64), s);
+    c.polys.push_back(std::move(r));
+  }
+  c.level = a.level - 1;
+  c.scale = a.scale / static_cast<double>(prime(a.level));
+  c.factor = a.factor;
+  if (rlwe_.error_factor() != 1) {  // BGV: the message became m q_level^-1 mod t
+    const u64 t = rlwe_.plain_modulus();
+    c.factor = mul_mod(a.factor, inverse_mod(prime(a.level) % t, t), make_modulus(t));
+  }
+  c.key_id = a.key_id;
+  c.params_id = a.params_id;
+  return c;
+}
+
+}  // namespace ember::rlwe
