@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from . import _ember
 from .errors import (
+    DecryptionError,
     DeviceError,
     DeviceMemoryError,
     Error,
@@ -19,6 +20,7 @@ from .errors import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "DecryptionError",
     "Device",
     "DeviceError",
     "DeviceMemoryError",

@@ -100,9 +100,48 @@ def bench_ckks(device: str | None = None, quick: bool = False) -> dict:
     }
 
 
+def _integer_sets(scheme: str) -> list[tuple]:
+    """(name, log N, bits of Q's primes, bits of P's primes, t) of every preset: the paper sets."""
+    from . import bfv, bgv
+
+    mod = {"bfv": bfv, "bgv": bgv}[scheme]
+    out = []
+    for name in mod.Params.presets():
+        p = mod.Params.preset(name)
+        out.append((name, p.log_n, list(p.q_bits), list(p.special_bits), int(p.plain_modulus)))
+    return out
+
+
+def bench_integer(scheme: str, device: str | None = None, quick: bool = False) -> dict:
+    """BFV or BGV at the top level of each preset (the paper sets): key generation, encryption,
+    decryption, add, multiply (+ relinearize), rotate, row swap (and BGV modulus switching), ms
+    medians."""
+    dev = resolve_device(device)
+    cuda = dev.startswith("cuda")
+    sets = _integer_sets(scheme)
+    if quick or not cuda:
+        sets = sets[:1]
+    rows = []
+    for name, log_n, q_bits, p_bits, t in sets:
+        r = _ember.bench_integer(
+            scheme, log_n, q_bits, p_bits, t, dev, 3 if cuda else 1, 20 if cuda else 3
+        )
+        r["name"] = name
+        rows.append(r)
+    return {
+        "benchmark": scheme,
+        "date": time.strftime("%Y-%m-%d"),
+        "device": dev,
+        "device_name": _device_name(dev),
+        "results": rows,
+    }
+
+
 def run_bench(what: str, device: str | None = None, quick: bool = False) -> dict:
     if what == "ntt":
         return bench_ntt(device, quick)
     if what == "ckks":
         return bench_ckks(device, quick)
-    raise ParameterError(f"unknown benchmark '{what}': available: ntt, ckks")
+    if what in ("bfv", "bgv"):
+        return bench_integer(what, device, quick)
+    raise ParameterError(f"unknown benchmark '{what}': available: ntt, ckks, bfv, bgv")

@@ -21,6 +21,10 @@ class SerializationError(Error, ValueError):
     """Malformed, truncated or foreign serialized bytes."""
 
 
+class DecryptionError(Error, ArithmeticError):
+    """The ciphertext's noise budget is exhausted: its decryption would be wrong."""
+
+
 class DeviceError(Error, RuntimeError):
     """A GPU runtime failure, or a device that does not exist in this build."""
 

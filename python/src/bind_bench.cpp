@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "bench_util.h"
 #include "ember/ckks/context.h"
 #include "ember/core/numtheory.h"
 #include "ember/ring/rns_poly.h"
@@ -20,11 +21,8 @@ using namespace ember::ring;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t k = v.size() / 2;
-  return v.size() % 2 ? v[k] : 0.5 * (v[k - 1] + v[k]);
-}
+using bench::median;
+using bench::primes_for;
 
 /// Times forward and inverse NTTs of limbs x N polynomials (`prime_bits`-bit primes) with each
 /// variant. "hot": the same buffer every run (it may stay in L2, as in peers' benchmarks);
@@ -100,17 +98,6 @@ double copy_bandwidth(const std::string& device, std::size_t mb, int iters) {
   return 2.0 * bytes / (median(t) * 1e-3) / 1e9;
 }
 
-/// Distinct NTT primes for a list of bit sizes (largest first per size, none repeated).
-std::vector<u64> primes_for(const std::vector<int>& bits, std::size_t n, std::vector<u64>& used) {
-  std::vector<u64> out;
-  for (int b : bits) {
-    const u64 p = generate_ntt_primes(b, n, 1, used)[0];
-    used.push_back(p);
-    out.push_back(p);
-  }
-  return out;
-}
-
 /// Times the CKKS operations at the top level of (q_bits, p_bits, dnum): medians in ms.
 nb::dict bench_ckks(int log_n, const std::vector<int>& q_bits, const std::vector<int>& p_bits,
                     std::size_t dnum, const std::string& device, int warmup, int iters) {
@@ -171,7 +158,14 @@ nb::dict bench_ckks(int log_n, const std::vector<int>& q_bits, const std::vector
 
 }  // namespace
 
+nb::dict bench_integer(const std::string& scheme, int log_n, const std::vector<int>& q_bits,
+                       const std::vector<int>& p_bits, u64 t, const std::string& device, int warmup,
+                       int iters);
+
 void bind_bench(nb::module_& m) {
+  m.def("bench_integer", &bench_integer, nb::arg("scheme"), nb::arg("log_n"), nb::arg("q_bits"),
+        nb::arg("p_bits"), nb::arg("t"), nb::arg("device") = "cpu", nb::arg("warmup") = 3,
+        nb::arg("iters") = 20);
   m.def("bench_ckks", &bench_ckks, nb::arg("log_n"), nb::arg("q_bits"), nb::arg("p_bits"),
         nb::arg("dnum"), nb::arg("device") = "cpu", nb::arg("warmup") = 3, nb::arg("iters") = 20);
   m.def("bench_ntt", &bench_ntt, nb::arg("log_n"), nb::arg("limbs"), nb::arg("device") = "cpu",

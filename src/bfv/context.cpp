@@ -234,7 +234,8 @@ Ciphertext Context::mod_switch(const Ciphertext& a, std::size_t target) const {
   if (target > a.level)
     throw ParameterError("mod_switch: target level " + std::to_string(target) +
                          " is above the ciphertext's level " + std::to_string(a.level));
-  Ciphertext c = a.copy();
+  if (target == a.level) return a.copy();
+  Ciphertext c = divide_by_last_prime(a);
   while (c.level > target) c = divide_by_last_prime(c);
   return c;
 }

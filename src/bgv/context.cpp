@@ -59,11 +59,13 @@ std::vector<Ciphertext> Context::match(const Ciphertext& a, const Ciphertext& b)
 }
 
 Ciphertext Context::add(const Ciphertext& a, const Ciphertext& b) const {
+  if (a.level == b.level && a.factor == b.factor) return Evaluator::add(a, b);
   const auto m = match(a, b);
   return Evaluator::add(m[0], m[1]);
 }
 
 Ciphertext Context::sub(const Ciphertext& a, const Ciphertext& b) const {
+  if (a.level == b.level && a.factor == b.factor) return Evaluator::sub(a, b);
   const auto m = match(a, b);
   return Evaluator::sub(m[0], m[1]);
 }
@@ -71,9 +73,15 @@ Ciphertext Context::sub(const Ciphertext& a, const Ciphertext& b) const {
 Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const {
   check_pair_keys(a, b, "multiply");
   const std::size_t level = std::min(a.level, b.level);
-  Ciphertext c = Evaluator::multiply_no_relin(mod_switch(a, level), mod_switch(b, level));
-  const u64 t = plain_modulus();
-  c.factor = mul_mod(a.factor, b.factor, make_modulus(t));
+  const Modulus t = make_modulus(plain_modulus());
+  if (a.level == b.level) {
+    Ciphertext c = Evaluator::multiply_no_relin(a, b);
+    c.factor = mul_mod(a.factor, b.factor, t);
+    return c;
+  }
+  const Ciphertext a2 = mod_switch(a, level), b2 = mod_switch(b, level);
+  Ciphertext c = Evaluator::multiply_no_relin(a2, b2);
+  c.factor = mul_mod(a2.factor, b2.factor, t);
   return c;
 }
 
@@ -87,7 +95,8 @@ Ciphertext Context::mod_switch(const Ciphertext& a, std::size_t target) const {
   if (target > a.level)
     throw ParameterError("mod_switch: target level " + std::to_string(target) +
                          " is above the ciphertext's level " + std::to_string(a.level));
-  Ciphertext c = a.copy();
+  if (target == a.level) return a.copy();
+  Ciphertext c = divide_by_last_prime(a);
   while (c.level > target) c = divide_by_last_prime(c);
   return c;
 }

@@ -460,9 +460,9 @@ void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, con
   lv.mod_down->apply_async(out1, acc1, acc1 + q_words, be, s);
 }
 
-void Context::rescale_poly(u64* poly, std::size_t level, Stream s) const {
+void Context::rescale_poly(u64* out, const u64* in, std::size_t level, Stream s) const {
   if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
-  levels_.at(level).rescale->apply_async(poly, poly, poly + level * n_, backend(), s);
+  levels_.at(level).rescale->apply_async(out, in, in + level * n_, backend(), s);
 }
 
 }  // namespace ember::rlwe

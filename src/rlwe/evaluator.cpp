@@ -223,10 +223,8 @@ Ciphertext Evaluator::divide_by_last_prime(const Ciphertext& a) const {
   Ciphertext c;
   const ring::RnsBasis& q = rlwe_.q_basis(a.level - 1);
   for (const auto& p : a.polys) {
-    RnsPoly t = p.copy();
-    rlwe_.rescale_poly(t.data(), a.level, s);
     RnsPoly r(q, Form::eval, rlwe_.device());
-    be.copy_async(r.data(), t.data(), r.words() * sizeof(u64), s);
+    rlwe_.rescale_poly(r.data(), p.data(), a.level, s);
     c.polys.push_back(std::move(r));
   }
   c.level = a.level - 1;

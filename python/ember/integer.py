@@ -1,0 +1,471 @@
+"""What BFV and BGV share in Python: parameter sets of primes and a plaintext modulus t, the batch
+encoder (N slots as a 2 x N/2 matrix through the NTT modulo t) and the coefficient encoder,
+plaintexts and ciphertexts with operators, and a Context base class whose subclasses
+(``ember.bfv.Context``, ``ember.bgv.Context``) supply the scheme's scaling of the message.
+
+Values are integers modulo t: inputs may be given in (-t, t) and are reduced, decryption returns
+them centered in (-t/2, t/2]. Slots: row 0 is slots 0..N/2-1, row 1 slots N/2..N-1; rotate(k)
+rotates both rows left by k, swap_rows() exchanges them.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from . import ring
+from . import serialize as _ser
+from .errors import DecryptionError, MismatchError, ParameterError, SerializationError
+from .ring import generate_ntt_primes, is_prime
+from .rlwe import EvalKeys, KeyedContext, SecretKey, check_security
+
+__all__ = ["Ciphertext", "IntegerContext", "IntegerParams", "Plaintext"]
+
+
+@dataclass(frozen=True)
+class IntegerParams:
+    """A validated BFV/BGV parameter set.
+
+    log_n: ring degree N = 2^log_n. plain_modulus: t (a prime = 1 mod 2N enables batching; any
+    t >= 2 works with the coefficient encoder). q_bits: sizes of the primes of Q (BGV: q_0 first;
+    each modulus switch drops the last). special_bits: sizes of the key-switching primes P.
+    dnum: digits of the key-switching decomposition (default: the most primes per digit that fit
+    under P). Refuses sets weaker than 128 bits unless insecure=True.
+    """
+
+    log_n: int
+    plain_modulus: int = 65537
+    q_bits: tuple = (60, 60)
+    special_bits: tuple = (60,)
+    dnum: int | None = None
+    hamming_weight: int = 0
+    security: int = 128
+    insecure: bool = False
+    name: str = "custom"
+    q_primes: tuple = field(default=(), compare=False, repr=False)
+    p_primes: tuple = field(default=(), compare=False, repr=False)
+
+    _PRESETS: ClassVar[dict] = {}  # per scheme
+
+    def __post_init__(self):
+        if not 10 <= self.log_n <= 17:
+            raise ParameterError(f"log_n={self.log_n} is out of range: use 10..17")
+        q_bits, p_bits = tuple(self.q_bits), tuple(self.special_bits)
+        object.__setattr__(self, "q_bits", q_bits)
+        object.__setattr__(self, "special_bits", p_bits)
+        if not q_bits or not p_bits:
+            raise ParameterError("q_bits and special_bits need at least one prime each")
+        for b in q_bits + p_bits:
+            if not 20 <= int(b) <= 60:
+                raise ParameterError(f"prime size {b} bits is out of range: use 20..60")
+        t = int(self.plain_modulus)
+        if not 2 <= t < 2**60:
+            raise ParameterError(f"plain_modulus={t} is out of range: use 2 <= t < 2^60")
+        if t >= 2 ** (min(q_bits) - 1):
+            raise ParameterError(
+                f"plain_modulus={t} must be below every prime of Q (the smallest has "
+                f"{min(q_bits)} bits); use larger q_bits or a smaller t"
+            )
+        check_security(self.log_n, sum(q_bits) + sum(p_bits), self.security, self.insecure)
+        if self.dnum is None:
+            alpha = sum(p_bits) // max(q_bits)
+            if alpha < 1:
+                raise ParameterError(
+                    f"P ({sum(p_bits)} bits) is smaller than the largest prime of Q "
+                    f"({max(q_bits)} bits): key switching would add large errors; use larger "
+                    "special_bits"
+                )
+            object.__setattr__(self, "dnum", math.ceil(len(q_bits) / alpha))
+        if not 1 <= self.dnum <= len(q_bits):
+            raise ParameterError(f"dnum={self.dnum} must be in [1, {len(q_bits)}]")
+        alpha = math.ceil(len(q_bits) / self.dnum)
+        object.__setattr__(self, "dnum", math.ceil(len(q_bits) / alpha))
+        if not 0 <= self.hamming_weight <= self.n:
+            raise ParameterError("hamming_weight must be in [0, N]")
+        if not self.q_primes:
+            qs = _primes_of_sizes(q_bits, self.n, [])
+            ps = _primes_of_sizes(p_bits, self.n, qs)
+            object.__setattr__(self, "q_primes", tuple(qs))
+            object.__setattr__(self, "p_primes", tuple(ps))
+        exact = sum(math.log2(q) for q in self.q_primes + self.p_primes)
+        check_security(self.log_n, exact, self.security, self.insecure)
+
+    @property
+    def n(self) -> int:
+        return 1 << self.log_n
+
+    @property
+    def batching(self) -> bool:
+        """True when t is a prime = 1 mod 2N (the batch encoder is available)."""
+        t = int(self.plain_modulus)
+        return is_prime(t) and (t - 1) % (2 * self.n) == 0
+
+    @property
+    def total_bits(self) -> int:
+        return sum(self.q_bits) + sum(self.special_bits)
+
+    @classmethod
+    def presets(cls) -> list[str]:
+        """Names of the built-in parameter sets (all 128-bit secure)."""
+        return list(cls._PRESETS)
+
+    @classmethod
+    def preset(cls, name: str):
+        if name not in cls._PRESETS:
+            raise ParameterError(f"unknown preset '{name}': choose from {', '.join(cls._PRESETS)}")
+        return cls(name=name, **cls._PRESETS[name])
+
+
+def _primes_of_sizes(bits: tuple, n: int, exclude: list) -> list[int]:
+    """Distinct NTT-friendly primes, one of each requested size (in order)."""
+    pools, taken = {}, list(exclude)
+    for b in sorted(set(bits)):
+        pools[b] = list(generate_ntt_primes(int(b), n, bits.count(b), taken))
+        taken += pools[b]
+    return [pools[b].pop(0) for b in bits]
+
+
+class BatchEncoder:
+    """N values modulo t <-> a plaintext polynomial: slot (row r, column j) is the evaluation at
+    psi^((-1)^r 5^j), so X -> X^(5^k) rotates both rows by k and X -> X^(2N-1) swaps them."""
+
+    def __init__(self, n: int, t: int, device: str):
+        self.n, self.t, self.device = n, t, device
+        ctx = ring.RingContext.create(n, [t])
+        self.basis = ring.RnsBasis.all(ctx)
+        log_n = n.bit_length() - 1
+
+        def brv(x):
+            return int(format(x, f"0{log_n}b")[::-1], 2)
+
+        idx = np.empty(n, dtype=np.int64)
+        e = 1
+        for j in range(n // 2):
+            idx[j] = brv((e - 1) // 2)  # eval slot k holds a(psi^(2 brv(k) + 1))
+            idx[n // 2 + j] = brv((2 * n - e - 1) // 2)
+            e = e * 5 % (2 * n)
+        self.idx = idx
+
+    def encode(self, values: np.ndarray) -> np.ndarray:
+        e = np.zeros(self.n, dtype=np.uint64)
+        e[self.idx] = values
+        p = ring.RnsPoly.from_numpy(self.basis, e[None, :], "eval", self.device)
+        return p.intt().to_numpy()[0]
+
+    def decode(self, coeffs: np.ndarray) -> np.ndarray:
+        p = ring.RnsPoly.from_numpy(self.basis, coeffs[None, :], "coeff", self.device)
+        return p.ntt().to_numpy()[0][self.idx]
+
+
+def _mulmod(v: np.ndarray, k: int, t: int) -> np.ndarray:
+    """(v * k) mod t elementwise for v in [0, t)."""
+    k %= t
+    if t < 2**32:
+        return (v.astype(np.uint64) * np.uint64(k)) % np.uint64(t)
+    return np.array([int(x) * k % t for x in v], dtype=np.uint64)
+
+
+class Plaintext:
+    """Values modulo t encoded as a polynomial (coefficients in [0, t)); `batched` says whether
+    they are slots (batch encoder) or the coefficients themselves."""
+
+    def __init__(self, ctx, coeffs: np.ndarray, batched: bool):
+        self._ctx, self.coeffs, self.batched = ctx, coeffs, batched
+        self._cache = {}
+
+    def lifted(self, level: int, factor: int = 1):
+        """The centered integer polynomial of factor * m over Q_level, eval form."""
+        key = ("lift", level, factor)
+        if key not in self._cache:
+            ctx, t = self._ctx, self._ctx.plain_modulus
+            m = self.coeffs if factor == 1 else _mulmod(self.coeffs, factor, t)
+            signed = np.where(m > t // 2, m.astype(np.int64) - np.int64(t), m.astype(np.int64))
+            self._cache[key] = ring.RnsPoly.from_signed(
+                ctx._raw.q_basis(level), np.ascontiguousarray(signed), "eval", ctx.device
+            )
+        return self._cache[key]
+
+
+class Ciphertext:
+    """Encrypted integers modulo t. Operators: + - * (with ciphertexts, plaintexts, integer arrays
+    and integers), unary -, rotate, swap_rows."""
+
+    __array_priority__ = 1000
+
+    def __init__(self, ctx, raw, batched: bool):
+        self._ctx, self._raw, self.batched = ctx, raw, batched
+
+    @property
+    def level(self) -> int:
+        return self._raw.level
+
+    def __add__(self, other):
+        return self._ctx.add(self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._ctx.sub(self, other)
+
+    def __rsub__(self, other):
+        return self._ctx.add(self._ctx.negate(self), other)
+
+    def __neg__(self):
+        return self._ctx.negate(self)
+
+    def __mul__(self, other):
+        return self._ctx.multiply(self, other)
+
+    __rmul__ = __mul__
+
+    def rotate(self, steps: int):
+        return self._ctx.rotate(self, steps)
+
+    def swap_rows(self):
+        return self._ctx.swap_rows(self)
+
+    def mod_switch(self, level: int | None = None):
+        return self._ctx.mod_switch(self, level)
+
+    def __repr__(self):
+        return f"Ciphertext(level={self.level}, size={self._raw.size})"
+
+    def to_bytes(self) -> bytes:
+        r = self._raw
+        head = struct.pack("<IIQB", r.level, r.size, r.factor, int(self.batched))
+        body = b"".join(_ser.poly_bytes(r.poly(i)) for i in range(r.size))
+        return _ser.pack(_ser.KIND_CIPHERTEXT, r.params_id, r.key_id, head + body)
+
+
+class IntegerContext(KeyedContext):
+    """Base of bfv.Context and bgv.Context; see the module docstring."""
+
+    _raw_class = None  # the C++ context class (set by the scheme)
+
+    def __init__(self, params, device: str | None):
+        from . import resolve_device
+
+        self.params = params
+        self.device = resolve_device(device)
+        self.plain_modulus = int(params.plain_modulus)
+        self.slots = params.n
+        self._sampler = ring.Sampler()
+        self._eval_keys = None
+        self._raw = self._make_raw()
+        self.max_level = self._raw.max_level
+        self._encoder = (
+            BatchEncoder(params.n, self.plain_modulus, self.device) if params.batching else None
+        )
+
+    # ---------------------------------------------------------------- keys
+    def eval_keys(self, sk: SecretKey, rotations=(), row_swap: bool = False) -> EvalKeys:
+        """Relinearization key and Galois keys for row rotations by `rotations` (negative
+        allowed) and for swapping the rows."""
+        return self._make_eval_keys(sk, rotations, {2 * self.params.n - 1} if row_swap else set())
+
+    # ---------------------------------------------------------------- encoding
+    def _reduce(self, values, count: int, what: str) -> np.ndarray:
+        """Integers in (-t, t) -> residues in [0, t), zero-padded to `count`."""
+        v = np.asarray(values)
+        if v.ndim != 1:
+            raise ParameterError(f"expected a 1-D vector of integers, got shape {v.shape}")
+        if v.size > count:
+            raise ParameterError(f"{v.size} values do not fit in {count} {what}")
+        t = self.plain_modulus
+        if v.dtype == object:
+            ints = [int(x) for x in v]
+        elif np.issubdtype(v.dtype, np.integer) or (
+            np.issubdtype(v.dtype, np.floating) and np.all(np.mod(v, 1) == 0)
+        ):
+            ints = v.astype(np.int64) if v.size else np.zeros(0, dtype=np.int64)
+        else:
+            raise ParameterError(f"values must be integers, got dtype {v.dtype}")
+        if v.size and (min(ints) <= -t or max(ints) >= t):
+            raise ParameterError(
+                f"values must lie in (-t, t) for the plain modulus t={t}; got range "
+                f"[{min(ints)}, {max(ints)}]"
+            )
+        out = np.zeros(count, dtype=np.uint64)
+        if v.dtype == object:
+            out[: v.size] = [x % t for x in ints]
+        else:
+            out[: v.size] = np.mod(ints, np.int64(t)).astype(np.uint64)
+        return out
+
+    def encode(self, values) -> Plaintext:
+        """Up to `slots` integers into the slots (batch encoder; shorter input is zero-padded)."""
+        if self._encoder is None:
+            raise ParameterError(
+                f"t={self.plain_modulus} does not allow batching (it must be a prime = 1 mod "
+                f"2N = {2 * self.params.n}); use encode_coeffs"
+            )
+        return Plaintext(
+            self, self._encoder.encode(self._reduce(values, self.slots, "slots")), True
+        )
+
+    def encode_coeffs(self, values) -> Plaintext:
+        """Up to N integers as the coefficients of the plaintext polynomial."""
+        return Plaintext(self, self._reduce(values, self.params.n, "coefficients"), False)
+
+    def decode(self, pt: Plaintext) -> np.ndarray:
+        return self._centered(self._encoder.decode(pt.coeffs) if pt.batched else pt.coeffs)
+
+    def _centered(self, m: np.ndarray) -> np.ndarray:
+        t = self.plain_modulus
+        return np.where(m > t // 2, m.astype(np.int64) - np.int64(t), m.astype(np.int64))
+
+    def _as_plain(self, values, batched: bool) -> Plaintext:
+        if isinstance(values, Plaintext):
+            return values
+        return self.encode(values) if batched else self.encode_coeffs(values)
+
+    # ---------------------------------------------------------------- encryption
+    def encrypt(self, values, key) -> Ciphertext:
+        """Encrypts integers (batched into the slots when t allows it, else as coefficients) or a
+        Plaintext, with a PublicKey or a SecretKey."""
+        from .rlwe import PublicKey
+
+        pt = (
+            values
+            if isinstance(values, Plaintext)
+            else self._as_plain(values, self._encoder is not None)
+        )
+        if isinstance(key, PublicKey):
+            raw = self._encrypt_raw(pt, key._raw, symmetric=False)
+        elif isinstance(key, SecretKey):
+            raw = self._encrypt_raw(pt, key._raw, symmetric=True)
+        else:
+            raise ParameterError("encrypt needs a PublicKey or a SecretKey")
+        return Ciphertext(self, raw, pt.batched)
+
+    def decrypt(self, ct: Ciphertext, sk: SecretKey, check: bool = True) -> np.ndarray:
+        """The values (int64, centered modulo t). With check=True (default) a ciphertext whose
+        noise budget is exhausted (less than one bit left) raises DecryptionError instead of
+        returning values that may be wrong. (Noise that has overflowed looks uniform modulo Q, so
+        its measured budget is ~0 bits: it cannot pass for a valid ciphertext.)"""
+        self._check(ct)
+        if check:
+            budget = self._raw.noise_budget(ct._raw, sk._raw)
+            if budget < 1:
+                raise DecryptionError(
+                    f"the noise budget is exhausted ({max(budget, 0):.3f} bits left): the "
+                    "decryption would be unreliable; use larger parameters or fewer products"
+                )
+        m = np.asarray(self._raw.decrypt(ct._raw, sk._raw), dtype=np.uint64)
+        return self.decode(Plaintext(self, m, ct.batched))
+
+    def noise_budget(self, ct: Ciphertext, sk: SecretKey) -> int:
+        """Bits of noise budget left (0: decryption is no longer reliable)."""
+        self._check(ct)
+        return max(0, math.floor(self._raw.noise_budget(ct._raw, sk._raw)))
+
+    # ---------------------------------------------------------------- serialization
+    def ciphertext_from_bytes(self, blob: bytes) -> Ciphertext:
+        key_id, payload = _ser.unpack(blob, _ser.KIND_CIPHERTEXT, self._raw.params_id)
+        rd = _ser.Reader(payload)
+        level, size, factor, batched = rd.unpack("<IIQB")
+        if level > self.max_level or size not in (2, 3) or batched > 1:
+            raise SerializationError(f"ciphertext level {level} / size {size} out of range")
+        basis = self._raw.q_basis(level)
+        polys = [rd.poly(basis, self.device) for _ in range(size)]
+        rd.done()
+        raw = self._raw.make_ciphertext(polys, level, 1.0, factor, key_id)
+        return Ciphertext(self, raw, bool(batched))
+
+    # ---------------------------------------------------------------- helpers
+    def _check(self, ct):
+        if not isinstance(ct, Ciphertext):
+            raise ParameterError(f"expected a Ciphertext, got {type(ct).__name__}")
+        if ct._raw.params_id != self._raw.params_id:
+            raise MismatchError("the ciphertext belongs to a context with other parameters")
+
+    def _check_encoding(self, a: Ciphertext, b) -> None:
+        if getattr(b, "batched", a.batched) != a.batched:
+            raise MismatchError(
+                "cannot combine a batched (slots) and a coefficient-encoded operand"
+            )
+
+    def _wrap(self, raw, like: Ciphertext) -> Ciphertext:
+        return Ciphertext(self, raw, like.batched)
+
+    def _residues(self, value: int, level: int) -> list[int]:
+        return [value % self._raw.prime(i) for i in range(level + 1)]
+
+    def _centered_int(self, k: int) -> int:
+        t = self.plain_modulus
+        k %= t
+        return k - t if k > t // 2 else k
+
+    # ---------------------------------------------------------------- operations
+    def add(self, a: Ciphertext, b) -> Ciphertext:
+        self._check(a)
+        if isinstance(b, Ciphertext):
+            self._check(b)
+            self._check_encoding(a, b)
+            return self._wrap(self._add_ct(a._raw, b._raw), a)
+        if isinstance(b, (int, np.integer)):
+            return self._wrap(
+                self._raw.add_scalar(a._raw, self._scalar_residues(a._raw, int(b))), a
+            )
+        pt = self._as_plain(b, a.batched)
+        self._check_encoding(a, pt)
+        return self._wrap(self._raw.add_plain(a._raw, self._plain_for_add(pt, a._raw)), a)
+
+    def sub(self, a: Ciphertext, b) -> Ciphertext:
+        if isinstance(b, Ciphertext):
+            return self.add(a, self.negate(b))
+        if isinstance(b, (int, np.integer)):
+            return self.add(a, -int(b))
+        pt = self._as_plain(b, a.batched)
+        neg = Plaintext(
+            self,
+            (np.uint64(self.plain_modulus) - pt.coeffs) % np.uint64(self.plain_modulus),
+            pt.batched,
+        )
+        return self.add(a, neg)
+
+    def negate(self, a: Ciphertext) -> Ciphertext:
+        self._check(a)
+        return self._wrap(self._raw.negate(a._raw), a)
+
+    def multiply(self, a: Ciphertext, b) -> Ciphertext:
+        """ct * ct (relinearized), ct * plaintext/array, ct * integer."""
+        self._check(a)
+        if isinstance(b, Ciphertext):
+            self._check(b)
+            self._check_encoding(a, b)
+            return self._wrap(self._multiply_ct(a._raw, b._raw), a)
+        if isinstance(b, (int, np.integer)):
+            k = self._centered_int(int(b))
+            return self._wrap(self._raw.multiply_scalar(a._raw, self._residues(k, a.level)), a)
+        pt = self._as_plain(b, a.batched)
+        self._check_encoding(a, pt)
+        return self._wrap(self._raw.multiply_plain(a._raw, pt.lifted(a.level)), a)
+
+    def square(self, a: Ciphertext) -> Ciphertext:
+        return self.multiply(a, a)
+
+    def swap_rows(self, a: Ciphertext) -> Ciphertext:
+        """Exchanges the two rows of slots (X -> X^(2N-1))."""
+        return self._apply_galois_element(a, 2 * self.params.n - 1, "row swap", "row_swap")
+
+    def sum_slots(self, a: Ciphertext) -> Ciphertext:
+        """Every slot holds the sum of all N slots (needs rotation keys 1, 2, 4, ... and the row
+        swap key)."""
+        acc, step = a, 1
+        while step < self.slots // 2:
+            acc = acc + self.rotate(acc, step)
+            step *= 2
+        return acc + self.swap_rows(acc)
+
+    def mod_switch(self, a: Ciphertext, level: int | None = None) -> Ciphertext:
+        """The ciphertext over fewer primes (default: one fewer): smaller, same message."""
+        self._check(a)
+        level = a.level - 1 if level is None else level
+        if not 0 <= level <= a.level:
+            raise ParameterError(f"mod_switch: level must be in [0, {a.level}], got {level}")
+        return self._wrap(self._raw.mod_switch(a._raw, level), a)

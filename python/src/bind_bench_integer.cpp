@@ -1,0 +1,162 @@
+// BFV / BGV operation timings (the C++ side of `ember bench bfv|bgv`).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "bench_util.h"
+#include "ember/bfv/context.h"
+#include "ember/bgv/context.h"
+#include "ember/core/errors.h"
+#include "ember/ring/sampler.h"
+
+namespace nb = nanobind;
+using namespace ember;
+using ember::rlwe::Ciphertext;
+
+namespace {
+
+u64 galois_for_step(u64 step, std::size_t n) {
+  u64 g = 1;
+  for (u64 i = 0; i < step; ++i) g = g * 5 % (2 * n);
+  return g;
+}
+
+/// Keys, two fresh ciphertexts of random messages, and the timer, for one scheme context.
+template <class Ctx>
+struct Bench {
+  const Ctx& ctx;
+  rlwe::Context& r;
+  backend::Backend& be;
+  ring::Sampler sampler{ChaChaKey{}};
+  int warmup, iters;
+  Bench(const Ctx& c, int w, int i)
+      : ctx(c), r(const_cast<rlwe::Context&>(c.rlwe())), be(r.backend()), warmup(w), iters(i) {}
+  double ms(const std::function<void()>& f) {
+    return bench::median(be.time_runs([&](backend::Stream) { f(); }, warmup, iters));
+  }
+};
+
+}  // namespace
+
+/// Medians (ms) of key generation, encryption, decryption, add, multiply (+relinearize), rotate
+/// and row swap at the top level; for BGV also modulus switching.
+nb::dict bench_integer(const std::string& scheme, int log_n, const std::vector<int>& q_bits,
+                       const std::vector<int>& p_bits, u64 t, const std::string& device, int warmup,
+                       int iters) {
+  const std::size_t n = std::size_t{1} << log_n;
+  std::vector<u64> used;
+  const auto q = bench::primes_for(q_bits, n, used);
+  const auto p = bench::primes_for(p_bits, n, used);
+  const backend::Device dev = backend::parse_device(device);
+  std::vector<u64> m(n);
+  std::vector<std::int64_t> m_signed(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    m[i] = (i * 2654435761u) % t;
+    m_signed[i] = m[i] > t / 2 ? static_cast<std::int64_t>(m[i]) - static_cast<std::int64_t>(t)
+                               : static_cast<std::int64_t>(m[i]);
+  }
+  nb::dict d;
+  d["scheme"] = scheme;
+  d["log_n"] = log_n;
+  d["q_primes"] = q.size();
+  d["p_primes"] = p.size();
+  d["t"] = t;
+  d["device"] = dev.str();
+  double log_qp = 0;
+  for (u64 x : q) log_qp += std::log2(static_cast<double>(x));
+  for (u64 x : p) log_qp += std::log2(static_cast<double>(x));
+  d["log_qp"] = log_qp;
+
+  auto common = [&](auto& b, const Ciphertext& x, const Ciphertext& y) {
+    auto& r = b.r;
+    auto& sampler = b.sampler;
+    const auto sk = r.keygen(sampler);
+    d["keygen_sk_ms"] = b.ms([&] { r.keygen(sampler); });
+    d["keygen_pk_ms"] = b.ms([&] { r.public_key(sk, sampler); });
+    d["keygen_relin_ms"] = b.ms([&] { r.relin_key(sk, sampler); });
+    d["add_ms"] = b.ms([&] { b.ctx.add(x, y); });
+  };
+
+  if (scheme == "bfv") {
+    // R: 60-bit primes above t N Q (as ember.bfv.aux_primes chooses them).
+    double need = std::log2(static_cast<double>(t)) + log_n + 2;
+    for (u64 x : q) need += std::log2(static_cast<double>(x));
+    std::vector<u64> aux;
+    double have = 0;
+    while (have < need) {
+      aux.push_back(generate_ntt_primes(60, n, 1, used)[0]);
+      used.push_back(aux.back());
+      have += std::log2(static_cast<double>(aux.back()));
+    }
+    d["aux_primes"] = aux.size();
+    bfv::Context ctx(n, q, p, q.size(), t, aux, dev);
+    Bench<bfv::Context> b(ctx, warmup, iters);
+    auto& r = b.r;
+    auto& sampler = b.sampler;
+    const auto sk = r.keygen(sampler);
+    const auto pk = r.public_key(sk, sampler);
+    const auto relin = r.relin_key(sk, sampler);
+    const auto rot = r.galois_key(sk, galois_for_step(1, n), sampler);
+    const auto swap = r.galois_key(sk, 2 * n - 1, sampler);
+    backend::Buffer m_dev =
+        backend::Buffer::from_host(b.be, m.data(), n * sizeof(u64), b.be.default_stream());
+    const Ciphertext x = ctx.encrypt(m_dev.as<u64>(), pk, sampler);
+    const Ciphertext y = ctx.encrypt(m_dev.as<u64>(), pk, sampler);
+    if (ctx.decrypt(x, sk) != m) throw Error("bench bfv: decryption check failed");
+    const Ciphertext x3 = ctx.multiply_no_relin(x, y);
+    common(b, x, y);
+    d["encrypt_ms"] = b.ms([&] { ctx.encrypt(m_dev.as<u64>(), pk, sampler); });
+    d["encrypt_symmetric_ms"] = b.ms([&] { ctx.encrypt_symmetric(m_dev.as<u64>(), sk, sampler); });
+    d["decrypt_ms"] = b.ms([&] { ctx.decrypt_rounded(x, sk); });
+    d["multiply_ms"] = b.ms([&] { ctx.multiply_no_relin(x, y); });
+    d["relinearize_ms"] = b.ms([&] { ctx.relinearize(x3, relin); });
+    d["multiply_relin_ms"] = b.ms([&] { ctx.multiply(x, y, relin); });
+    d["rotate_ms"] = b.ms([&] { ctx.apply_galois(x, rot); });
+    d["rotate_columns_ms"] = b.ms([&] { ctx.apply_galois(x, swap); });
+    d["mod_switch_ms"] = b.ms([&] { ctx.mod_switch(x, ctx.max_level() - 1); });
+    d["key_bytes"] = static_cast<double>(relin.data.bytes());
+  } else if (scheme == "bgv") {
+    bgv::Context ctx(n, q, p, q.size(), t, dev);
+    Bench<bgv::Context> b(ctx, warmup, iters);
+    auto& r = b.r;
+    auto& sampler = b.sampler;
+    const auto sk = r.keygen(sampler);
+    const auto pk = r.public_key(sk, sampler);
+    const auto relin = r.relin_key(sk, sampler);
+    const auto rot = r.galois_key(sk, galois_for_step(1, n), sampler);
+    const auto swap = r.galois_key(sk, 2 * n - 1, sampler);
+    const auto top = r.q_basis(ctx.max_level());
+    auto lift = [&] {
+      return ring::RnsPoly::from_signed(top, ring::Form::eval, dev, m_signed.data());
+    };
+    const Ciphertext x = r.encrypt(lift(), pk, sampler);
+    const Ciphertext y = r.encrypt(lift(), pk, sampler);
+    if (ctx.decrypt(x, sk) != m) throw Error("bench bgv: decryption check failed");
+    const Ciphertext x3 = ctx.multiply_no_relin(x, y);
+    const Ciphertext xy = ctx.multiply(x, y, relin);
+    common(b, x, y);
+    d["encrypt_ms"] = b.ms([&] { r.encrypt(lift(), pk, sampler); });
+    d["encrypt_symmetric_ms"] = b.ms([&] { r.encrypt_symmetric(lift(), sk, sampler); });
+    // Device part of decryption: switch to q_0, then c0 + c1 s in coefficient form.
+    d["decrypt_ms"] = b.ms([&] { r.decrypt_core(ctx.mod_switch(x, 0), sk, 1); });
+    d["multiply_ms"] = b.ms([&] { ctx.multiply_no_relin(x, y); });
+    d["relinearize_ms"] = b.ms([&] { ctx.relinearize(x3, relin); });
+    d["multiply_relin_ms"] = b.ms([&] { ctx.multiply(x, y, relin); });
+    d["mod_switch_ms"] = b.ms([&] { ctx.mod_switch(xy, ctx.max_level() - 1); });
+    d["multiply_relin_modswitch_ms"] = b.ms([&] {
+      const Ciphertext z = ctx.multiply(x, y, relin);
+      ctx.mod_switch(z, ctx.max_level() - 1);
+    });
+    d["rotate_ms"] = b.ms([&] { ctx.apply_galois(x, rot); });
+    d["rotate_columns_ms"] = b.ms([&] { ctx.apply_galois(x, swap); });
+    d["key_bytes"] = static_cast<double>(relin.data.bytes());
+  } else {
+    throw ParameterError("bench_integer: scheme must be bfv or bgv");
+  }
+  return d;
+}
