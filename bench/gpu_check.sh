@@ -41,4 +41,14 @@ if ls .whl/desilofhe*.whl >/dev/null 2>&1 && [ -f .peers/desilo_ckks_bench.py ];
 fi
 $PY bench/compare_ckks.py "$OUT/bench_ckks.json" "$OUT/phantom_ckks.jsonl" "$OUT/desilo_ckks.jsonl" \
   | tee "$OUT/ckks_table.md"
+for scheme in bfv bgv; do
+  $PY -m ember.cli bench $scheme --device cuda --json "$OUT/bench_$scheme.json" >/dev/null || status=1
+done
+if [ -x .peers/phantom_bfv_bgv_bench ]; then
+  .peers/phantom_bfv_bgv_bench >"$OUT/phantom_bfv_bgv.jsonl" 2>"$OUT/phantom_bfv_bgv.log" || status=1
+fi
+for scheme in bfv bgv; do
+  $PY bench/compare_integer.py "$OUT/bench_$scheme.json" "$OUT/phantom_bfv_bgv.jsonl" \
+    | tee "$OUT/${scheme}_table.md"
+done
 exit $status
