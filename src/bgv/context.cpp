@@ -30,6 +30,14 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     if (std::gcd(q, t) != 1)
       throw ParameterError("plain modulus t=" + std::to_string(t) +
                            " must be coprime to every prime of Q and P");
+  const auto& ring = rlwe_.ring();
+  to_q0_.emplace_back();
+  for (std::size_t l = 1; l <= max_level(); ++l) {
+    std::vector<u32> upper;
+    for (u32 i = 1; i <= l; ++i) upper.push_back(i);
+    to_q0_.push_back(
+        std::make_unique<ring::DivideRound>(rlwe_.q_basis(0), ring::RnsBasis(ring, upper), t));
+  }
 }
 
 std::vector<u64> Context::residues(u64 v, std::size_t level) const {
@@ -101,12 +109,30 @@ Ciphertext Context::mod_switch(const Ciphertext& a, std::size_t target) const {
   return c;
 }
 
+RnsPoly Context::decrypt_low(const Ciphertext& ct, const SecretKey& sk, u64& factor) const {
+  check_one(ct, "decrypt");
+  RnsPoly v = rlwe_.decrypt_core(ct, sk, ct.level + 1);
+  factor = ct.factor;
+  if (ct.level == 0) return v;
+  // Switching the decryption v instead of (c0, c1): the same message times (q_1...q_l)^-1,
+  // one conversion instead of l.
+  const u64 t = plain_modulus();
+  const Modulus mt = make_modulus(t);
+  for (std::size_t i = 1; i <= ct.level; ++i)
+    factor = mul_mod(factor, inverse_mod(prime(i) % t, t), mt);
+  auto& be = rlwe_.backend();
+  RnsPoly low(rlwe_.q_basis(0), ring::Form::coeff, rlwe_.device());
+  to_q0_[ct.level]->apply_coeff_async(low.data(), v.data(), v.data() + n(), be,
+                                      be.default_stream());
+  return low;
+}
+
 std::vector<u64> Context::decrypt(const Ciphertext& ct, const SecretKey& sk) const {
-  const Ciphertext low = mod_switch(ct, 0);
-  const std::vector<u64> v = rlwe_.decrypt_core(low, sk, 1).to_host();
+  u64 factor = 1;
+  const std::vector<u64> v = decrypt_low(ct, sk, factor).to_host();
   const u64 q0 = prime(0), t = plain_modulus();
   const Modulus mt = make_modulus(t);
-  const u64 f_inv = inverse_mod(low.factor, t);
+  const u64 f_inv = inverse_mod(factor, t);
   std::vector<u64> m(n());
   for (std::size_t i = 0; i < n(); ++i) {
     const u64 x = v[i] > q0 / 2 ? neg_mod((q0 - v[i]) % t, t) : v[i] % t;  // centered, mod t

@@ -119,8 +119,9 @@ class Backend {
   virtual Stream default_stream() = 0;
 
   // Benchmarking support. time_runs returns `iters` samples of the milliseconds one run of `fn`
-  // takes (on CUDA: device events around 10 back-to-back runs, divided by 10), after `warmup`
-  // untimed runs.
+  // takes, after `warmup` untimed runs. CPU: wall clock. CUDA: device time, from events around
+  // 10 back-to-back runs (divided by 10) queued behind a spin kernel that outlasts the host's
+  // enqueueing, so launch latency is not counted.
   virtual std::vector<double> time_runs(const std::function<void(Stream)>& fn, int warmup,
                                         int iters) = 0;
   /// NTT schedules this backend implements ("auto" picks the tuned one per size).

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ember/rlwe/evaluator.h"
@@ -35,13 +36,18 @@ class Context : public rlwe::Evaluator {
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin) const;
   /// Modulus switching down to `level` (one prime at a time).
   Ciphertext mod_switch(const Ciphertext& a, std::size_t level) const;
-  /// The message coefficients modulo t (switches a copy down to q_0, then [c0 + c1 s]_q0 / f).
+  /// The device part of decryption: v = c0 + c1 s (+ c2 s^2) switched to q_0 in one division
+  /// (coefficient form, one row) and the factor it carries.
+  RnsPoly decrypt_low(const Ciphertext& ct, const SecretKey& sk, u64& factor) const;
+  /// The message coefficients modulo t ([v]_q0 / factor, centered).
   std::vector<u64> decrypt(const Ciphertext& ct, const SecretKey& sk) const;
   /// Bits of noise budget left: log2(Q) - log2 |[c0 + c1 s]_Q| - 1.
   double noise_budget(const Ciphertext& ct, const SecretKey& sk) const;
 
  private:
   std::vector<u64> residues(u64 value_mod_t, std::size_t level) const;
+  /// [l]: division of Q_l by q_1...q_l keeping the message mod t (null for l = 0).
+  std::vector<std::unique_ptr<ring::DivideRound>> to_q0_;
 };
 
 }  // namespace ember::bgv

@@ -149,6 +149,23 @@ __global__ void add_constant_kernel(u64* out, const u64* a, const u64* c, LimbMa
   }
 }
 
+/// Per-limb scalars passed by value (no upload before the launch) for up to kMaxScalarLimbs limbs.
+inline constexpr int kMaxScalarLimbs = 64;
+struct ScalarArgs {
+  u64 value[kMaxScalarLimbs];
+  u64 shoup[kMaxScalarLimbs];
+};
+
+/// out = a * scalar[limb] with the scalars in the kernel's arguments.
+__global__ void multiply_scalar_args_kernel(u64* out, const u64* a, ScalarArgs sc, LimbMap map) {
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 limb = static_cast<u32>(i >> map.log_n);
+    out[i] = mul_shoup(a[i], sc.value[limb], sc.shoup[limb], map.mod(limb).value);
+  }
+}
+
 /// out[limb][i] = round(Q m[i] / t) mod q_limb (BFV plaintext scaling).
 __global__ void scale_plain_kernel(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
                                    LimbMap map) {
