@@ -174,47 +174,42 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
   const std::size_t ext_words = qn + rn;
   const auto q_view = lv.q.on(be);
   const auto r_view = rlwe_.aux_basis().on(be);
-  const auto qr_view = lv.qr.on(be);
-  // Lift a0, a1, b0, b1 to Q u R: the Q rows as they are, the R rows the exact centered value.
-  const Ciphertext* ops[2] = {&a, &b};
+  const u64* in[4] = {a.polys[0].data(), a.polys[1].data(), b.polys[0].data(),
+                      b.polys[1].data()};
+  // Lift a0, a1, b0, b1 to R: the exact centered value of each coefficient, then eval form.
   Buffer coeff(be, 4 * qn * sizeof(u64), s);
-  Buffer ext(be, 4 * ext_words * sizeof(u64), s);
-  for (int k = 0; k < 4; ++k)
-    be.copy_async(coeff.as<u64>() + k * qn, ops[k / 2]->polys[k % 2].data(), qn * sizeof(u64), s);
+  for (int k = 0; k < 4; ++k) be.copy_async(coeff.as<u64>() + k * qn, in[k], qn * sizeof(u64), s);
   be.ntt_inverse_async(coeff.as<u64>(), q_view, 4, s);
   Buffer r_rows(be, 4 * rn * sizeof(u64), s);
+  u64* r[4];
   for (int k = 0; k < 4; ++k) {
     u64* c = coeff.as<u64>() + k * qn;
-    u64* rr = r_rows.as<u64>() + k * rn;
+    r[k] = r_rows.as<u64>() + k * rn;
     be.add_constant_async(c, c, lv.half_q_mod_q.as<u64>(), q_view, s);
-    lv.q_to_r->convert_async(rr, c, be, s);
-    be.add_constant_async(rr, rr, lv.neg_half_q_mod_r.as<u64>(), r_view, s);
+    lv.q_to_r->convert_async(r[k], c, be, s);
+    be.add_constant_async(r[k], r[k], lv.neg_half_q_mod_r.as<u64>(), r_view, s);
   }
   be.ntt_forward_async(r_rows.as<u64>(), r_view, 4, s);
-  for (int k = 0; k < 4; ++k) {
-    u64* e = ext.as<u64>() + k * ext_words;
-    be.copy_async(e, ops[k / 2]->polys[k % 2].data(), qn * sizeof(u64), s);
-    be.copy_async(e + qn, r_rows.as<u64>() + k * rn, rn * sizeof(u64), s);
-  }
-  // t (a ⊗ b) over Q u R: the factor t on a.
-  std::vector<u64> t_mod(lv.q.size(), plain_modulus());
-  t_mod.insert(t_mod.end(), lv.t_mod_r.begin(), lv.t_mod_r.end());
-  u64* e = ext.as<u64>();
-  be.multiply_scalar_async(e, e, t_mod, qr_view, s);
-  be.multiply_scalar_async(e + ext_words, e + ext_words, t_mod, qr_view, s);
+  // t (a ⊗ b) over Q u R, the factor t on a, the Q and R halves tensored separately into the
+  // layout [3][Q rows | R rows].
+  const std::vector<u64> t_q(lv.q.size(), plain_modulus());
+  u64* ta = coeff.as<u64>();  // the coefficients are no longer needed: reuse for t a0, t a1
+  be.multiply_scalar_async(ta, in[0], t_q, q_view, s);
+  be.multiply_scalar_async(ta + qn, in[1], t_q, q_view, s);
+  be.multiply_scalar_async(r[0], r[0], lv.t_mod_r, r_view, s);
+  be.multiply_scalar_async(r[1], r[1], lv.t_mod_r, r_view, s);
   Buffer prod(be, 3 * ext_words * sizeof(u64), s);
   u64* d = prod.as<u64>();
-  be.tensor_async(d, d + ext_words, d + 2 * ext_words, e, e + ext_words, e + 2 * ext_words,
-                  e + 3 * ext_words, qr_view, s);
-  // round(t x / Q) over R, then its centered value back over Q.
-  Buffer scaled(be, 3 * rn * sizeof(u64), s);
-  for (int k = 0; k < 3; ++k)
-    lv.scale_down->apply_async(scaled.as<u64>() + k * rn, d + k * ext_words + qn, d + k * ext_words,
-                               be, s);
-  be.ntt_inverse_async(scaled.as<u64>(), r_view, 3, s);
+  be.tensor_async(d, d + ext_words, d + 2 * ext_words, ta, ta + qn, in[2], in[3], q_view, s);
+  be.tensor_async(d + qn, d + ext_words + qn, d + 2 * ext_words + qn, r[0], r[1], r[2], r[3],
+                  r_view, s);
+  be.ntt_inverse_async(d, lv.qr.on(be), 3, s);
+  // round(t x / Q) over R, then its centered value over Q, back to eval form.
   Ciphertext c = like(a, 0);
+  u64* scaled = r_rows.as<u64>();  // reuse
   for (int k = 0; k < 3; ++k) {
-    u64* sr = scaled.as<u64>() + k * rn;
+    u64* sr = scaled + k * rn;
+    lv.scale_down->apply_coeff_async(sr, d + k * ext_words + qn, d + k * ext_words, be, s);
     be.add_constant_async(sr, sr, lv.half_r_mod_r.as<u64>(), r_view, s);
     RnsPoly p(lv.q, Form::coeff, rlwe_.device());
     lv.r_to_q->convert_async(p.data(), sr, be, s);
