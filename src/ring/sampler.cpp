@@ -3,7 +3,10 @@
 #include "ember/ring/sampler.h"
 
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "ember/core/errors.h"
 
@@ -106,19 +109,32 @@ std::vector<u64> gaussian_cdt(double sigma, int& bound) {
   return cdt;
 }
 
+namespace {
+/// The CDT of sigma on a backend's device, uploaded once (and kept for the process's life): the
+/// sampler then launches without a host-to-device copy or a synchronization.
+const u64* device_cdt(backend::Backend& be, double sigma, int& bound) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, double>, std::pair<Buffer*, int>> cache;
+  std::lock_guard lock(mutex);
+  auto& entry = cache[{be.device().str(), sigma}];
+  if (!entry.first) {
+    const auto cdt = gaussian_cdt(sigma, entry.second);
+    auto s = be.default_stream();
+    entry.first = new Buffer(Buffer::from_host(be, cdt.data(), cdt.size() * sizeof(u64), s));
+    be.synchronize(s);
+  }
+  bound = entry.second;
+  return entry.first->as<const u64>();
+}
+}  // namespace
+
 RnsPoly Sampler::gaussian(const RnsBasis& basis, Device device, double sigma) {
-  int bound = 0;
-  const auto cdt = gaussian_cdt(sigma, bound);
   RnsPoly p(basis, Form::coeff, device);
   auto& be = p.backend();
-  auto s = be.default_stream();
-  Buffer table = Buffer::from_host(be, cdt.data(), cdt.size() * sizeof(u64), s);
   backend::SmallSampler d;
   d.kind = backend::SmallSampler::gaussian;
-  d.gaussian_cdt = table.as<const u64>();
-  d.gaussian_bound = bound;
-  be.sample_small_async(p.data(), key_, next_nonce(), d, p.view(), s);
-  be.synchronize(s);
+  d.gaussian_cdt = device_cdt(be, sigma, d.gaussian_bound);
+  be.sample_small_async(p.data(), key_, next_nonce(), d, p.view(), be.default_stream());
   return p;
 }
 

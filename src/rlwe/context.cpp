@@ -263,8 +263,8 @@ SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::
     be.multiply_async(b, a, sk.s.data(), v, st);
     be.sub_async(b, e.data(), b, v, st);
     be.add_async(b, b, scaled.data(), v, st);
-    be.synchronize(st);
   }
+  be.synchronize(st);
   return key;
 }
 
