@@ -28,28 +28,18 @@ rlwe::SchemeOptions bfv_options(u64 t, const std::vector<u64>& aux) {
   return o;
 }
 
-std::vector<u64> negated(std::vector<u64> v, const std::vector<u64>& moduli) {
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = neg_mod(v[i], moduli[i]);
-  return v;
-}
-
-/// floor(prod(from) / 2) modulo each of `moduli`.
-std::vector<u64> half_product(const std::vector<u64>& from, const std::vector<u64>& moduli) {
-  std::vector<u64> out;
-  for (u64 m : moduli) out.push_back(half_product_mod(from, m));
-  return out;
-}
 }  // namespace
 
 /// Everything the operations at one level of Q need, on the context's device.
 struct Context::Level {
   RnsBasis q, qr, r0;
-  std::unique_ptr<BaseConverter> q_to_r, r_to_q, q_to_r0;
-  std::unique_ptr<DivideRound> scale_down;   // (Q_l u R) -> R: round(x / Q_l)
-  std::unique_ptr<DivideRound> decrypt_div;  // (Q_l u r0) -> r0: round(x / Q_l)
+  std::unique_ptr<BaseConverter> q_to_r, r_to_q;  // centered, exact
+  std::unique_ptr<BaseConverter> q_to_r0;         // exact
+  std::unique_ptr<DivideRound> scale_down;        // (Q_l u R) -> R: round(x / Q_l)
+  std::unique_ptr<DivideRound> decrypt_div;       // (Q_l u r0) -> r0: round(x / Q_l)
   u64 q_mod_t = 0;
   std::vector<u64> t_mod_r;  // t modulo each prime of R
-  Buffer half_q_mod_q, neg_half_q_mod_r, half_r_mod_r, neg_half_r_mod_q, q_div_t;
+  Buffer q_div_t;
 };
 
 Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
@@ -77,18 +67,14 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     lv->q = rlwe_.q_basis(l);
     lv->qr = lv->q.concat(r);
     lv->r0 = RnsBasis(r.context(), {r.ids()[0]});
-    lv->q_to_r = std::make_unique<BaseConverter>(lv->q, r, /*exact=*/true);
-    lv->r_to_q = std::make_unique<BaseConverter>(r, lv->q, /*exact=*/true);
+    lv->q_to_r = std::make_unique<BaseConverter>(BaseConverter::centered(lv->q, r));
+    lv->r_to_q = std::make_unique<BaseConverter>(BaseConverter::centered(r, lv->q));
     lv->q_to_r0 = std::make_unique<BaseConverter>(lv->q, lv->r0, /*exact=*/true);
     lv->scale_down = std::make_unique<DivideRound>(r, lv->q);
     lv->decrypt_div = std::make_unique<DivideRound>(lv->r0, lv->q);
     const auto qs = lv->q.primes();
     lv->q_mod_t = product_mod(qs, t);
     for (u64 rj : r_primes) lv->t_mod_r.push_back(t % rj);
-    lv->half_q_mod_q = backend::upload(be, half_product(qs, qs));
-    lv->neg_half_q_mod_r = backend::upload(be, negated(half_product(qs, r_primes), r_primes));
-    lv->half_r_mod_r = backend::upload(be, half_product(r_primes, r_primes));
-    lv->neg_half_r_mod_q = backend::upload(be, negated(half_product(r_primes, qs), qs));
     // floor(Q/t) = (Q - (Q mod t)) / t, and Q = 0 mod q_i.
     std::vector<u64> q_div_t;
     for (u64 qi : qs)
@@ -174,8 +160,7 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
   const std::size_t ext_words = qn + rn;
   const auto q_view = lv.q.on(be);
   const auto r_view = rlwe_.aux_basis().on(be);
-  const u64* in[4] = {a.polys[0].data(), a.polys[1].data(), b.polys[0].data(),
-                      b.polys[1].data()};
+  const u64* in[4] = {a.polys[0].data(), a.polys[1].data(), b.polys[0].data(), b.polys[1].data()};
   // Lift a0, a1, b0, b1 to R: the exact centered value of each coefficient, then eval form.
   Buffer coeff(be, 4 * qn * sizeof(u64), s);
   for (int k = 0; k < 4; ++k) be.copy_async(coeff.as<u64>() + k * qn, in[k], qn * sizeof(u64), s);
@@ -183,11 +168,8 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
   Buffer r_rows(be, 4 * rn * sizeof(u64), s);
   u64* r[4];
   for (int k = 0; k < 4; ++k) {
-    u64* c = coeff.as<u64>() + k * qn;
     r[k] = r_rows.as<u64>() + k * rn;
-    be.add_constant_async(c, c, lv.half_q_mod_q.as<u64>(), q_view, s);
-    lv.q_to_r->convert_async(r[k], c, be, s);
-    be.add_constant_async(r[k], r[k], lv.neg_half_q_mod_r.as<u64>(), r_view, s);
+    lv.q_to_r->convert_async(r[k], coeff.as<u64>() + k * qn, be, s);
   }
   be.ntt_forward_async(r_rows.as<u64>(), r_view, 4, s);
   // t (a ⊗ b) over Q u R, the factor t on a, the Q and R halves tensored separately into the
@@ -210,10 +192,8 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
   for (int k = 0; k < 3; ++k) {
     u64* sr = scaled + k * rn;
     lv.scale_down->apply_coeff_async(sr, d + k * ext_words + qn, d + k * ext_words, be, s);
-    be.add_constant_async(sr, sr, lv.half_r_mod_r.as<u64>(), r_view, s);
     RnsPoly p(lv.q, Form::coeff, rlwe_.device());
     lv.r_to_q->convert_async(p.data(), sr, be, s);
-    be.add_constant_async(p.data(), p.data(), lv.neg_half_r_mod_q.as<u64>(), q_view, s);
     c.polys.push_back(std::move(p.ntt_inplace()));
   }
   return c;

@@ -10,10 +10,11 @@ using backend::Buffer;
 
 struct BaseConverter::DeviceTables {
   Buffer qhat_inv, qhat_inv_shoup, qhat_mod_p, inv_q, q_mod_p;
+  Buffer y_add, out_mul, out_mul_shoup, out_add;
   backend::BaseConvView view;
 };
 
-BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact)
+BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const ConversionMaps& maps)
     : from_(std::move(from)),
       to_(std::move(to)),
       exact_(exact),
@@ -21,17 +22,43 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact)
   from_.concat(to_);  // throws MismatchError for other rings or shared primes
   const auto q = from_.primes();
   const auto p = to_.primes();
+  auto check = [](const std::vector<u64>& v, std::size_t size) {
+    if (!v.empty() && v.size() != size)
+      throw ParameterError("base conversion map: need one value per prime");
+  };
+  check(maps.in_mul, q.size());
+  check(maps.in_add, q.size());
+  check(maps.out_mul, p.size());
+  check(maps.out_add, p.size());
   qhat_inv_.resize(q.size());
   qhat_inv_shoup_.resize(q.size());
   qhat_mod_p_.resize(q.size() * p.size());
   for (std::size_t i = 0; i < q.size(); ++i) {
-    qhat_inv_[i] = inverse_mod(product_mod(q, q[i], i), q[i]);
+    const Modulus m = make_modulus(q[i]);
+    const u64 qhat_inv = inverse_mod(product_mod(q, q[i], i), q[i]);
+    // (x a + b) qhat_inv = x (a qhat_inv) + b qhat_inv
+    qhat_inv_[i] = maps.in_mul.empty() ? qhat_inv : mul_mod(maps.in_mul[i] % q[i], qhat_inv, m);
     qhat_inv_shoup_[i] = shoup_precompute(qhat_inv_[i], q[i]);
+    if (!maps.in_add.empty()) y_add_.push_back(mul_mod(maps.in_add[i] % q[i], qhat_inv, m));
     for (std::size_t j = 0; j < p.size(); ++j)
       qhat_mod_p_[i * p.size() + j] = product_mod(q, p[j], i);
     inv_q_.push_back(1.0 / static_cast<double>(q[i]));
   }
   for (u64 pj : p) q_mod_p_.push_back(product_mod(q, pj));
+  for (std::size_t j = 0; j < maps.out_mul.size(); ++j) {
+    out_mul_.push_back(maps.out_mul[j] % p[j]);
+    out_mul_shoup_.push_back(shoup_precompute(out_mul_.back(), p[j]));
+  }
+  for (std::size_t j = 0; j < maps.out_add.size(); ++j) out_add_.push_back(maps.out_add[j] % p[j]);
+}
+
+BaseConverter BaseConverter::centered(RnsBasis from, RnsBasis to) {
+  // Exact conversion of x + h (h = floor(Q/2)), which lies in [0, Q) for a centered x, then - h.
+  const auto q = from.primes();
+  ConversionMaps maps;
+  for (u64 qi : q) maps.in_add.push_back(half_product_mod(q, qi));
+  for (u64 pj : to.primes()) maps.out_add.push_back(neg_mod(half_product_mod(q, pj), pj));
+  return BaseConverter(std::move(from), std::move(to), /*exact=*/true, maps);
 }
 
 backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
@@ -52,6 +79,20 @@ backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
               if (exact_) {
                 t.view.inv_q = t.inv_q.as<const double>();
                 t.view.q_mod_p = t.q_mod_p.as<const u64>();
+              }
+              if (!y_add_.empty()) {
+                t.y_add = backend::upload(b, y_add_);
+                t.view.y_add = t.y_add.as<const u64>();
+              }
+              if (!out_mul_.empty()) {
+                t.out_mul = backend::upload(b, out_mul_);
+                t.out_mul_shoup = backend::upload(b, out_mul_shoup_);
+                t.view.out_mul = t.out_mul.as<const u64>();
+                t.view.out_mul_shoup = t.out_mul_shoup.as<const u64>();
+              }
+              if (!out_add_.empty()) {
+                t.out_add = backend::upload(b, out_add_);
+                t.view.out_add = t.out_add.as<const u64>();
               }
               return t;
             })

@@ -67,6 +67,13 @@ struct BaseConvView {
   // point and u Q subtracted, so the result is x mod Q itself. Null for the fast conversion.
   const double* inv_q = nullptr;  // [from]: 1 / q_i
   const u64* q_mod_p = nullptr;   // [to]: Q mod p_j
+  // Optional affine maps folded into the conversion (null: identity). The input map x -> x a + b
+  // is applied as y_i = x_i qhat_inv_i + y_add_i (a folded into qhat_inv); the output map is
+  // v -> v out_mul_j + out_add_j. Centered conversions and DivideRound's correction use them.
+  const u64* y_add = nullptr;          // [from]
+  const u64* out_mul = nullptr;        // [to]
+  const u64* out_mul_shoup = nullptr;  // [to]
+  const u64* out_add = nullptr;        // [to]
 };
 
 /// Tables of the exact big-integer <-> RNS conversions, backend memory.

@@ -11,13 +11,23 @@
 
 namespace ember::ring {
 
+/// Affine maps folded into a conversion: the source residues become x a_i + b_i (mod q_i) before
+/// converting and the result v becomes v c_j + d_j (mod p_j). Empty vectors mean identity.
+struct ConversionMaps {
+  std::vector<u64> in_mul, in_add;    // [from]
+  std::vector<u64> out_mul, out_add;  // [to]
+};
+
 /// Approximate base conversion of Bajard et al.: for x in [0, Q), returns x + u*Q over P with
 /// 0 <= u < |Q| (no correction of the Q-overflow, as in every fast hybrid key switching).
 class BaseConverter {
  public:
   /// Throws MismatchError when the bases belong to different rings or share a prime.
   /// exact=true gives x mod Q exactly (HPS: the overflow count estimated in floating point).
-  BaseConverter(RnsBasis from, RnsBasis to, bool exact = false);
+  /// `maps` are applied in the same pass (no extra launches).
+  BaseConverter(RnsBasis from, RnsBasis to, bool exact = false, const ConversionMaps& maps = {});
+  /// Exact conversion of the centered value of x (in (-Q/2, Q/2]) rather than of x in [0, Q).
+  static BaseConverter centered(RnsBasis from, RnsBasis to);
   const RnsBasis& from() const { return from_; }
   const RnsBasis& to() const { return to_; }
   /// `a` over `from`, coefficient form -> result over `to`, coefficient form.
@@ -31,6 +41,7 @@ class BaseConverter {
   RnsBasis from_, to_;
   bool exact_ = false;
   std::vector<u64> qhat_inv_, qhat_inv_shoup_, qhat_mod_p_, q_mod_p_;
+  std::vector<u64> y_add_, out_mul_, out_mul_shoup_, out_add_;
   std::vector<double> inv_q_;
   std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
 };

@@ -33,13 +33,10 @@ class DivideRound {
  private:
   struct DeviceTables;
   const DeviceTables& tables_on(backend::Backend& be) const;
-  /// The correction delta over Q, coefficient form, from the T part (coefficient form; consumed).
-  backend::Buffer correction(u64* a_t_coeff, backend::Backend& be, backend::Stream s) const;
   RnsBasis q_, t_;
   u64 plain_ = 1;
-  BaseConverter t_to_q_;
-  std::vector<u64> plain_inv_mod_t_, plain_mod_q_;
-  std::vector<u64> half_t_mod_t_, neg_half_t_mod_q_, t_inv_mod_q_, t_inv_shoup_;
+  BaseConverter t_to_q_;  // T -> Q: delta in one pass (maps: t^-1, + h, * t, - t h)
+  std::vector<u64> t_inv_mod_q_, t_inv_shoup_;
   std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
 };
 

@@ -124,13 +124,26 @@ EMBER_HD u64 conversion_overflow(const u64* y, std::size_t stride, std::size_t c
   return static_cast<u64>(sum);  // sum >= 0: truncation is floor
 }
 
-/// Converted value of one coefficient into target prime j (fast, or exact when conv.inv_q).
+/// The scaled source residue y_i = x qhat_inv_i (+ y_add_i) of a base conversion.
+EMBER_HD u64 conversion_input(u64 x, std::size_t i, const backend::BaseConvView& conv, u64 q) {
+  const u64 y = mul_shoup(x, conv.qhat_inv[i], conv.qhat_inv_shoup[i], q);
+  return conv.y_add ? add_mod(y, conv.y_add[i], q) : y;
+}
+
+/// The output map of a base conversion (identity unless out_mul / out_add are set).
+EMBER_HD u64 conversion_output(u64 v, std::size_t j, const backend::BaseConvView& conv, u64 p) {
+  if (conv.out_mul) v = mul_shoup(v, conv.out_mul[j], conv.out_mul_shoup[j], p);
+  return conv.out_add ? add_mod(v, conv.out_add[j], p) : v;
+}
+
+/// Converted value of one coefficient into target prime j (fast, or exact when conv.inv_q),
+/// output map applied.
 EMBER_HD u64 convert_row(const u64* y, std::size_t stride, const backend::BaseConvView& conv,
                          std::size_t j, u64 overflow, const Modulus& m) {
   u64 v = dot_mod(y, stride, conv.qhat_mod_p + j, conv.to_limbs, conv.from_limbs, m);
   if (conv.inv_q)
     v = sub_mod(v, mul_mod(barrett_reduce_64(overflow, m), conv.q_mod_p[j], m), m.value);
-  return v;
+  return conversion_output(v, j, conv, m.value);
 }
 
 /// sum over the digits of digit_j[r] * key_j.{0,1}[prime of r] at coefficient c (reading slot

@@ -205,7 +205,7 @@ class CpuBackend final : public Backend {
     std::vector<u64> y(L * n);
     per_limb(from, [&](long i, const Modulus& m) {
       for (std::size_t c = 0; c < n; ++c)
-        y[c * L + i] = mul_shoup(a[i * n + c], conv.qhat_inv[i], conv.qhat_inv_shoup[i], m.value);
+        y[c * L + i] = ring::rows::conversion_input(a[i * n + c], i, conv, m.value);
     });
     std::vector<u64> overflow(n, 0);
     if (conv.inv_q)

@@ -73,41 +73,51 @@ __global__ void bconv_scale_kernel(u64* y, const u64* a, BaseConvView conv, Limb
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> from.log_n);
-    y[i] = mul_shoup(a[i], conv.qhat_inv[limb], conv.qhat_inv_shoup[limb], from.mod(limb).value);
+    y[i] = ring::rows::conversion_input(a[i], limb, conv, from.mod(limb).value);
   }
 }
 
-/// Fused fast base conversion from exactly kFrom source primes: each thread reads its
-/// coefficient's kFrom residues once, scales them in registers (fully unrolled, so nothing spills
-/// to local memory) and writes `rows` output rows. Same arithmetic as rows::dot_mod.
-template <int kFrom>
+/// Fused base conversion from `count` <= kMax source primes: each thread reads its
+/// coefficient's residues once, scales them in registers (unrolled over kMax with guards, so
+/// nothing spills to local memory) and writes `rows` output rows. The 128-bit accumulator cannot
+/// overflow for up to 64 terms (each < 2^122); the sum, the overflow estimate (same operation order
+/// as rows::conversion_overflow) and the reductions equal the CPU backend's bit for bit.
+template <int kMax>
 __global__ void bconv_fused_kernel(u64* out, const u64* a, BaseConvView conv, LimbMap from,
-                                   LimbMap to, u32 rows) {
+                                   LimbMap to, u32 rows, u32 count) {
   const std::size_t n = std::size_t{1} << to.log_n;
   const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (c >= n) return;
-  u64 y[kFrom];
+  u64 y[kMax];
 #pragma unroll
-  for (int i = 0; i < kFrom; ++i)
-    y[i] = mul_shoup(a[i * n + c], __ldg(conv.qhat_inv + i), __ldg(conv.qhat_inv_shoup + i),
-                     from.mod(i).value);
+  for (int i = 0; i < kMax; ++i)
+    if (i < count) y[i] = ring::rows::conversion_input(a[i * n + c], i, conv, from.mod(i).value);
+  u64 overflow = 0;
+  if (conv.inv_q) {
+    double sum = 0.0;
+#pragma unroll
+    for (int i = 0; i < kMax; ++i)
+      if (i < count) sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(y[i]), conv.inv_q[i]));
+    overflow = static_cast<u64>(sum);
+  }
   const u32 j0 = blockIdx.y * rows;
   const u32 j1 = j0 + rows < to.limbs ? j0 + rows : to.limbs;
-  const u64 overflow = conv.inv_q ? ring::rows::conversion_overflow(y, 1, kFrom, conv.inv_q) : 0;
   for (u32 j = j0; j < j1; ++j) {
     u64 hi = 0, lo = 0;
 #pragma unroll
-    for (int i = 0; i < kFrom; ++i) {
-      u64 h, l;
-      mul_wide(y[i], __ldg(conv.qhat_mod_p + i * conv.to_limbs + j), h, l);
-      lo += l;
-      hi += h + (lo < l);
+    for (int i = 0; i < kMax; ++i) {
+      if (i < count) {
+        u64 h, l;
+        mul_wide(y[i], __ldg(conv.qhat_mod_p + i * conv.to_limbs + j), h, l);
+        lo += l;
+        hi += h + (lo < l);
+      }
     }
     const Modulus& m = to.mod(j);
     u64 v = barrett_reduce_128(hi, lo, m);
     if (conv.inv_q)
       v = sub_mod(v, mul_mod(barrett_reduce_64(overflow, m), conv.q_mod_p[j], m), m.value);
-    out[j * n + c] = v;
+    out[j * n + c] = ring::rows::conversion_output(v, j, conv, m.value);
   }
 }
 

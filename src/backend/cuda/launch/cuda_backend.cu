@@ -240,42 +240,29 @@ class CudaBackend final : public Backend {
                           const BasisView& to, Stream s) override {
     ctx_.activate();
     const std::size_t n = from.ring->n;
-    if (from.limbs <= 8) {
+    if (from.limbs <= 32) {
       // One pass: source residues read once per coefficient, 4 output rows per thread.
       constexpr u32 kRows = 4;
       const dim3 grid(static_cast<u32>((n + 255) / 256),
                       static_cast<u32>((to.limbs + kRows - 1) / kRows));
-      auto launch = [&](auto kf) {
-        constexpr int kFrom = decltype(kf)::value;
-        k::bconv_fused_kernel<kFrom>
-            <<<grid, 256, 0, raw(s)>>>(out, a, conv, map_of(from), map_of(to), kRows);
+      const u32 count = static_cast<u32>(from.limbs);
+      auto launch = [&](auto km) {
+        constexpr int kMax = decltype(km)::value;
+        k::bconv_fused_kernel<kMax>
+            <<<grid, 256, 0, raw(s)>>>(out, a, conv, map_of(from), map_of(to), kRows, count);
       };
-      switch (from.limbs) {
-        case 1:
-          launch(std::integral_constant<int, 1>{});
-          break;
-        case 2:
-          launch(std::integral_constant<int, 2>{});
-          break;
-        case 3:
-          launch(std::integral_constant<int, 3>{});
-          break;
-        case 4:
-          launch(std::integral_constant<int, 4>{});
-          break;
-        case 5:
-          launch(std::integral_constant<int, 5>{});
-          break;
-        case 6:
-          launch(std::integral_constant<int, 6>{});
-          break;
-        case 7:
-          launch(std::integral_constant<int, 7>{});
-          break;
-        default:
-          launch(std::integral_constant<int, 8>{});
-          break;
-      }
+      if (count <= 1)
+        launch(std::integral_constant<int, 1>{});
+      else if (count <= 2)
+        launch(std::integral_constant<int, 2>{});
+      else if (count <= 4)
+        launch(std::integral_constant<int, 4>{});
+      else if (count <= 8)
+        launch(std::integral_constant<int, 8>{});
+      else if (count <= 16)
+        launch(std::integral_constant<int, 16>{});
+      else
+        launch(std::integral_constant<int, 32>{});
       check_launch("bconv_fused_kernel");
       return;
     }
