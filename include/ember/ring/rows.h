@@ -34,9 +34,13 @@ EMBER_HD std::int64_t small_from_word(u64 w, const backend::SmallSampler& d) {
 
 /// A signed value reduced into [0, q).
 EMBER_HD u64 signed_to_residue(std::int64_t v, u64 q) {
-  if (v >= 0) return static_cast<u64>(v) % q;
-  u64 r = static_cast<u64>(-(v + 1)) % q;  // avoids overflow at INT64_MIN
-  return q - 1 - r;
+  // The division only for |v| >= q: small samples (the common case) take the fast path.
+  if (v >= 0) {
+    const u64 u = static_cast<u64>(v);
+    return u < q ? u : u % q;
+  }
+  const u64 m = static_cast<u64>(-(v + 1));  // |v| - 1, no overflow at INT64_MIN
+  return q - 1 - (m < q ? m : m % q);
 }
 
 /// floor((hi 2^64 + lo) / d) for hi < d (schoolbook, one bit per step; exact for any d > 0).
@@ -54,17 +58,22 @@ EMBER_HD u64 divide_128_by_64(u64 hi, u64 lo, u64 d) {
   return q;
 }
 
-/// round(Q m / t) mod q for a plaintext coefficient m in [0, t) (the BFV scaling Delta m done
-/// exactly): floor(Q/t) m + round((Q mod t) m / t), with q_div_t = floor(Q/t) mod q.
-EMBER_HD u64 scale_plain_value(u64 m, u64 t, u64 q_mod_t, u64 q_div_t, const Modulus& mod) {
+/// round((Q mod t) m / t) for a plaintext coefficient m in [0, t): the part of round(Q m / t)
+/// beyond floor(Q/t) m (independent of the prime, computed once per coefficient).
+EMBER_HD u64 scale_plain_remainder(u64 m, u64 t, u64 q_mod_t) {
   u64 hi, lo;
   mul_wide(q_mod_t, m, hi, lo);
   const u64 half = t >> 1;
   lo += half;
   hi += lo < half;
-  const u64 r = divide_128_by_64(hi, lo, t);  // < t
-  return add_mod(mul_mod(q_div_t, barrett_reduce_64(m, mod), mod), barrett_reduce_64(r, mod),
-                 mod.value);
+  return divide_128_by_64(hi, lo, t);  // < t
+}
+
+/// round(Q m / t) mod q = floor(Q/t) m + remainder, with q_div_t = floor(Q/t) mod q (the BFV
+/// scaling Delta m done exactly).
+EMBER_HD u64 scale_plain_value(u64 m, u64 remainder, u64 q_div_t, const Modulus& mod) {
+  return add_mod(mul_mod(q_div_t, barrett_reduce_64(m, mod), mod),
+                 barrett_reduce_64(remainder, mod), mod.value);
 }
 
 /// Source index of output slot `j` for X -> X^k in evaluation form (bit-reversed order):

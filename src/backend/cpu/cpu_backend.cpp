@@ -177,9 +177,12 @@ class CpuBackend final : public Backend {
   void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
                          const BasisView& b, Stream) override {
     const std::size_t n = b.ring->n;
+    std::vector<u64> rem(n);
+    for (std::size_t c = 0; c < n; ++c)
+      rem[c] = ring::rows::scale_plain_remainder(m[c], t, q_mod_t);
     per_limb(b, [&](long l, const Modulus& mod) {
       for (std::size_t c = 0; c < n; ++c)
-        out[l * n + c] = ring::rows::scale_plain_value(m[c], t, q_mod_t, q_div_t[l], mod);
+        out[l * n + c] = ring::rows::scale_plain_value(m[c], rem[c], q_div_t[l], mod);
     });
   }
   void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp, const BasisView& qlp,

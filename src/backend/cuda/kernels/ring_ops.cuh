@@ -176,16 +176,17 @@ __global__ void multiply_scalar_args_kernel(u64* out, const u64* a, ScalarArgs s
   }
 }
 
-/// out[limb][i] = round(Q m[i] / t) mod q_limb (BFV plaintext scaling).
+/// out[limb][i] = round(Q m[i] / t) mod q_limb (BFV plaintext scaling): thread per coefficient,
+/// the prime-independent remainder computed once.
 __global__ void scale_plain_kernel(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
                                    LimbMap map) {
   const std::size_t n = std::size_t{1} << map.log_n;
-  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    const u32 limb = static_cast<u32>(i >> map.log_n);
-    out[i] =
-        ring::rows::scale_plain_value(m[i & (n - 1)], t, q_mod_t, q_div_t[limb], map.mod(limb));
+  for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
+       c += std::size_t{gridDim.x} * blockDim.x) {
+    const u64 mc = m[c];
+    const u64 rem = ring::rows::scale_plain_remainder(mc, t, q_mod_t);
+    for (u32 l = 0; l < map.limbs; ++l)
+      out[l * n + c] = ring::rows::scale_plain_value(mc, rem, q_div_t[l], map.mod(l));
   }
 }
 
@@ -264,20 +265,25 @@ __global__ void sample_uniform_kernel(u64* out, ChaChaKey key, u64 nonce, LimbMa
 }
 
 /// One ChaCha20 block per thread: 8 small coefficients, written into every limb.
+/// Small samples: thread per (ChaCha20 block of 8 coefficients, group of limbs); the block is
+/// recomputed per group (cheap) so that the grid fills the GPU even for small N.
 __global__ void sample_small_kernel(u64* out, ChaChaKey key, u64 nonce, SmallSampler dist,
-                                    LimbMap map) {
+                                    LimbMap map, u32 limbs_per_group) {
   const std::size_t n = std::size_t{1} << map.log_n;
   const std::size_t blocks = n / 8;
+  const u32 l0 = blockIdx.y * limbs_per_group;
+  const u32 l1 = l0 + limbs_per_group < map.limbs ? l0 + limbs_per_group : map.limbs;
   for (std::size_t blk = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; blk < blocks;
        blk += std::size_t{gridDim.x} * blockDim.x) {
     u64 w[8];
     chacha20_words(key, blk, nonce, w);
+    std::int64_t v[8];
 #pragma unroll
-    for (int t = 0; t < 8; ++t) {
-      const std::size_t c = blk * 8 + t;
-      const std::int64_t v = ring::rows::small_from_word(w[t], dist);
-      for (u32 l = 0; l < map.limbs; ++l)
-        out[l * n + c] = ring::rows::signed_to_residue(v, map.mod(l).value);
+    for (int t = 0; t < 8; ++t) v[t] = ring::rows::small_from_word(w[t], dist);
+    for (u32 l = l0; l < l1; ++l) {
+      const u64 q = map.mod(l).value;
+#pragma unroll
+      for (int t = 0; t < 8; ++t) out[l * n + blk * 8 + t] = ring::rows::signed_to_residue(v[t], q);
     }
   }
 }

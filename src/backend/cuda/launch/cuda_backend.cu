@@ -284,8 +284,8 @@ class CudaBackend final : public Backend {
   void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
                          const BasisView& b, Stream s) override {
     ctx_.activate();
-    k::scale_plain_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, m, t, q_mod_t,
-                                                                             q_div_t, map_of(b));
+    k::scale_plain_kernel<<<grid_for(b.ring->n), 256, 0, raw(s)>>>(out, m, t, q_mod_t, q_div_t,
+                                                                   map_of(b));
     check_launch("scale_plain_kernel");
   }
   void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* add, const u64* mul,
@@ -333,8 +333,11 @@ class CudaBackend final : public Backend {
   void sample_small_async(u64* out, const ChaChaKey& key, u64 nonce, const SmallSampler& dist,
                           const BasisView& b, Stream s) override {
     ctx_.activate();
-    k::sample_small_kernel<<<grid_for(b.ring->n / 8), 256, 0, raw(s)>>>(out, key, nonce, dist,
-                                                                        map_of(b));
+    constexpr u32 kLimbsPerGroup = 2;
+    dim3 grid = grid_for(b.ring->n / 8);
+    grid.y = static_cast<u32>((b.limbs + kLimbsPerGroup - 1) / kLimbsPerGroup);
+    k::sample_small_kernel<<<grid, 256, 0, raw(s)>>>(out, key, nonce, dist, map_of(b),
+                                                     kLimbsPerGroup);
     check_launch("sample_small_kernel");
   }
 
