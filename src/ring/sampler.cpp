@@ -38,6 +38,14 @@ void Sampler::uniform_into(u64* out, const ChaChaKey& key, u64 nonce, const RnsB
 }
 
 RnsPoly Sampler::ternary(const RnsBasis& basis, Device device, double prob_nonzero) {
+  RnsPoly p(basis, Form::coeff, device);
+  auto& be = p.backend();
+  ternary_into(p.data(), basis, be, be.default_stream(), prob_nonzero);
+  return p;
+}
+
+void Sampler::ternary_into(u64* out, const RnsBasis& basis, backend::Backend& be, backend::Stream s,
+                           double prob_nonzero) {
   if (!(prob_nonzero > 0.0 && prob_nonzero <= 1.0))
     throw ParameterError("ternary: prob_nonzero must be in (0, 1], got " +
                          std::to_string(prob_nonzero));
@@ -45,10 +53,7 @@ RnsPoly Sampler::ternary(const RnsBasis& basis, Device device, double prob_nonze
   d.kind = backend::SmallSampler::ternary;
   d.ternary_threshold = static_cast<u64>(std::ldexp(prob_nonzero, 63));
   if (prob_nonzero == 1.0) d.ternary_threshold = ~u64{0};
-  RnsPoly p(basis, Form::coeff, device);
-  auto& be = p.backend();
-  be.sample_small_async(p.data(), key_, next_nonce(), d, p.view(), be.default_stream());
-  return p;
+  be.sample_small_async(out, key_, next_nonce(), d, basis.on(be), s);
 }
 
 std::vector<std::int64_t> Sampler::ternary_hamming_values(std::size_t n, std::size_t h) {
@@ -131,11 +136,16 @@ const u64* device_cdt(backend::Backend& be, double sigma, int& bound) {
 RnsPoly Sampler::gaussian(const RnsBasis& basis, Device device, double sigma) {
   RnsPoly p(basis, Form::coeff, device);
   auto& be = p.backend();
+  gaussian_into(p.data(), basis, be, be.default_stream(), sigma);
+  return p;
+}
+
+void Sampler::gaussian_into(u64* out, const RnsBasis& basis, backend::Backend& be,
+                            backend::Stream s, double sigma) {
   backend::SmallSampler d;
   d.kind = backend::SmallSampler::gaussian;
   d.gaussian_cdt = device_cdt(be, sigma, d.gaussian_bound);
-  be.sample_small_async(p.data(), key_, next_nonce(), d, p.view(), be.default_stream());
-  return p;
+  be.sample_small_async(out, key_, next_nonce(), d, basis.on(be), s);
 }
 
 }  // namespace ember::ring

@@ -209,10 +209,25 @@ RnsPoly Context::switch_key_part(const SwitchKey& key, std::size_t j) const {
   return p;
 }
 
-RnsPoly Context::error(const RnsBasis& basis, ring::Sampler& sampler) const {
-  RnsPoly e = sampler.gaussian(basis, device_);
-  e.ntt_inplace();
-  return error_factor() == 1 ? std::move(e) : e.multiply_scalar(error_factor());
+Buffer Context::errors(const RnsBasis& basis, std::size_t count, ring::Sampler& sampler,
+                       Stream s) const {
+  auto& be = backend();
+  const std::size_t words = basis.size() * n_;
+  Buffer out(be, count * words * sizeof(u64), s);
+  for (std::size_t k = 0; k < count; ++k)
+    sampler.gaussian_into(out.as<u64>() + k * words, basis, be, s);
+  scale_errors(out.as<u64>(), basis, count, s);
+  return out;
+}
+
+void Context::scale_errors(u64* e, const RnsBasis& basis, std::size_t count, Stream s) const {
+  auto& be = backend();
+  const auto v = basis.on(be);
+  be.ntt_forward_async(e, v, count, s);
+  if (error_factor() == 1) return;
+  const std::vector<u64> t(basis.size(), error_factor());
+  for (std::size_t k = 0; k < count; ++k)
+    be.multiply_scalar_async(e + k * basis.size() * n_, e + k * basis.size() * n_, t, v, s);
 }
 
 SecretKey Context::keygen(ring::Sampler& sampler, std::size_t hamming_weight) const {
@@ -233,10 +248,10 @@ PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const
   pk.seed = sampler.derive_key();
   pk.seed_nonce = 0;
   ring::Sampler::uniform_into(pk.a.data(), pk.seed, pk.seed_nonce, q, be, st);
-  RnsPoly e = error(q, sampler);
+  const Buffer e = errors(q, 1, sampler, st);
   const auto v = q.on(be);
   be.multiply_async(pk.b.data(), pk.a.data(), sk.s.data(), v, st);  // s: Q rows come first
-  be.sub_async(pk.b.data(), e.data(), pk.b.data(), v, st);
+  be.sub_async(pk.b.data(), e.as<u64>(), pk.b.data(), v, st);
   pk.key_id = sk.key_id;
   pk.params_id = params_id_;
   be.synchronize(st);
@@ -254,14 +269,14 @@ SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::
   const std::size_t poly_words = rows * n_;
   const auto v = full_.on(be);
   RnsPoly scaled(full_, Form::eval, device_);
+  const Buffer e = errors(full_, dnum_, sampler, st);  // all digits' errors, one batched NTT
   for (std::size_t j = 0; j < dnum_; ++j) {
     u64* b = key.data.as<u64>() + (2 * j) * poly_words;
     const u64* a = b + poly_words;
-    RnsPoly e = error(full_, sampler);
     const std::vector<u64> g(gadget_.begin() + j * rows, gadget_.begin() + (j + 1) * rows);
     be.multiply_scalar_async(scaled.data(), s_from.data(), g, v, st);
     be.multiply_async(b, a, sk.s.data(), v, st);
-    be.sub_async(b, e.data(), b, v, st);
+    be.sub_async(b, e.as<u64>() + j * poly_words, b, v, st);
     be.add_async(b, b, scaled.data(), v, st);
   }
   be.synchronize(st);
@@ -292,18 +307,24 @@ Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler
   const Stream st = be.default_stream();
   const RnsBasis& q = q_basis(level);
   const auto v = q.on(be);
-  RnsPoly u = sampler.ternary(q, device_, 2.0 / 3.0);
-  u.ntt_inplace();
-  RnsPoly e0 = error(q, sampler);
-  RnsPoly e1 = error(q, sampler);
+  // u, e0, e1 drawn into one buffer and transformed by one batched NTT.
+  const std::size_t words = q.size() * n_;
+  Buffer noise(be, 3 * words * sizeof(u64), st);
+  u64* u = noise.as<u64>();
+  u64* e = u + words;
+  sampler.ternary_into(u, q, be, st, 2.0 / 3.0);
+  sampler.gaussian_into(e, q, be, st);
+  sampler.gaussian_into(e + words, q, be, st);
+  be.ntt_forward_async(u, v, 1, st);
+  scale_errors(e, q, 2, st);
   Ciphertext ct;
   ct.polys.push_back(RnsPoly(q, Form::eval, device_));
   ct.polys.push_back(RnsPoly(q, Form::eval, device_));
-  be.multiply_async(ct.polys[0].data(), pk.b.data(), u.data(), v, st);
-  be.add_async(ct.polys[0].data(), ct.polys[0].data(), e0.data(), v, st);
+  be.multiply_async(ct.polys[0].data(), pk.b.data(), u, v, st);
+  be.add_async(ct.polys[0].data(), ct.polys[0].data(), e, v, st);
   be.add_async(ct.polys[0].data(), ct.polys[0].data(), m.data(), v, st);
-  be.multiply_async(ct.polys[1].data(), pk.a.data(), u.data(), v, st);
-  be.add_async(ct.polys[1].data(), ct.polys[1].data(), e1.data(), v, st);
+  be.multiply_async(ct.polys[1].data(), pk.a.data(), u, v, st);
+  be.add_async(ct.polys[1].data(), ct.polys[1].data(), e + words, v, st);
   ct.level = level;
   ct.key_id = pk.key_id;
   ct.params_id = params_id_;
@@ -321,9 +342,9 @@ Ciphertext Context::encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
   Ciphertext ct;
   ct.polys.push_back(RnsPoly(q, Form::eval, device_));
   ct.polys.push_back(sampler.uniform(q, device_, Form::eval));
-  RnsPoly e = error(q, sampler);
+  const Buffer e = errors(q, 1, sampler, st);
   be.multiply_async(ct.polys[0].data(), ct.polys[1].data(), sk.s.data(), v, st);
-  be.sub_async(ct.polys[0].data(), e.data(), ct.polys[0].data(), v, st);
+  be.sub_async(ct.polys[0].data(), e.as<u64>(), ct.polys[0].data(), v, st);
   be.add_async(ct.polys[0].data(), ct.polys[0].data(), m.data(), v, st);
   ct.level = level;
   ct.key_id = sk.key_id;

@@ -29,6 +29,11 @@ class Sampler {
   std::vector<std::int64_t> ternary_hamming_values(std::size_t n, std::size_t hamming_weight);
   /// Discrete Gaussian of standard deviation `sigma`, tail cut at 6 sigma (CDT). Coefficient form.
   RnsPoly gaussian(const RnsBasis& basis, Device device, double sigma = 3.2);
+  /// ternary() / gaussian() into caller memory on `be` (coefficient form), for batched draws.
+  void ternary_into(u64* out, const RnsBasis& basis, backend::Backend& be, backend::Stream s,
+                    double prob_nonzero = 2.0 / 3.0);
+  void gaussian_into(u64* out, const RnsBasis& basis, backend::Backend& be, backend::Stream s,
+                     double sigma = 3.2);
 
   u64 next_nonce() { return nonce_.fetch_add(1); }
   /// A fresh key for public randomness (the uniform halves of public and evaluation keys, which

@@ -116,8 +116,12 @@ class Context {
     std::unique_ptr<ring::DivideRound> mod_down;                   // Q_l u P -> Q_l
     std::unique_ptr<ring::DivideRound> rescale;                    // Q_l -> Q_{l-1}
   };
-  /// A small error polynomial (Gaussian, times error_factor()) over `basis`, eval form.
-  RnsPoly error(const RnsBasis& basis, ring::Sampler& sampler) const;
+  /// `count` error polynomials (Gaussian, times error_factor()) over `basis`, back to back, eval
+  /// form, drawn in order and transformed by one batched NTT.
+  backend::Buffer errors(const RnsBasis& basis, std::size_t count, ring::Sampler& sampler,
+                         backend::Stream s) const;
+  /// NTT of `count` Gaussian polynomials in place, then times error_factor().
+  void scale_errors(u64* e, const RnsBasis& basis, std::size_t count, backend::Stream s) const;
   std::size_t n_, q_count_, p_count_, dnum_, alpha_;
   Device device_;
   SchemeOptions scheme_;
