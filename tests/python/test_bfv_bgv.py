@@ -351,3 +351,19 @@ def test_preset_end_to_end(scheme, name):
     np.testing.assert_array_equal(
         ctx.decrypt(y, sk), centered(a * a + 5 * a - rot_rows(a, 1), ctx.plain_modulus)
     )
+
+
+@pytest.mark.parametrize("scheme", list(SCHEMES))
+def test_products_below_the_top_level(scheme):
+    """Products and rotations of ciphertexts that were switched down (BFV: the Q u R product at a
+    lower level; BGV: operands at different levels)."""
+    p = SCHEMES[scheme].Params(
+        log_n=11, plain_modulus=12289, q_bits=(50, 50, 50), special_bits=(55,), insecure=True
+    )
+    e = Env(scheme, p)
+    a, b = e.rand(), e.rand()
+    x, y = e.ctx.encrypt(a, e.pk).mod_switch(1), e.ctx.encrypt(b, e.pk)
+    assert x.level == 1
+    z = x * y
+    np.testing.assert_array_equal(e.dec(z), centered(a * b, e.t))
+    np.testing.assert_array_equal(e.dec(z.rotate(1)), rot_rows(centered(a * b, e.t), 1))
