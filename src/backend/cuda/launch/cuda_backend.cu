@@ -242,14 +242,14 @@ class CudaBackend final : public Backend {
     const std::size_t n = from.ring->n;
     if (from.limbs <= 32) {
       // One pass: source residues read once per coefficient, 4 output rows per thread.
-      constexpr u32 kRows = 4;
+      constexpr int kRows = 4;
       const dim3 grid(static_cast<u32>((n + 255) / 256),
                       static_cast<u32>((to.limbs + kRows - 1) / kRows));
       const u32 count = static_cast<u32>(from.limbs);
       auto launch = [&](auto km) {
         constexpr int kMax = decltype(km)::value;
-        k::bconv_fused_kernel<kMax>
-            <<<grid, 256, 0, raw(s)>>>(out, a, conv, map_of(from), map_of(to), kRows, count);
+        k::bconv_fused_kernel<kMax, kRows>
+            <<<grid, 256, 0, raw(s)>>>(out, a, conv, map_of(from), map_of(to), count);
       };
       if (count <= 1)
         launch(std::integral_constant<int, 1>{});
