@@ -100,36 +100,29 @@ __global__ void bconv_fused_kernel(u64* out, const u64* a, BaseConvView conv, Li
       if (i < count) sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(y[i]), conv.inv_q[i]));
     overflow = static_cast<u64>(sum);
   }
-  // kRows output rows per thread with independent accumulators (source-major loop): four
-  // independent carry chains instead of one, so the multiplies overlap.
   const u32 j0 = blockIdx.y * kRows;
-  u64 hi[kRows] = {}, lo[kRows] = {};
+  const u32 j1 = j0 + kRows < to.limbs ? j0 + kRows : to.limbs;
+  for (u32 j = j0; j < j1; ++j) {
+    const Modulus& m = to.mod(j);
+    u64 v;
+    if constexpr (kMax == 1) {
+      v = barrett_reduce_64(y[0], m);  // one source prime: qhat = 1, the sum is y itself
+    } else {
+      u64 hi = 0, lo = 0;
 #pragma unroll
-  for (int i = 0; i < kMax; ++i) {
-    if (kMax > 1 && i < count) {
-      const u64* row = conv.qhat_mod_p + i * conv.to_limbs;
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        if (j0 + r < to.limbs) {
+      for (int i = 0; i < kMax; ++i) {
+        if (i < count) {
           u64 h, l;
-          mul_wide(y[i], __ldg(row + j0 + r), h, l);
-          lo[r] += l;
-          hi[r] += h + (lo[r] < l);
+          mul_wide(y[i], __ldg(conv.qhat_mod_p + i * conv.to_limbs + j), h, l);
+          lo += l;
+          hi += h + (lo < l);
         }
       }
+      v = barrett_reduce_128(hi, lo, m);
     }
-  }
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    const u32 j = j0 + r;
-    if (j < to.limbs) {
-      const Modulus& m = to.mod(j);
-      // One source prime (ModUp digits of one prime): qhat = 1, so the sum is y itself.
-      u64 v = kMax == 1 ? barrett_reduce_64(y[0], m) : barrett_reduce_128(hi[r], lo[r], m);
-      if (conv.inv_q)
-        v = sub_mod(v, mul_mod(barrett_reduce_64(overflow, m), conv.q_mod_p[j], m), m.value);
-      out[j * n + c] = ring::rows::conversion_output(v, j, conv, m.value);
-    }
+    if (conv.inv_q)
+      v = sub_mod(v, mul_mod(barrett_reduce_64(overflow, m), conv.q_mod_p[j], m), m.value);
+    out[j * n + c] = ring::rows::conversion_output(v, j, conv, m.value);
   }
 }
 
