@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+from compare_ckks import load_jsonl
+
 # Ember preset -> the peer harness's set with the same prime sizes.
 PHANTOM_SET = {
     ("bfv", "N12_t65537"): "bfv_N12_Q109",
@@ -38,12 +40,6 @@ OPS = [
     "rotate",
     "rotate_columns",
 ]
-
-
-def load_jsonl(path: str | None) -> list[dict]:
-    if not path or not Path(path).exists():
-        return []
-    return [json.loads(x) for x in Path(path).read_text().splitlines() if x.startswith("{")]
 
 
 def main(argv: list[str]) -> int:

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _ember, resolve_device, ring
 from . import serialize as _ser
+from ._ops import CiphertextOps
 from .errors import MismatchError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes, is_prime
 from .rlwe import (
@@ -216,44 +217,16 @@ class Plaintext:
         self._ctx, self._poly, self.level, self.scale, self.values = ctx, poly, level, scale, values
 
 
-class Ciphertext:
+class Ciphertext(CiphertextOps):
     """An encrypted vector of `ctx.slots` values. Operators: + - * (with ciphertexts,
     plaintexts, scalars and arrays), unary -, rotate, conj, rescale."""
-
-    __array_priority__ = 1000  # numpy arrays defer to our operators
 
     def __init__(self, ctx: Context, raw, is_complex: bool = False):
         self._ctx, self._raw, self.is_complex = ctx, raw, is_complex
 
     @property
-    def level(self) -> int:
-        return self._raw.level
-
-    @property
     def scale(self) -> float:
         return self._raw.scale
-
-    def __add__(self, other):
-        return self._ctx.add(self, other)
-
-    __radd__ = __add__
-
-    def __sub__(self, other):
-        return self._ctx.sub(self, other)
-
-    def __rsub__(self, other):
-        return self._ctx.add(self._ctx.negate(self), other)
-
-    def __neg__(self):
-        return self._ctx.negate(self)
-
-    def __mul__(self, other):
-        return self._ctx.multiply(self, other)
-
-    __rmul__ = __mul__
-
-    def rotate(self, steps: int) -> Ciphertext:
-        return self._ctx.rotate(self, steps)
 
     def conj(self) -> Ciphertext:
         return self._ctx.conj(self)

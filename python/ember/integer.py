@@ -19,6 +19,7 @@ import numpy as np
 
 from . import ring
 from . import serialize as _ser
+from ._ops import CiphertextOps
 from .errors import DecryptionError, MismatchError, ParameterError, SerializationError
 from .ring import generate_ntt_primes, is_prime
 from .rlwe import EvalKeys, KeyedContext, SecretKey, check_security
@@ -190,40 +191,12 @@ class Plaintext:
         return self._cache[key]
 
 
-class Ciphertext:
+class Ciphertext(CiphertextOps):
     """Encrypted integers modulo t. Operators: + - * (with ciphertexts, plaintexts, integer arrays
     and integers), unary -, rotate, swap_rows."""
 
-    __array_priority__ = 1000
-
     def __init__(self, ctx, raw, batched: bool):
         self._ctx, self._raw, self.batched = ctx, raw, batched
-
-    @property
-    def level(self) -> int:
-        return self._raw.level
-
-    def __add__(self, other):
-        return self._ctx.add(self, other)
-
-    __radd__ = __add__
-
-    def __sub__(self, other):
-        return self._ctx.sub(self, other)
-
-    def __rsub__(self, other):
-        return self._ctx.add(self._ctx.negate(self), other)
-
-    def __neg__(self):
-        return self._ctx.negate(self)
-
-    def __mul__(self, other):
-        return self._ctx.multiply(self, other)
-
-    __rmul__ = __mul__
-
-    def rotate(self, steps: int):
-        return self._ctx.rotate(self, steps)
 
     def swap_rows(self):
         return self._ctx.swap_rows(self)

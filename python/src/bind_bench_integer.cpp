@@ -27,7 +27,8 @@ u64 galois_for_step(u64 step, std::size_t n) {
   return g;
 }
 
-/// Keys, two fresh ciphertexts of random messages, and the timer, for one scheme context.
+/// The keys (secret, public, relinearization, rotation by one, row swap) and the timers of one
+/// scheme context.
 template <class Ctx>
 struct Bench {
   const Ctx& ctx;
@@ -35,8 +36,20 @@ struct Bench {
   backend::Backend& be;
   ring::Sampler sampler{ChaChaKey{}};
   int warmup, iters;
+  rlwe::SecretKey sk;
+  rlwe::PublicKey pk;
+  rlwe::SwitchKey relin, rot, swap;
   Bench(const Ctx& c, int w, int i)
-      : ctx(c), r(const_cast<rlwe::Context&>(c.rlwe())), be(r.backend()), warmup(w), iters(i) {}
+      : ctx(c),
+        r(const_cast<rlwe::Context&>(c.rlwe())),
+        be(r.backend()),
+        warmup(w),
+        iters(i),
+        sk(r.keygen(sampler)),
+        pk(r.public_key(sk, sampler)),
+        relin(r.relin_key(sk, sampler)),
+        rot(r.galois_key(sk, galois_for_step(1, c.n()), sampler)),
+        swap(r.galois_key(sk, 2 * c.n() - 1, sampler)) {}
   double ms(const std::function<void()>& f) {
     return bench::median(be.time_runs([&](backend::Stream) { f(); }, warmup, iters));
   }
@@ -91,7 +104,7 @@ nb::dict bench_integer(const std::string& scheme, int log_n, const std::vector<i
   auto common = [&](auto& b, const Ciphertext& x, const Ciphertext& y) {
     auto& r = b.r;
     auto& sampler = b.sampler;
-    const auto sk = r.keygen(sampler);
+    const auto& sk = b.sk;
     d["keygen_sk_ms"] = b.ms([&] { r.keygen(sampler); });
     d["keygen_pk_ms"] = b.ms([&] { r.public_key(sk, sampler); });
     d["keygen_relin_ms"] = b.ms([&] { r.relin_key(sk, sampler); });
@@ -114,11 +127,11 @@ nb::dict bench_integer(const std::string& scheme, int log_n, const std::vector<i
     Bench<bfv::Context> b(ctx, warmup, iters);
     auto& r = b.r;
     auto& sampler = b.sampler;
-    const auto sk = r.keygen(sampler);
-    const auto pk = r.public_key(sk, sampler);
-    const auto relin = r.relin_key(sk, sampler);
-    const auto rot = r.galois_key(sk, galois_for_step(1, n), sampler);
-    const auto swap = r.galois_key(sk, 2 * n - 1, sampler);
+    const auto& sk = b.sk;
+    const auto& pk = b.pk;
+    const auto& relin = b.relin;
+    const auto& rot = b.rot;
+    const auto& swap = b.swap;
     backend::Buffer m_dev =
         backend::Buffer::from_host(b.be, m.data(), n * sizeof(u64), b.be.default_stream());
     const Ciphertext x = ctx.encrypt(m_dev.as<u64>(), pk, sampler);
@@ -143,11 +156,11 @@ nb::dict bench_integer(const std::string& scheme, int log_n, const std::vector<i
     Bench<bgv::Context> b(ctx, warmup, iters);
     auto& r = b.r;
     auto& sampler = b.sampler;
-    const auto sk = r.keygen(sampler);
-    const auto pk = r.public_key(sk, sampler);
-    const auto relin = r.relin_key(sk, sampler);
-    const auto rot = r.galois_key(sk, galois_for_step(1, n), sampler);
-    const auto swap = r.galois_key(sk, 2 * n - 1, sampler);
+    const auto& sk = b.sk;
+    const auto& pk = b.pk;
+    const auto& relin = b.relin;
+    const auto& rot = b.rot;
+    const auto& swap = b.swap;
     const auto top = r.q_basis(ctx.max_level());
     auto lift = [&] {
       return ring::RnsPoly::from_signed(top, ring::Form::eval, dev, m_signed.data());

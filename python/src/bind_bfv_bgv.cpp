@@ -45,7 +45,8 @@ void bind_bfv_bgv(nb::module_& m) {
            })
       .def("decrypt", [](const bfv::Context& x, const Ciphertext& ct,
                          const SecretKey& sk) { return bind::to_numpy(x.decrypt(ct, sk)); })
-      .def("mod_switch", &bfv::Context::mod_switch)
+      .def("mod_switch", [](const bfv::Context& x, const Ciphertext& a,
+                            std::size_t l) { return x.mod_switch(a, l); })
       .def("noise_budget", &bfv::Context::noise_budget);
 
   nb::class_<bgv::Context> g(m, "BgvContext");
@@ -63,6 +64,7 @@ void bind_bfv_bgv(nb::module_& m) {
               ring::Sampler& s) { return x.rlwe().encrypt_symmetric(p, sk, s); })
       .def("decrypt", [](const bgv::Context& x, const Ciphertext& ct,
                          const SecretKey& sk) { return bind::to_numpy(x.decrypt(ct, sk)); })
-      .def("mod_switch", &bgv::Context::mod_switch)
+      .def("mod_switch", [](const bgv::Context& x, const Ciphertext& a,
+                            std::size_t l) { return x.mod_switch(a, l); })
       .def("noise_budget", &bgv::Context::noise_budget);
 }

@@ -199,22 +199,6 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
   return c;
 }
 
-Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b,
-                             const SwitchKey& relin) const {
-  return relinearize(multiply_no_relin(a, b), relin);
-}
-
-Ciphertext Context::mod_switch(const Ciphertext& a, std::size_t target) const {
-  check_one(a, "mod_switch");
-  if (target > a.level)
-    throw ParameterError("mod_switch: target level " + std::to_string(target) +
-                         " is above the ciphertext's level " + std::to_string(a.level));
-  if (target == a.level) return a.copy();
-  Ciphertext c = divide_by_last_prime(a);
-  while (c.level > target) c = divide_by_last_prime(c);
-  return c;
-}
-
 double Context::noise_budget(const Ciphertext& ct, const SecretKey& sk) const {
   double log_q = 0;
   for (u64 q : rlwe_.q_basis(ct.level).primes()) log_q += std::log2(static_cast<double>(q));

@@ -100,11 +100,6 @@ std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale) const
   return out;
 }
 
-Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b,
-                             const SwitchKey& relin) const {
-  return relinearize(multiply_no_relin(a, b), relin);
-}
-
 Ciphertext Context::square(const Ciphertext& a, const SwitchKey& relin) const {
   return multiply(a, a, relin);
 }

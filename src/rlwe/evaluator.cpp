@@ -239,4 +239,20 @@ Ciphertext Evaluator::divide_by_last_prime(const Ciphertext& a) const {
   return c;
 }
 
+Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b,
+                               const SwitchKey& relin) const {
+  return relinearize(multiply_no_relin(a, b), relin);
+}
+
+Ciphertext Evaluator::mod_switch(const Ciphertext& a, std::size_t target) const {
+  check_one(a, "mod_switch");
+  if (target > a.level)
+    throw ParameterError("mod_switch: target level " + std::to_string(target) +
+                         " is above the ciphertext's level " + std::to_string(a.level));
+  if (target == a.level) return a.copy();
+  Ciphertext c = divide_by_last_prime(a);
+  while (c.level > target) c = divide_by_last_prime(c);
+  return c;
+}
+
 }  // namespace ember::rlwe

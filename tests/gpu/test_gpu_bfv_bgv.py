@@ -9,9 +9,15 @@ Skipped without a GPU by this directory's conftest; EMBER_EQUIV_DEVICE=cpu runs 
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from ember import bfv, bgv, ring
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from intref import centered, rot_rows
 
 KEY = bytes(32)
 SCHEMES = {"bfv": bfv, "bgv": bgv}
@@ -58,16 +64,6 @@ def same_ct(c, g, what):
         np.testing.assert_array_equal(
             g._raw.poly(i).to_numpy(), c._raw.poly(i).to_numpy(), err_msg=f"{what}: poly {i}"
         )
-
-
-def centered(v, t):
-    v = np.asarray(v, dtype=object) % t
-    return np.array([int(x) - t if x > t // 2 else int(x) for x in v], dtype=np.int64)
-
-
-def rot_rows(a, k):
-    h = a.size // 2
-    return np.concatenate([np.roll(a[:h], -k), np.roll(a[h:], -k)])
 
 
 def test_keys_identical(pair):

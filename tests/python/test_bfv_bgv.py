@@ -8,6 +8,7 @@ import ember
 import numpy as np
 import pytest
 from ember import bfv, bgv
+from intref import centered, negacyclic, rot_rows, swap
 
 SCHEMES = {"bfv": bfv, "bgv": bgv}
 # Small sets for the operation tests (fast on a CPU); the presets are checked separately.
@@ -15,29 +16,6 @@ SMALL = {
     "bfv": {"log_n": 11, "plain_modulus": 12289, "q_bits": (50, 50), "special_bits": (55,)},
     "bgv": {"log_n": 11, "plain_modulus": 12289, "q_bits": (45, 36, 36, 36), "special_bits": (50,)},
 }
-
-
-def centered(v, t):
-    v = np.asarray(v, dtype=object) % t
-    return np.array([int(x) - t if x > t // 2 else int(x) for x in v], dtype=np.int64)
-
-
-def rot_rows(a, k):
-    h = a.size // 2
-    return np.concatenate([np.roll(a[:h], -k), np.roll(a[h:], -k)])
-
-
-def swap(a):
-    h = a.size // 2
-    return np.concatenate([a[h:], a[:h]])
-
-
-def negacyclic(a, b, t):
-    n = len(a)
-    full = np.convolve(np.array(a, dtype=object), np.array(b, dtype=object))
-    res = full[:n].copy()
-    res[: n - 1] -= full[n:]
-    return centered(res, t)
 
 
 class Env:

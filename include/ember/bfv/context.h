@@ -42,10 +42,7 @@ class Context : public rlwe::Evaluator {
 
   /// BFV product: both operands lifted exactly (centered) to Q u R, tensored, scaled by t / Q
   /// with exact rounding, and brought back to Q (3 polynomials).
-  Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const;
-  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin) const;
-  /// round(Q_level / Q_cur c): fewer primes (a smaller ciphertext) for the same message.
-  Ciphertext mod_switch(const Ciphertext& a, std::size_t level) const;
+  Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const override;
   /// Bits of noise budget left: log2(Q) - log2 |[t (c0 + c1 s)]_Q| - 1 (decryption is correct
   /// while it is positive).
   double noise_budget(const Ciphertext& ct, const SecretKey& sk) const;

@@ -30,12 +30,9 @@ class Context : public rlwe::Evaluator {
   std::vector<Ciphertext> match(const Ciphertext& a, const Ciphertext& b) const;
   Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
   Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
-  /// Tensor product (factor fa fb) and relinearization; no modulus switch (the Python layer's
-  /// policy switches after every product by default).
-  Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const;
-  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin) const;
-  /// Modulus switching down to `level` (one prime at a time).
-  Ciphertext mod_switch(const Ciphertext& a, std::size_t level) const;
+  /// Tensor product after matching levels (factor fa fb); multiply() adds relinearization, no
+  /// modulus switch (the Python layer's policy switches after every product by default).
+  Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const override;
   /// The device part of decryption: v = c0 + c1 s (+ c2 s^2) switched to q_0 in one division
   /// (coefficient form, one row) and the factor it carries.
   RnsPoly decrypt_low(const Ciphertext& ct, const SecretKey& sk, u64& factor) const;

@@ -25,8 +25,7 @@ class Context : public rlwe::Evaluator {
   /// Centered value / scale of each coefficient of m (coefficient form, 1 or 2 primes).
   std::vector<double> decode_coeffs(const RnsPoly& m, double scale) const;
 
-  /// Tensor product and relinearization (scale a.scale * b.scale; rescale() divides it).
-  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin) const;
+  /// multiply() (from rlwe::Evaluator) gives scale a.scale * b.scale; rescale() divides it.
   Ciphertext square(const Ciphertext& a, const SwitchKey& relin) const;
   /// Divides by the last prime (level - 1, scale / q_level), rounding.
   Ciphertext rescale(const Ciphertext& a) const;

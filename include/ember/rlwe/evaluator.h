@@ -14,6 +14,7 @@ class Evaluator {
  public:
   Evaluator(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
             std::size_t dnum, backend::Device device, const SchemeOptions& scheme);
+  virtual ~Evaluator() = default;
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;
   Context& rlwe() { return rlwe_; }
@@ -34,9 +35,12 @@ class Evaluator {
   Ciphertext multiply_scalar(const Ciphertext& a, const std::vector<u64>& residues) const;
   /// Adds the constant polynomial whose residues are given (c0 only).
   Ciphertext add_scalar(const Ciphertext& a, const std::vector<u64>& residues) const;
-  /// Tensor product over Q_level (3 polynomials); relinearize() brings it back to 2.
-  Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const;
+  /// The scheme's product before relinearization (3 polynomials). Here: the tensor product over
+  /// Q_level (CKKS, and BGV's after matching levels); BFV's works in Q u R.
+  virtual Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const;
   Ciphertext relinearize(const Ciphertext& a, const SwitchKey& relin) const;
+  /// multiply_no_relin, then relinearize.
+  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin) const;
   /// Drops primes down to `level` (no division: the CKKS scale and BGV factor are unchanged).
   Ciphertext drop_level(const Ciphertext& a, std::size_t level) const;
   /// X -> X^galois with its key.
@@ -47,6 +51,8 @@ class Evaluator {
   /// Divides every polynomial by the last prime of its level (CKKS rescale: rounding; BGV
   /// modulus switching: message kept modulo t, times q_level^-1, which `factor` records).
   Ciphertext divide_by_last_prime(const Ciphertext& a) const;
+  /// divide_by_last_prime down to `level` (BFV/BGV modulus switching; a copy at the same level).
+  Ciphertext mod_switch(const Ciphertext& a, std::size_t level) const;
 
  protected:
   void check_one(const Ciphertext& a, const char* op) const;

@@ -1,0 +1,36 @@
+"""The Python operators every scheme's Ciphertext shares; each forwards to its context."""
+
+from __future__ import annotations
+
+
+class CiphertextOps:
+    """+ - * (both sides), unary -, rotate and level, forwarded to ``self._ctx``."""
+
+    __array_priority__ = 1000  # numpy arrays defer to our operators
+
+    @property
+    def level(self) -> int:
+        return self._raw.level
+
+    def __add__(self, other):
+        return self._ctx.add(self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._ctx.sub(self, other)
+
+    def __rsub__(self, other):
+        return self._ctx.add(self._ctx.negate(self), other)
+
+    def __neg__(self):
+        return self._ctx.negate(self)
+
+    def __mul__(self, other):
+        return self._ctx.multiply(self, other)
+
+    __rmul__ = __mul__
+
+    def rotate(self, steps: int):
+        """Rotates the slots left by `steps` (see the context's rotate)."""
+        return self._ctx.rotate(self, steps)
