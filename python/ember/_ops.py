@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from . import serialize as _ser
+
 
 class CiphertextOps:
     """+ - * (both sides), unary -, rotate and level, forwarded to ``self._ctx``."""
@@ -34,3 +36,9 @@ class CiphertextOps:
     def rotate(self, steps: int):
         """Rotates the slots left by `steps` (see the context's rotate)."""
         return self._ctx.rotate(self, steps)
+
+    def _serialize(self, head: bytes) -> bytes:
+        """The ciphertext's bytes: the scheme's header fields, then every polynomial."""
+        r = self._raw
+        body = b"".join(_ser.poly_bytes(r.poly(i)) for i in range(r.size))
+        return _ser.pack(_ser.KIND_CIPHERTEXT, r.params_id, r.key_id, head + body)

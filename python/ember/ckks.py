@@ -239,9 +239,7 @@ class Ciphertext(CiphertextOps):
 
     def to_bytes(self) -> bytes:
         r = self._raw
-        head = struct.pack("<IIdB", r.level, r.size, r.scale, int(self.is_complex))
-        body = b"".join(_ser.poly_bytes(r.poly(i)) for i in range(r.size))
-        return _ser.pack(_ser.KIND_CIPHERTEXT, r.params_id, r.key_id, head + body)
+        return self._serialize(struct.pack("<IIdB", r.level, r.size, r.scale, int(self.is_complex)))
 
 
 class Context(KeyedContext):

@@ -209,9 +209,7 @@ class Ciphertext(CiphertextOps):
 
     def to_bytes(self) -> bytes:
         r = self._raw
-        head = struct.pack("<IIQB", r.level, r.size, r.factor, int(self.batched))
-        body = b"".join(_ser.poly_bytes(r.poly(i)) for i in range(r.size))
-        return _ser.pack(_ser.KIND_CIPHERTEXT, r.params_id, r.key_id, head + body)
+        return self._serialize(struct.pack("<IIQB", r.level, r.size, r.factor, int(self.batched)))
 
 
 class IntegerContext(KeyedContext):

@@ -127,69 +127,60 @@ nb::dict bench_integer(const std::string& scheme, int log_n, const std::vector<i
     Bench<bfv::Context> b(ctx, warmup, iters);
     auto& r = b.r;
     auto& sampler = b.sampler;
-    const auto& sk = b.sk;
-    const auto& pk = b.pk;
-    const auto& relin = b.relin;
-    const auto& rot = b.rot;
-    const auto& swap = b.swap;
     backend::Buffer m_dev =
         backend::Buffer::from_host(b.be, m.data(), n * sizeof(u64), b.be.default_stream());
-    const Ciphertext x = ctx.encrypt(m_dev.as<u64>(), pk, sampler);
-    const Ciphertext y = ctx.encrypt(m_dev.as<u64>(), pk, sampler);
-    if (ctx.decrypt(x, sk) != m) throw Error("bench bfv: decryption check failed");
+    const Ciphertext x = ctx.encrypt(m_dev.as<u64>(), b.pk, sampler);
+    const Ciphertext y = ctx.encrypt(m_dev.as<u64>(), b.pk, sampler);
+    if (ctx.decrypt(x, b.sk) != m) throw Error("bench bfv: decryption check failed");
     const Ciphertext x3 = ctx.multiply_no_relin(x, y);
     common(b, x, y);
-    d["encrypt_ms"] = b.ms([&] { ctx.encrypt(m_dev.as<u64>(), pk, sampler); });
-    d["encrypt_symmetric_ms"] = b.ms([&] { ctx.encrypt_symmetric(m_dev.as<u64>(), sk, sampler); });
-    d["decrypt_ms"] = b.ms([&] { ctx.decrypt_rounded(x, sk); });
+    d["encrypt_ms"] = b.ms([&] { ctx.encrypt(m_dev.as<u64>(), b.pk, sampler); });
+    d["encrypt_symmetric_ms"] =
+        b.ms([&] { ctx.encrypt_symmetric(m_dev.as<u64>(), b.sk, sampler); });
+    d["decrypt_ms"] = b.ms([&] { ctx.decrypt_rounded(x, b.sk); });
     d["multiply_ms"] = b.ms([&] { ctx.multiply_no_relin(x, y); });
-    d["relinearize_ms"] = b.ms([&] { ctx.relinearize(x3, relin); });
-    d["multiply_relin_ms"] = b.ms([&] { ctx.multiply(x, y, relin); });
-    d["multiply_relin_wall_ms"] = b.wall_ms([&] { ctx.multiply(x, y, relin); });
-    d["rotate_ms"] = b.ms([&] { ctx.apply_galois(x, rot); });
-    d["rotate_wall_ms"] = b.wall_ms([&] { ctx.apply_galois(x, rot); });
-    d["rotate_columns_ms"] = b.ms([&] { ctx.apply_galois(x, swap); });
+    d["relinearize_ms"] = b.ms([&] { ctx.relinearize(x3, b.relin); });
+    d["multiply_relin_ms"] = b.ms([&] { ctx.multiply(x, y, b.relin); });
+    d["multiply_relin_wall_ms"] = b.wall_ms([&] { ctx.multiply(x, y, b.relin); });
+    d["rotate_ms"] = b.ms([&] { ctx.apply_galois(x, b.rot); });
+    d["rotate_wall_ms"] = b.wall_ms([&] { ctx.apply_galois(x, b.rot); });
+    d["rotate_columns_ms"] = b.ms([&] { ctx.apply_galois(x, b.swap); });
     d["mod_switch_ms"] = b.ms([&] { ctx.mod_switch(x, ctx.max_level() - 1); });
-    d["key_bytes"] = static_cast<double>(relin.data.bytes());
+    d["key_bytes"] = static_cast<double>(b.relin.data.bytes());
   } else if (scheme == "bgv") {
     bgv::Context ctx(n, q, p, q.size(), t, dev);
     Bench<bgv::Context> b(ctx, warmup, iters);
     auto& r = b.r;
     auto& sampler = b.sampler;
-    const auto& sk = b.sk;
-    const auto& pk = b.pk;
-    const auto& relin = b.relin;
-    const auto& rot = b.rot;
-    const auto& swap = b.swap;
     const auto top = r.q_basis(ctx.max_level());
     auto lift = [&] {
       return ring::RnsPoly::from_signed(top, ring::Form::eval, dev, m_signed.data());
     };
-    const Ciphertext x = r.encrypt(lift(), pk, sampler);
-    const Ciphertext y = r.encrypt(lift(), pk, sampler);
-    if (ctx.decrypt(x, sk) != m) throw Error("bench bgv: decryption check failed");
+    const Ciphertext x = r.encrypt(lift(), b.pk, sampler);
+    const Ciphertext y = r.encrypt(lift(), b.pk, sampler);
+    if (ctx.decrypt(x, b.sk) != m) throw Error("bench bgv: decryption check failed");
     const Ciphertext x3 = ctx.multiply_no_relin(x, y);
-    const Ciphertext xy = ctx.multiply(x, y, relin);
+    const Ciphertext xy = ctx.multiply(x, y, b.relin);
     common(b, x, y);
-    d["encrypt_ms"] = b.ms([&] { r.encrypt(lift(), pk, sampler); });
-    d["encrypt_symmetric_ms"] = b.ms([&] { r.encrypt_symmetric(lift(), sk, sampler); });
+    d["encrypt_ms"] = b.ms([&] { r.encrypt(lift(), b.pk, sampler); });
+    d["encrypt_symmetric_ms"] = b.ms([&] { r.encrypt_symmetric(lift(), b.sk, sampler); });
     // Device part of decryption: c0 + c1 s switched to q_0 (coefficient form).
     u64 factor = 0;
-    d["decrypt_ms"] = b.ms([&] { ctx.decrypt_low(x, sk, factor); });
+    d["decrypt_ms"] = b.ms([&] { ctx.decrypt_low(x, b.sk, factor); });
     d["multiply_ms"] = b.ms([&] { ctx.multiply_no_relin(x, y); });
-    d["relinearize_ms"] = b.ms([&] { ctx.relinearize(x3, relin); });
-    d["multiply_relin_ms"] = b.ms([&] { ctx.multiply(x, y, relin); });
+    d["relinearize_ms"] = b.ms([&] { ctx.relinearize(x3, b.relin); });
+    d["multiply_relin_ms"] = b.ms([&] { ctx.multiply(x, y, b.relin); });
     d["mod_switch_ms"] = b.ms([&] { ctx.mod_switch(xy, ctx.max_level() - 1); });
     auto mul_ms = [&] {
-      const Ciphertext z = ctx.multiply(x, y, relin);
+      const Ciphertext z = ctx.multiply(x, y, b.relin);
       ctx.mod_switch(z, ctx.max_level() - 1);
     };
     d["multiply_relin_modswitch_ms"] = b.ms(mul_ms);
     d["multiply_relin_modswitch_wall_ms"] = b.wall_ms(mul_ms);
-    d["rotate_ms"] = b.ms([&] { ctx.apply_galois(x, rot); });
-    d["rotate_wall_ms"] = b.wall_ms([&] { ctx.apply_galois(x, rot); });
-    d["rotate_columns_ms"] = b.ms([&] { ctx.apply_galois(x, swap); });
-    d["key_bytes"] = static_cast<double>(relin.data.bytes());
+    d["rotate_ms"] = b.ms([&] { ctx.apply_galois(x, b.rot); });
+    d["rotate_wall_ms"] = b.wall_ms([&] { ctx.apply_galois(x, b.rot); });
+    d["rotate_columns_ms"] = b.ms([&] { ctx.apply_galois(x, b.swap); });
+    d["key_bytes"] = static_cast<double>(b.relin.data.bytes());
   } else {
     throw ParameterError("bench_integer: scheme must be bfv or bgv");
   }
