@@ -213,9 +213,8 @@ class Ciphertext(CiphertextOps):
 
 
 class IntegerContext(KeyedContext):
-    """Base of bfv.Context and bgv.Context; see the module docstring."""
-
-    _raw_class = None  # the C++ context class (set by the scheme)
+    """Base of bfv.Context and bgv.Context (which supply _make_raw, _encrypt_raw,
+    _plain_for_add, _scalar_residues, _add_ct and _multiply_ct); see the module docstring."""
 
     def __init__(self, params, device: str | None):
         from . import resolve_device
