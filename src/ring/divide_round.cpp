@@ -59,17 +59,26 @@ const DivideRound::DeviceTables& DivideRound::tables_on(backend::Backend& be) co
 
 void DivideRound::apply_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                               backend::Stream s) const {
-  const auto& tab = tables_on(be);
   const std::size_t words = t_.size() * q_.n();
   Buffer tmp_t(be, words * sizeof(u64), s);
   be.copy_async(tmp_t.as<u64>(), a_t, words * sizeof(u64), s);
-  be.ntt_inverse_async(tmp_t.as<u64>(), t_.on(be), 1, s);
+  apply_many_async(&out, &a_q, tmp_t.as<u64>(), 1, be, s);
+}
+
+void DivideRound::apply_many_async(u64* const* out, const u64* const* a_q, u64* a_t,
+                                   std::size_t count, backend::Backend& be,
+                                   backend::Stream s) const {
+  const auto& tab = tables_on(be);
+  const std::size_t t_words = t_.size() * q_.n(), q_words = q_.size() * q_.n();
+  be.ntt_inverse_async(a_t, t_.on(be), count, s);
+  Buffer delta(be, count * q_words * sizeof(u64), s);
+  for (std::size_t k = 0; k < count; ++k)
+    t_to_q_.convert_async(delta.as<u64>() + k * q_words, a_t + k * t_words, be, s);
   const auto q_view = q_.on(be);
-  Buffer delta(be, q_.size() * q_.n() * sizeof(u64), s);
-  t_to_q_.convert_async(delta.as<u64>(), tmp_t.as<u64>(), be, s);
-  be.ntt_forward_async(delta.as<u64>(), q_view, 1, s);
-  be.affine_sub_async(out, a_q, delta.as<u64>(), tab.zero.as<u64>(), tab.t_inv.as<u64>(),
-                      tab.t_inv_shoup.as<u64>(), q_view, s);
+  be.ntt_forward_async(delta.as<u64>(), q_view, count, s);
+  for (std::size_t k = 0; k < count; ++k)
+    be.affine_sub_async(out[k], a_q[k], delta.as<u64>() + k * q_words, tab.zero.as<u64>(),
+                        tab.t_inv.as<u64>(), tab.t_inv_shoup.as<u64>(), q_view, s);
 }
 
 void DivideRound::apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,

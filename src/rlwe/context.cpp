@@ -461,7 +461,9 @@ void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, con
   auto& be = backend();
   const Level& lv = levels_.at(level);
   const std::size_t rows = level + 1 + p_count_;
-  Buffer acc(be, 2 * rows * n_ * sizeof(u64), s);
+  const std::size_t q_words = (level + 1) * n_, p_words = p_count_ * n_;
+  Buffer acc_q(be, 2 * q_words * sizeof(u64), s);
+  Buffer acc_p(be, 2 * p_words * sizeof(u64), s);  // both P parts back to back: one ModDown
   backend::KeyProductView kp;
   kp.d = d;
   kp.ext = ext.as<const u64>();
@@ -473,12 +475,12 @@ void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, con
   kp.key_rows = static_cast<u32>(key.rows);
   kp.key_q_rows = static_cast<u32>(q_count_);
   kp.galois = galois;
-  u64* acc0 = acc.as<u64>();
-  u64* acc1 = acc0 + rows * n_;
-  be.key_inner_product_async(acc0, acc1, kp, lv.qp.on(be), s);
-  const std::size_t q_words = (level + 1) * n_;
-  lv.mod_down->apply_async(out0, acc0, acc0 + q_words, be, s);
-  lv.mod_down->apply_async(out1, acc1, acc1 + q_words, be, s);
+  u64* q0 = acc_q.as<u64>();
+  u64* p0 = acc_p.as<u64>();
+  be.key_inner_product_async(q0, q0 + q_words, p0, p0 + p_words, kp, lv.qp.on(be), s);
+  u64* const outs[2] = {out0, out1};
+  const u64* const qs[2] = {q0, q0 + q_words};
+  lv.mod_down->apply_many_async(outs, qs, p0, 2, be, s);
 }
 
 void Context::rescale_poly(u64* out, const u64* in, std::size_t level, Stream s) const {

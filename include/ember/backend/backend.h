@@ -176,8 +176,9 @@ class Backend {
   /// in [0, t) (backend memory); q_div_t[limb] = floor(Q/t) mod q_limb (backend memory).
   virtual void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
                                  const BasisView& b, Stream stream) = 0;
-  /// out0 / out1 over Q_l u P (rows of `qlp`) = sum_j ext_j * key_j.{0,1}, one fused pass.
-  virtual void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp,
+  /// out0 / out1 over Q_l u P (rows of `qlp`) = sum_j ext_j * key_j.{0,1}, one fused pass; the
+  /// Q_l rows of out0 / out1 go to q0 / q1, the P rows to p0 / p1.
+  virtual void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                        const BasisView& qlp, Stream stream) = 0;
 
   // Base conversion (coefficient form).

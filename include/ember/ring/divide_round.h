@@ -26,6 +26,10 @@ class DivideRound {
   /// when the value is within 2^-50 T of a rounding boundary). `out` may alias `a_q`.
   void apply_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                    backend::Stream s) const;
+  /// The same for `count` polynomials whose T parts lie back to back in `a_t` (eval form; they are
+  /// transformed in place, so the caller's buffer is consumed): batched transforms.
+  void apply_many_async(u64* const* out, const u64* const* a_q, u64* a_t, std::size_t count,
+                        backend::Backend& be, backend::Stream s) const;
   /// The same with a_q, a_t and out in coefficient form.
   void apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                          backend::Stream s) const;

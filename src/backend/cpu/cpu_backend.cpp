@@ -185,17 +185,19 @@ class CpuBackend final : public Backend {
         out[l * n + c] = ring::rows::scale_plain_value(m[c], rem[c], q_div_t[l], mod);
     });
   }
-  void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp, const BasisView& qlp,
-                               Stream) override {
+  void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
+                               const BasisView& qlp, Stream) override {
     const std::size_t n = qlp.ring->n;
     const int log_n = qlp.ring->log_n;
     per_limb(qlp, [&](long r, const Modulus& m) {
+      const bool in_q = static_cast<u32>(r) < kp.q_rows;
+      u64* o0 = in_q ? q0 + r * n : p0 + (r - kp.q_rows) * n;
+      u64* o1 = in_q ? q1 + r * n : p1 + (r - kp.q_rows) * n;
       for (std::size_t c = 0; c < n; ++c) {
         const std::size_t src =
             kp.galois ? ring::rows::automorphism_eval_source(static_cast<u32>(c), kp.galois, log_n)
                       : c;
-        ring::rows::key_product_row(kp, n, static_cast<u32>(r), c, src, m, out0[r * n + c],
-                                    out1[r * n + c]);
+        ring::rows::key_product_row(kp, n, static_cast<u32>(r), c, src, m, o0[c], o1[c]);
       }
     });
   }

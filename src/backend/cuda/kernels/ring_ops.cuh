@@ -196,8 +196,8 @@ __global__ void scale_plain_kernel(u64* out, const u64* m, u64 t, u64 q_mod_t, c
 }
 
 /// Fused key inner product: thread per (row, coefficient) of Q_l u P, looping over the digits.
-__global__ void key_inner_product_kernel(u64* out0, u64* out1, backend::KeyProductView kp,
-                                         LimbMap map) {
+__global__ void key_inner_product_kernel(u64* q0, u64* q1, u64* p0, u64* p1,
+                                         backend::KeyProductView kp, LimbMap map) {
   const std::size_t n = std::size_t{1} << map.log_n;
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
@@ -207,7 +207,11 @@ __global__ void key_inner_product_kernel(u64* out0, u64* out1, backend::KeyProdu
     const std::size_t src =
         kp.galois ? ring::rows::automorphism_eval_source(static_cast<u32>(c), kp.galois, map.log_n)
                   : c;
-    ring::rows::key_product_row(kp, n, r, c, src, map.mod(r), out0[i], out1[i]);
+    const std::size_t dst =
+        r < kp.q_rows ? i : i - (static_cast<std::size_t>(kp.q_rows) << map.log_n);
+    u64* o0 = r < kp.q_rows ? q0 : p0;
+    u64* o1 = r < kp.q_rows ? q1 : p1;
+    ring::rows::key_product_row(kp, n, r, c, src, map.mod(r), o0[dst], o1[dst]);
   }
 }
 

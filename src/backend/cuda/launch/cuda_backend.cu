@@ -295,11 +295,11 @@ class CudaBackend final : public Backend {
         out, a, c, add, mul, mul_companion, map_of(b));
     check_launch("affine_sub_kernel");
   }
-  void key_inner_product_async(u64* out0, u64* out1, const KeyProductView& kp, const BasisView& qlp,
-                               Stream s) override {
+  void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
+                               const BasisView& qlp, Stream s) override {
     ctx_.activate();
     k::key_inner_product_kernel<<<grid_for(qlp.limbs * qlp.ring->n), 256, 0, raw(s)>>>(
-        out0, out1, kp, map_of(qlp));
+        q0, q1, p0, p1, kp, map_of(qlp));
     check_launch("key_inner_product_kernel");
   }
 
