@@ -99,6 +99,16 @@ backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
       .view;
 }
 
+backend::ConvJob BaseConverter::job(u64* out, const u64* a, backend::Backend& be) const {
+  backend::ConvJob j;
+  j.conv = view_on(be);
+  j.from = from_.on(be);
+  j.to = to_.on(be);
+  j.in = a;
+  j.out = out;
+  return j;
+}
+
 void BaseConverter::convert_async(u64* out, const u64* a, backend::Backend& be,
                                   backend::Stream s) const {
   be.base_convert_async(out, a, view_on(be), from_.on(be), to_.on(be), s);

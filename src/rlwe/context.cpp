@@ -446,11 +446,13 @@ Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {
   be.ntt_inverse_async(coeff.as<u64>(), lv.q.on(be), 1, s);
   Buffer ext(be, lv.ext.size() * n_ * sizeof(u64), s);
   const std::size_t rows = rows_q + p_count_;
+  std::vector<backend::ConvJob> jobs;  // every digit's conversion in one launch
   for (std::size_t j = 0; j < lv.digit_conv.size(); ++j) {
     const std::size_t offset = j * (rows - alpha_);
-    lv.digit_conv[j]->convert_async(ext.as<u64>() + offset * n_, coeff.as<u64>() + j * alpha_ * n_,
-                                    be, s);
+    jobs.push_back(
+        lv.digit_conv[j]->job(ext.as<u64>() + offset * n_, coeff.as<u64>() + j * alpha_ * n_, be));
   }
+  be.base_convert_many_async(jobs, s);
   be.ntt_forward_async(ext.as<u64>(), lv.ext.on(be), 1, s);
   return ext;
 }

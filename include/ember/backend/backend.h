@@ -76,6 +76,14 @@ struct BaseConvView {
   const u64* out_add = nullptr;        // [to]
 };
 
+/// One base conversion of a batch: `out` (to's limbs) from `in` (from's limbs), coefficient form.
+struct ConvJob {
+  BaseConvView conv;
+  BasisView from, to;
+  const u64* in = nullptr;
+  u64* out = nullptr;
+};
+
 /// Tables of the exact big-integer <-> RNS conversions, backend memory.
 struct CrtView {
   std::size_t words = 0;            // 64-bit words per big integer on input (to RNS)
@@ -185,6 +193,9 @@ class Backend {
   /// out (P limbs) = sum_i [a_i qhat_inv_i]_{q_i} * qhat_i mod p_j
   virtual void base_convert_async(u64* out, const u64* a, const BaseConvView& conv,
                                   const BasisView& from, const BasisView& to, Stream stream) = 0;
+
+  /// Several independent conversions (ModUp's digits) in one launch where the backend can.
+  virtual void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream stream) = 0;
 
   // Big integer <-> RNS (coefficient form).
   /// out[limb][i] = value_i mod q_limb, value_i given as `crt.words` little-endian words.

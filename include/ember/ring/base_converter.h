@@ -35,6 +35,8 @@ class BaseConverter {
   /// Raw launch into caller memory (for fused scheme code).
   void convert_async(u64* out, const u64* a, backend::Backend& be, backend::Stream s) const;
   backend::BaseConvView view_on(backend::Backend& be) const;
+  /// This conversion of `a` into `out` as one job of Backend::base_convert_many_async.
+  backend::ConvJob job(u64* out, const u64* a, backend::Backend& be) const;
 
  private:
   struct DeviceTables;

@@ -222,6 +222,10 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream s) override {
+    for (const auto& j : jobs) base_convert_async(j.out, j.in, j.conv, j.from, j.to, s);
+  }
+
   void rns_from_words_async(u64* out, const u64* words, const CrtView& crt, const BasisView& b,
                             Stream) override {
     const std::size_t n = b.ring->n;

@@ -83,8 +83,9 @@ __global__ void bconv_scale_kernel(u64* y, const u64* a, BaseConvView conv, Limb
 /// overflow for up to 64 terms (each < 2^122); the sum, the overflow estimate (same operation order
 /// as rows::conversion_overflow) and the reductions equal the CPU backend's bit for bit.
 template <int kMax, int kRows>
-__global__ void bconv_fused_kernel(u64* out, const u64* a, BaseConvView conv, LimbMap from,
-                                   LimbMap to, u32 count) {
+__device__ __forceinline__ void bconv_fused_block(u64* out, const u64* a, const BaseConvView& conv,
+                                                  const LimbMap& from, const LimbMap& to,
+                                                  u32 count) {
   const std::size_t n = std::size_t{1} << to.log_n;
   const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (c >= n) return;
@@ -124,6 +125,36 @@ __global__ void bconv_fused_kernel(u64* out, const u64* a, BaseConvView conv, Li
       v = sub_mod(v, mul_mod(barrett_reduce_64(overflow, m), conv.q_mod_p[j], m), m.value);
     out[j * n + c] = ring::rows::conversion_output(v, j, conv, m.value);
   }
+}
+
+template <int kMax, int kRows>
+__global__ void bconv_fused_kernel(u64* out, const u64* a, BaseConvView conv, LimbMap from,
+                                   LimbMap to, u32 count) {
+  bconv_fused_block<kMax, kRows>(out, a, conv, from, to, count);
+}
+
+/// A batch of conversions (blockIdx.z picks the job) passed by value: ModUp's digits in one launch.
+inline constexpr int kMaxConvJobs = 64;
+struct ConvJobArgs {
+  struct Job {
+    BaseConvView conv;
+    const u64* in;
+    u64* out;
+    const u32* from_ids;
+    const u32* to_ids;
+    u32 from_limbs, to_limbs;
+  } jobs[kMaxConvJobs];
+  const Modulus* moduli;
+  u32 log_n;
+};
+
+template <int kMax, int kRows>
+__global__ void bconv_many_kernel(const __grid_constant__ ConvJobArgs args) {
+  const ConvJobArgs::Job& job = args.jobs[blockIdx.z];
+  if (blockIdx.y * kRows >= job.to_limbs) return;
+  const LimbMap from{args.moduli, job.from_ids, args.log_n, job.from_limbs};
+  const LimbMap to{args.moduli, job.to_ids, args.log_n, job.to_limbs};
+  bconv_fused_block<kMax, kRows>(job.out, job.in, job.conv, from, to, job.from_limbs);
 }
 
 /// Tensor product of two degree-1 ciphertexts, one pass.

@@ -145,6 +145,26 @@ class CudaBackend final : public Backend {
     ntt(data, b, count, false, s);
   }
 
+  /// Output rows per thread of the fused conversion kernels.
+  static constexpr int kConvRows = 4;
+  /// Calls launch(std::integral_constant<int, kMax>) with the smallest register bucket holding
+  /// `count` source primes (count <= 32).
+  template <class Launch>
+  static void by_source_count(u32 count, Launch&& launch) {
+    if (count <= 1)
+      launch(std::integral_constant<int, 1>{});
+    else if (count <= 2)
+      launch(std::integral_constant<int, 2>{});
+    else if (count <= 4)
+      launch(std::integral_constant<int, 4>{});
+    else if (count <= 8)
+      launch(std::integral_constant<int, 8>{});
+    else if (count <= 16)
+      launch(std::integral_constant<int, 16>{});
+    else
+      launch(std::integral_constant<int, 32>{});
+  }
+
   static k::LimbMap map_of(const BasisView& b) {
     return k::LimbMap{b.ring->moduli, b.ids, static_cast<u32>(b.ring->log_n),
                       static_cast<u32>(b.limbs)};
@@ -241,28 +261,15 @@ class CudaBackend final : public Backend {
     ctx_.activate();
     const std::size_t n = from.ring->n;
     if (from.limbs <= 32) {
-      // One pass: source residues read once per coefficient, 4 output rows per thread.
-      constexpr int kRows = 4;
+      // One pass: source residues read once per coefficient, kRows output rows per thread.
       const dim3 grid(static_cast<u32>((n + 255) / 256),
-                      static_cast<u32>((to.limbs + kRows - 1) / kRows));
+                      static_cast<u32>((to.limbs + kConvRows - 1) / kConvRows));
       const u32 count = static_cast<u32>(from.limbs);
-      auto launch = [&](auto km) {
+      by_source_count(count, [&](auto km) {
         constexpr int kMax = decltype(km)::value;
-        k::bconv_fused_kernel<kMax, kRows>
+        k::bconv_fused_kernel<kMax, kConvRows>
             <<<grid, 256, 0, raw(s)>>>(out, a, conv, map_of(from), map_of(to), count);
-      };
-      if (count <= 1)
-        launch(std::integral_constant<int, 1>{});
-      else if (count <= 2)
-        launch(std::integral_constant<int, 2>{});
-      else if (count <= 4)
-        launch(std::integral_constant<int, 4>{});
-      else if (count <= 8)
-        launch(std::integral_constant<int, 8>{});
-      else if (count <= 16)
-        launch(std::integral_constant<int, 16>{});
-      else
-        launch(std::integral_constant<int, 32>{});
+      });
       check_launch("bconv_fused_kernel");
       return;
     }
@@ -273,6 +280,44 @@ class CudaBackend final : public Backend {
     k::bconv_sum_kernel<<<grid_for(to.limbs * n), 256, 0, raw(s)>>>(out, y.words(), conv,
                                                                     map_of(to));
     check_launch("bconv_sum_kernel");
+  }
+
+  void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream s) override {
+    if (jobs.empty()) return;
+    std::size_t max_from = 0, max_to = 0;
+    bool one_ring = true;
+    for (const auto& j : jobs) {
+      max_from = std::max(max_from, j.from.limbs);
+      max_to = std::max(max_to, j.to.limbs);
+      one_ring = one_ring && j.from.ring == jobs[0].from.ring && j.to.ring == jobs[0].from.ring;
+    }
+    if (jobs.size() > static_cast<std::size_t>(k::kMaxConvJobs) || max_from > 32 || !one_ring) {
+      for (const auto& j : jobs) base_convert_async(j.out, j.in, j.conv, j.from, j.to, s);
+      return;
+    }
+    ctx_.activate();
+    k::ConvJobArgs args{};
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const auto& j = jobs[i];
+      args.jobs[i] = {j.conv,
+                      j.in,
+                      j.out,
+                      j.from.ids,
+                      j.to.ids,
+                      static_cast<u32>(j.from.limbs),
+                      static_cast<u32>(j.to.limbs)};
+    }
+    args.moduli = jobs[0].from.ring->moduli;
+    args.log_n = static_cast<u32>(jobs[0].from.ring->log_n);
+    const std::size_t n = jobs[0].from.ring->n;
+    const dim3 grid(static_cast<u32>((n + 255) / 256),
+                    static_cast<u32>((max_to + kConvRows - 1) / kConvRows),
+                    static_cast<u32>(jobs.size()));
+    by_source_count(static_cast<u32>(max_from), [&](auto km) {
+      constexpr int kMax = decltype(km)::value;
+      k::bconv_many_kernel<kMax, kConvRows><<<grid, 256, 0, raw(s)>>>(args);
+    });
+    check_launch("bconv_many_kernel");
   }
 
   void add_constant_async(u64* out, const u64* a, const u64* c, const BasisView& b,
