@@ -38,7 +38,6 @@ struct Context::Level {
   std::unique_ptr<DivideRound> scale_down;        // (Q_l u R) -> R: round(x / Q_l)
   std::unique_ptr<DivideRound> decrypt_div;       // (Q_l u r0) -> r0: round(x / Q_l)
   u64 q_mod_t = 0;
-  std::vector<u64> t_mod_r;  // t modulo each prime of R
   Buffer q_div_t;
 };
 
@@ -61,7 +60,6 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
         "the auxiliary primes R must exceed t N Q (log2 R = " + std::to_string(log_r) + ")");
   auto& be = rlwe_.backend();
   const RnsBasis& r = rlwe_.aux_basis();
-  const auto r_primes = r.primes();
   for (std::size_t l = 0; l <= max_level(); ++l) {
     auto lv = std::make_unique<Level>();
     lv->q = rlwe_.q_basis(l);
@@ -70,11 +68,10 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     lv->q_to_r = std::make_unique<BaseConverter>(BaseConverter::centered(lv->q, r));
     lv->r_to_q = std::make_unique<BaseConverter>(BaseConverter::centered(r, lv->q));
     lv->q_to_r0 = std::make_unique<BaseConverter>(lv->q, lv->r0, /*exact=*/true);
-    lv->scale_down = std::make_unique<DivideRound>(r, lv->q);
+    lv->scale_down = std::make_unique<DivideRound>(r, lv->q, 1, t);  // round(t x / Q_l)
     lv->decrypt_div = std::make_unique<DivideRound>(lv->r0, lv->q);
     const auto qs = lv->q.primes();
     lv->q_mod_t = product_mod(qs, t);
-    for (u64 rj : r_primes) lv->t_mod_r.push_back(t % rj);
     // floor(Q/t) = (Q - (Q mod t)) / t, and Q = 0 mod q_i.
     std::vector<u64> q_div_t;
     for (u64 qi : qs)
@@ -167,35 +164,39 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
   be.ntt_inverse_async(coeff.as<u64>(), q_view, 4, s);
   Buffer r_rows(be, 4 * rn * sizeof(u64), s);
   u64* r[4];
+  std::vector<backend::ConvJob> jobs;
   for (int k = 0; k < 4; ++k) {
     r[k] = r_rows.as<u64>() + k * rn;
-    lv.q_to_r->convert_async(r[k], coeff.as<u64>() + k * qn, be, s);
+    jobs.push_back(lv.q_to_r->job(r[k], coeff.as<u64>() + k * qn, be));
   }
+  be.base_convert_many_async(jobs, s);
   be.ntt_forward_async(r_rows.as<u64>(), r_view, 4, s);
-  // t (a ⊗ b) over Q u R, the factor t on a, the Q and R halves tensored separately into the
-  // layout [3][Q rows | R rows].
-  const std::vector<u64> t_q(lv.q.size(), plain_modulus());
-  u64* ta = coeff.as<u64>();  // the coefficients are no longer needed: reuse for t a0, t a1
-  be.multiply_scalar_async(ta, in[0], t_q, q_view, s);
-  be.multiply_scalar_async(ta + qn, in[1], t_q, q_view, s);
-  be.multiply_scalar_async(r[0], r[0], lv.t_mod_r, r_view, s);
-  be.multiply_scalar_async(r[1], r[1], lv.t_mod_r, r_view, s);
+  // a ⊗ b over Q u R, the Q and R halves tensored separately into the layout [3][Q | R] (the
+  // factor t is folded into the division below).
   Buffer prod(be, 3 * ext_words * sizeof(u64), s);
   u64* d = prod.as<u64>();
-  be.tensor_async(d, d + ext_words, d + 2 * ext_words, ta, ta + qn, in[2], in[3], q_view, s);
+  be.tensor_async(d, d + ext_words, d + 2 * ext_words, in[0], in[1], in[2], in[3], q_view, s);
   be.tensor_async(d + qn, d + ext_words + qn, d + 2 * ext_words + qn, r[0], r[1], r[2], r[3],
                   r_view, s);
   be.ntt_inverse_async(d, lv.qr.on(be), 3, s);
   // round(t x / Q) over R, then its centered value over Q, back to eval form.
-  Ciphertext c = like(a, 0);
   u64* scaled = r_rows.as<u64>();  // reuse
+  u64* outs[3];
+  const u64 *kept[3], *dropped[3];
   for (int k = 0; k < 3; ++k) {
-    u64* sr = scaled + k * rn;
-    lv.scale_down->apply_coeff_async(sr, d + k * ext_words + qn, d + k * ext_words, be, s);
-    RnsPoly p(lv.q, Form::coeff, rlwe_.device());
-    lv.r_to_q->convert_async(p.data(), sr, be, s);
-    c.polys.push_back(std::move(p.ntt_inplace()));
+    outs[k] = scaled + k * rn;
+    kept[k] = d + k * ext_words + qn;
+    dropped[k] = d + k * ext_words;
   }
+  lv.scale_down->apply_coeff_many_async(outs, kept, dropped, 3, be, s);
+  Ciphertext c = like(a, 0);
+  jobs.clear();
+  for (int k = 0; k < 3; ++k) {
+    c.polys.emplace_back(lv.q, Form::coeff, rlwe_.device());
+    jobs.push_back(lv.r_to_q->job(c.polys[k].data(), outs[k], be));
+  }
+  be.base_convert_many_async(jobs, s);
+  for (auto& p : c.polys) p.ntt_inplace();
   return c;
 }
 

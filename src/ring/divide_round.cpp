@@ -9,40 +9,45 @@ namespace ember::ring {
 using backend::Buffer;
 
 namespace {
-/// The conversion T -> Q that yields delta from a's T residues in one pass. With h = floor(T/2):
-/// delta = t ((a t^-1 + h) mod T - h), which is a mod T, centered (t = 1: the rounding remainder
-/// of a + h) and a multiple of t.
-ConversionMaps correction_maps(const RnsBasis& q, const RnsBasis& t, u64 plain) {
-  if (plain == 0) throw ParameterError("DivideRound: the plaintext modulus must be >= 1");
+/// The conversion T -> Q that yields delta / m from the T residues of a in one pass. With
+/// h = floor(T/2) and x = m a: delta = t ((x t^-1 + h) mod T - h), which is x mod T, centered
+/// (t = 1: the rounding remainder of x + h) and a multiple of t; the output is delta m^-1 so
+/// that (a - delta m^-1) (m T^-1) = (x - delta) / T.
+ConversionMaps correction_maps(const RnsBasis& q, const RnsBasis& t, u64 plain, u64 mult) {
+  if (plain == 0 || mult == 0)
+    throw ParameterError("DivideRound: the plaintext modulus and the multiplier must be >= 1");
   const auto ts = t.primes();
   ConversionMaps maps;
   for (u64 tj : ts) {
-    if (plain != 1) maps.in_mul.push_back(inverse_mod(plain % tj, tj));
+    const Modulus m = make_modulus(tj);
+    if (plain != 1 || mult != 1)
+      maps.in_mul.push_back(mul_mod(mult % tj, inverse_mod(plain % tj, tj), m));
     maps.in_add.push_back(half_product_mod(ts, tj));
   }
   for (u64 qi : q.primes()) {
-    const u64 plain_q = plain % qi;
-    if (plain != 1) maps.out_mul.push_back(plain_q);
-    maps.out_add.push_back(
-        neg_mod(mul_mod(half_product_mod(ts, qi), plain_q, make_modulus(qi)), qi));
+    const Modulus m = make_modulus(qi);
+    const u64 scale = mul_mod(plain % qi, inverse_mod(mult % qi, qi), m);  // t / m
+    if (plain != 1 || mult != 1) maps.out_mul.push_back(scale);
+    maps.out_add.push_back(neg_mod(mul_mod(half_product_mod(ts, qi), scale, m), qi));
   }
   return maps;
 }
 }  // namespace
 
 struct DivideRound::DeviceTables {
-  Buffer zero, t_inv, t_inv_shoup;
+  Buffer t_inv, t_inv_shoup;
 };
 
-DivideRound::DivideRound(RnsBasis q, RnsBasis t, u64 plain_modulus)
+DivideRound::DivideRound(RnsBasis q, RnsBasis t, u64 plain_modulus, u64 multiplier)
     : q_(std::move(q)),
       t_(std::move(t)),
       plain_(plain_modulus),
-      t_to_q_(t_, q_, /*exact=*/true, correction_maps(q_, t_, plain_modulus)),
+      t_to_q_(t_, q_, /*exact=*/true, correction_maps(q_, t_, plain_modulus, multiplier)),
       tables_(std::make_shared<backend::PerDevice<DeviceTables>>()) {
   const auto ts = t_.primes();
   for (u64 qi : q_.primes()) {
-    t_inv_mod_q_.push_back(inverse_mod(product_mod(ts, qi), qi));
+    t_inv_mod_q_.push_back(
+        mul_mod(multiplier % qi, inverse_mod(product_mod(ts, qi), qi), make_modulus(qi)));
     t_inv_shoup_.push_back(shoup_precompute(t_inv_mod_q_.back(), qi));
   }
 }
@@ -50,7 +55,6 @@ DivideRound::DivideRound(RnsBasis q, RnsBasis t, u64 plain_modulus)
 const DivideRound::DeviceTables& DivideRound::tables_on(backend::Backend& be) const {
   return tables_->get(be, [&](backend::Backend& b) {
     DeviceTables t;
-    t.zero = backend::upload(b, std::vector<u64>(q_.size(), 0));
     t.t_inv = backend::upload(b, t_inv_mod_q_);
     t.t_inv_shoup = backend::upload(b, t_inv_shoup_);
     return t;
@@ -62,32 +66,46 @@ void DivideRound::apply_async(u64* out, const u64* a_q, const u64* a_t, backend:
   const std::size_t words = t_.size() * q_.n();
   Buffer tmp_t(be, words * sizeof(u64), s);
   be.copy_async(tmp_t.as<u64>(), a_t, words * sizeof(u64), s);
-  apply_many_async(&out, &a_q, tmp_t.as<u64>(), 1, be, s);
+  apply_many_async(&out, &a_q, tmp_t.as<u64>(), 1, be, s, nullptr);
 }
 
 void DivideRound::apply_many_async(u64* const* out, const u64* const* a_q, u64* a_t,
-                                   std::size_t count, backend::Backend& be,
-                                   backend::Stream s) const {
+                                   std::size_t count, backend::Backend& be, backend::Stream s,
+                                   const u64* const* addends) const {
   const auto& tab = tables_on(be);
   const std::size_t t_words = t_.size() * q_.n(), q_words = q_.size() * q_.n();
   be.ntt_inverse_async(a_t, t_.on(be), count, s);
   Buffer delta(be, count * q_words * sizeof(u64), s);
+  std::vector<backend::ConvJob> jobs;
   for (std::size_t k = 0; k < count; ++k)
-    t_to_q_.convert_async(delta.as<u64>() + k * q_words, a_t + k * t_words, be, s);
+    jobs.push_back(t_to_q_.job(delta.as<u64>() + k * q_words, a_t + k * t_words, be));
+  be.base_convert_many_async(jobs, s);
   const auto q_view = q_.on(be);
   be.ntt_forward_async(delta.as<u64>(), q_view, count, s);
   for (std::size_t k = 0; k < count; ++k)
-    be.affine_sub_async(out[k], a_q[k], delta.as<u64>() + k * q_words, tab.zero.as<u64>(),
-                        tab.t_inv.as<u64>(), tab.t_inv_shoup.as<u64>(), q_view, s);
+    be.affine_sub_async(out[k], a_q[k], delta.as<u64>() + k * q_words, tab.t_inv.as<u64>(),
+                        tab.t_inv_shoup.as<u64>(), addends ? addends[k] : nullptr, q_view, s);
 }
 
 void DivideRound::apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                                     backend::Stream s) const {
+  apply_coeff_many_async(&out, &a_q, &a_t, 1, be, s);
+}
+
+void DivideRound::apply_coeff_many_async(u64* const* out, const u64* const* a_q,
+                                         const u64* const* a_t, std::size_t count,
+                                         backend::Backend& be, backend::Stream s) const {
   const auto& tab = tables_on(be);
-  Buffer delta(be, q_.size() * q_.n() * sizeof(u64), s);
-  t_to_q_.convert_async(delta.as<u64>(), a_t, be, s);
-  be.affine_sub_async(out, a_q, delta.as<u64>(), tab.zero.as<u64>(), tab.t_inv.as<u64>(),
-                      tab.t_inv_shoup.as<u64>(), q_.on(be), s);
+  const std::size_t q_words = q_.size() * q_.n();
+  Buffer delta(be, count * q_words * sizeof(u64), s);
+  std::vector<backend::ConvJob> jobs;
+  for (std::size_t k = 0; k < count; ++k)
+    jobs.push_back(t_to_q_.job(delta.as<u64>() + k * q_words, a_t[k], be));
+  be.base_convert_many_async(jobs, s);
+  const auto q_view = q_.on(be);
+  for (std::size_t k = 0; k < count; ++k)
+    be.affine_sub_async(out[k], a_q[k], delta.as<u64>() + k * q_words, tab.t_inv.as<u64>(),
+                        tab.t_inv_shoup.as<u64>(), nullptr, q_view, s);
 }
 
 }  // namespace ember::ring

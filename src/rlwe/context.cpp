@@ -458,7 +458,8 @@ Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {
 }
 
 void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, const SwitchKey& key,
-                         u64 galois, u64* out0, u64* out1, Stream s) const {
+                         u64 galois, u64* out0, u64* out1, Stream s, const u64* add0,
+                         const u64* add1) const {
   check_params(key.params_id, "the evaluation key");
   auto& be = backend();
   const Level& lv = levels_.at(level);
@@ -482,7 +483,8 @@ void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, con
   be.key_inner_product_async(q0, q0 + q_words, p0, p0 + p_words, kp, lv.qp.on(be), s);
   u64* const outs[2] = {out0, out1};
   const u64* const qs[2] = {q0, q0 + q_words};
-  lv.mod_down->apply_many_async(outs, qs, p0, 2, be, s);
+  const u64* const adds[2] = {add0, add1};
+  lv.mod_down->apply_many_async(outs, qs, p0, 2, be, s, adds);
 }
 
 void Context::rescale_poly(u64* out, const u64* in, std::size_t level, Stream s) const {

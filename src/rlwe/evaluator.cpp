@@ -153,15 +153,11 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const SwitchKey& relin) c
   if (a.polys.size() == 2) return a.copy();
   if (relin.key_id != a.key_id || relin.galois != 0)
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
-  auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
-  const auto v = rlwe_.q_basis(a.level).on(be);
+  const Stream s = rlwe_.backend().default_stream();
   Ciphertext c = like(a, 2);
   const backend::Buffer ext = rlwe_.mod_up(a.polys[2].data(), a.level, s);
   rlwe_.key_switch(a.polys[2].data(), ext, a.level, relin, 0, c.polys[0].data(), c.polys[1].data(),
-                   s);
-  be.add_async(c.polys[0].data(), c.polys[0].data(), a.polys[0].data(), v, s);
-  be.add_async(c.polys[1].data(), c.polys[1].data(), a.polys[1].data(), v, s);
+                   s, a.polys[0].data(), a.polys[1].data());
   return c;
 }
 
@@ -199,11 +195,10 @@ std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
     if (key->key_id != a.key_id || key->galois == 0)
       throw MismatchError("rotate: the key is not a Galois key of this key set");
     Ciphertext c = like(a, 2);
+    // c0 = sigma(a0) + ks0: the automorphism lands in c0 and the key switch adds to it.
+    be.automorphism_async(c.polys[0].data(), a.polys[0].data(), key->galois, true, v, s);
     rlwe_.key_switch(a.polys[1].data(), ext, a.level, *key, key->galois, c.polys[0].data(),
-                     c.polys[1].data(), s);
-    RnsPoly g0(rlwe_.q_basis(a.level), Form::eval, rlwe_.device());
-    be.automorphism_async(g0.data(), a.polys[0].data(), key->galois, true, v, s);
-    be.add_async(c.polys[0].data(), c.polys[0].data(), g0.data(), v, s);
+                     c.polys[1].data(), s, c.polys[0].data(), nullptr);
     out.push_back(std::move(c));
   }
   return out;

@@ -175,10 +175,11 @@ class Backend {
   /// out = a + c[limb]; c: per-limb constants in backend memory.
   virtual void add_constant_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                                   Stream stream) = 0;
-  /// out = (a + add[limb] - c) * mul[limb]; constants in backend memory (mul with Shoup
-  /// companions).
-  virtual void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* add,
-                                const u64* mul, const u64* mul_companion, const BasisView& b,
+  /// out = (a - c) * mul[limb] (+ addend when not null): the last step of a division by
+  /// trailing primes, with the polynomial it is added to fused in. mul (and its Shoup
+  /// companions) in backend memory; out may alias a or addend.
+  virtual void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* mul,
+                                const u64* mul_companion, const u64* addend, const BasisView& b,
                                 Stream stream) = 0;
   /// BFV plaintext scaling: out[limb][i] = round(Q m[i] / t) mod q_limb for one row m of values
   /// in [0, t) (backend memory); q_div_t[limb] = floor(Q/t) mod q_limb (backend memory).

@@ -16,9 +16,10 @@ class DivideRound {
  public:
   /// plain_modulus = 1: out = round(a / T). plain_modulus = t > 1 (coprime to T): out =
   /// (a - delta) / T with delta = t [a t^-1]_T centered, so delta = a mod T, delta = 0 mod t and
-  /// out = a T^-1 mod t: the BGV rule. Throws MismatchError for bases of different rings or
-  /// sharing a prime.
-  DivideRound(RnsBasis q, RnsBasis t, u64 plain_modulus = 1);
+  /// out = a T^-1 mod t: the BGV rule. With a multiplier m (invertible modulo every prime), a is
+  /// replaced by m a at no extra cost: round(m a / T) is BFV's scaling by t / Q. Throws
+  /// MismatchError for bases of different rings or sharing a prime.
+  DivideRound(RnsBasis q, RnsBasis t, u64 plain_modulus = 1, u64 multiplier = 1);
   const RnsBasis& q() const { return q_; }
   const RnsBasis& t() const { return t_; }
   /// out (over Q) from a given by its Q part a_q and its T part a_t, all in evaluation form.
@@ -27,20 +28,25 @@ class DivideRound {
   void apply_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                    backend::Stream s) const;
   /// The same for `count` polynomials whose T parts lie back to back in `a_t` (eval form; they are
-  /// transformed in place, so the caller's buffer is consumed): batched transforms.
+  /// transformed in place, so the caller's buffer is consumed): batched transforms. With
+  /// `addends`, out[k] = result + addends[k] (null entries: none), fused into the last pass.
   void apply_many_async(u64* const* out, const u64* const* a_q, u64* a_t, std::size_t count,
-                        backend::Backend& be, backend::Stream s) const;
+                        backend::Backend& be, backend::Stream s,
+                        const u64* const* addends = nullptr) const;
   /// The same with a_q, a_t and out in coefficient form.
   void apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                          backend::Stream s) const;
+  /// apply_coeff_async for `count` polynomials, the conversions in one launch.
+  void apply_coeff_many_async(u64* const* out, const u64* const* a_q, const u64* const* a_t,
+                              std::size_t count, backend::Backend& be, backend::Stream s) const;
 
  private:
   struct DeviceTables;
   const DeviceTables& tables_on(backend::Backend& be) const;
   RnsBasis q_, t_;
   u64 plain_ = 1;
-  BaseConverter t_to_q_;  // T -> Q: delta in one pass (maps: t^-1, + h, * t, - t h)
-  std::vector<u64> t_inv_mod_q_, t_inv_shoup_;
+  BaseConverter t_to_q_;  // T -> Q: delta / m in one pass (maps: m t^-1, + h, * t / m, - t h / m)
+  std::vector<u64> t_inv_mod_q_, t_inv_shoup_;  // m T^-1 mod q_i
   std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
 };
 

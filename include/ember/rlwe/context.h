@@ -77,8 +77,10 @@ class Context {
   backend::Buffer mod_up(const u64* d, std::size_t level, backend::Stream s) const;
   /// (out0, out1) over Q_level, eval form, with out0 + out1 s = g(d) s' + small, where g is the
   /// automorphism `galois` (0: none) applied to the digits and key switches s' -> s.
+  /// add0 / add1 (eval form over Q_level, may be null) are added to the outputs in the same pass.
   void key_switch(const u64* d, const backend::Buffer& ext, std::size_t level, const SwitchKey& key,
-                  u64 galois, u64* out0, u64* out1, backend::Stream s) const;
+                  u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
+                  const u64* add1 = nullptr) const;
   /// Division of a polynomial over Q_level (eval form) by q_level into `out` over Q_{level-1}
   /// (may alias `in`): rounding, or for BGV the message-preserving rule (see DivideRound).
   void rescale_poly(u64* out, const u64* in, std::size_t level, backend::Stream s) const;

@@ -165,15 +165,18 @@ class CpuBackend final : public Backend {
       for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = add_mod(a[i], c[l], m.value);
     });
   }
-  void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* add, const u64* mul,
-                        const u64* mul_companion, const BasisView& b, Stream) override {
+  void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* mul,
+                        const u64* mul_companion, const u64* addend, const BasisView& b,
+                        Stream) override {
     const std::size_t n = b.ring->n;
     per_limb(b, [&](long l, const Modulus& m) {
-      for (std::size_t i = l * n; i < (l + 1) * n; ++i)
-        out[i] = mul_shoup(sub_mod(add_mod(a[i], add[l], m.value), c[i], m.value), mul[l],
-                           mul_companion[l], m.value);
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
+        const u64 v = mul_shoup(sub_mod(a[i], c[i], m.value), mul[l], mul_companion[l], m.value);
+        out[i] = addend ? add_mod(v, addend[i], m.value) : v;
+      }
     });
   }
+
   void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
                          const BasisView& b, Stream) override {
     const std::size_t n = b.ring->n;

@@ -246,16 +246,16 @@ __global__ void key_inner_product_kernel(u64* q0, u64* q1, u64* p0, u64* p1,
   }
 }
 
-/// out = (a + add[limb] - c) * mul[limb] (ModDown, rescale).
-__global__ void affine_sub_kernel(u64* out, const u64* a, const u64* c, const u64* add,
-                                  const u64* mul, const u64* mul_companion, LimbMap map) {
+/// out = (a - c) * mul[limb] (+ addend) (ModDown, rescale).
+__global__ void affine_sub_kernel(u64* out, const u64* a, const u64* c, const u64* mul,
+                                  const u64* mul_companion, const u64* addend, LimbMap map) {
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> map.log_n);
     const u64 q = map.mod(limb).value;
-    out[i] =
-        mul_shoup(sub_mod(add_mod(a[i], add[limb], q), c[i], q), mul[limb], mul_companion[limb], q);
+    const u64 v = mul_shoup(sub_mod(a[i], c[i], q), mul[limb], mul_companion[limb], q);
+    out[i] = addend ? add_mod(v, addend[i], q) : v;
   }
 }
 

@@ -333,11 +333,12 @@ class CudaBackend final : public Backend {
                                                                    map_of(b));
     check_launch("scale_plain_kernel");
   }
-  void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* add, const u64* mul,
-                        const u64* mul_companion, const BasisView& b, Stream s) override {
+  void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* mul,
+                        const u64* mul_companion, const u64* addend, const BasisView& b,
+                        Stream s) override {
     ctx_.activate();
     k::affine_sub_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(
-        out, a, c, add, mul, mul_companion, map_of(b));
+        out, a, c, mul, mul_companion, addend, map_of(b));
     check_launch("affine_sub_kernel");
   }
   void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
