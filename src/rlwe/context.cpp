@@ -487,9 +487,15 @@ void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, con
   lv.mod_down->apply_many_async(outs, qs, p0, 2, be, s, adds);
 }
 
-void Context::rescale_poly(u64* out, const u64* in, std::size_t level, Stream s) const {
+void Context::rescale_polys(u64* const* out, const u64* const* in, std::size_t count,
+                            std::size_t level, Stream s) const {
   if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
-  levels_.at(level).rescale->apply_async(out, in, in + level * n_, backend(), s);
+  auto& be = backend();
+  // The dropped rows of every polynomial back to back, so that one batched division serves all.
+  Buffer last(be, count * n_ * sizeof(u64), s);
+  for (std::size_t k = 0; k < count; ++k)
+    be.copy_async(last.as<u64>() + k * n_, in[k] + level * n_, n_ * sizeof(u64), s);
+  levels_.at(level).rescale->apply_many_async(out, in, last.as<u64>(), count, be, s);
 }
 
 }  // namespace ember::rlwe

@@ -217,11 +217,14 @@ Ciphertext Evaluator::divide_by_last_prime(const Ciphertext& a) const {
   const Stream s = be.default_stream();
   Ciphertext c;
   const ring::RnsBasis& q = rlwe_.q_basis(a.level - 1);
+  std::vector<u64*> outs;
+  std::vector<const u64*> ins;
   for (const auto& p : a.polys) {
-    RnsPoly r(q, Form::eval, rlwe_.device());
-    rlwe_.rescale_poly(r.data(), p.data(), a.level, s);
-    c.polys.push_back(std::move(r));
+    c.polys.emplace_back(q, Form::eval, rlwe_.device());
+    outs.push_back(c.polys.back().data());
+    ins.push_back(p.data());
   }
+  rlwe_.rescale_polys(outs.data(), ins.data(), outs.size(), a.level, s);
   c.level = a.level - 1;
   c.scale = a.scale / static_cast<double>(prime(a.level));
   c.factor = a.factor;

@@ -81,9 +81,11 @@ class Context {
   void key_switch(const u64* d, const backend::Buffer& ext, std::size_t level, const SwitchKey& key,
                   u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
                   const u64* add1 = nullptr) const;
-  /// Division of a polynomial over Q_level (eval form) by q_level into `out` over Q_{level-1}
-  /// (may alias `in`): rounding, or for BGV the message-preserving rule (see DivideRound).
-  void rescale_poly(u64* out, const u64* in, std::size_t level, backend::Stream s) const;
+  /// Division of `count` polynomials over Q_level (eval form) by q_level into out[k] over
+  /// Q_{level-1} (may alias in[k]): rounding, or for BGV the message-preserving rule (see
+  /// DivideRound); one batched division for all.
+  void rescale_polys(u64* const* out, const u64* const* in, std::size_t count, std::size_t level,
+                     backend::Stream s) const;
   /// log2 of the largest |z| over the coefficients of z = [multiplier (c0 + c1 s + ...)]_Q,
   /// centered (Q of the ciphertext's level): the noise measure of BFV (multiplier t) and BGV (1).
   double noise_log2(const Ciphertext& ct, const SecretKey& sk, u64 multiplier) const;
