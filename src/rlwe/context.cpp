@@ -254,7 +254,6 @@ PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const
   be.sub_async(pk.b.data(), e.as<u64>(), pk.b.data(), v, st);
   pk.key_id = sk.key_id;
   pk.params_id = params_id_;
-  be.synchronize(st);
   return pk;
 }
 
@@ -279,7 +278,6 @@ SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::
     be.sub_async(b, e.as<u64>() + j * poly_words, b, v, st);
     be.add_async(b, b, scaled.data(), v, st);
   }
-  be.synchronize(st);
   return key;
 }
 
@@ -366,12 +364,12 @@ RnsPoly Context::decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::si
   const auto v = q.on(be);
   RnsPoly out(q, Form::eval, device_);
   be.copy_async(out.data(), ct.polys[0].data(), limbs * n_ * sizeof(u64), st);
-  RnsPoly s_pow(q, Form::eval, device_);
-  be.copy_async(s_pow.data(), sk.s.data(), limbs * n_ * sizeof(u64), st);
-  RnsPoly s1 = s_pow.copy();
-  for (std::size_t i = 1; i < ct.polys.size(); ++i) {
-    be.multiply_accumulate_async(out.data(), ct.polys[i].data(), s_pow.data(), v, st);
-    if (i + 1 < ct.polys.size()) be.multiply_async(s_pow.data(), s_pow.data(), s1.data(), v, st);
+  // s's first rows are those of Q: its powers are read in place (s^2 only for 3 polynomials).
+  be.multiply_accumulate_async(out.data(), ct.polys[1].data(), sk.s.data(), v, st);
+  if (ct.polys.size() > 2) {
+    RnsPoly s2(q, Form::eval, device_);
+    be.multiply_async(s2.data(), sk.s.data(), sk.s.data(), v, st);
+    be.multiply_accumulate_async(out.data(), ct.polys[2].data(), s2.data(), v, st);
   }
   out.intt_inplace();
   return out;
