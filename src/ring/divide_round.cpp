@@ -41,7 +41,6 @@ struct DivideRound::DeviceTables {
 DivideRound::DivideRound(RnsBasis q, RnsBasis t, u64 plain_modulus, u64 multiplier)
     : q_(std::move(q)),
       t_(std::move(t)),
-      plain_(plain_modulus),
       t_to_q_(t_, q_, /*exact=*/true, correction_maps(q_, t_, plain_modulus, multiplier)),
       tables_(std::make_shared<backend::PerDevice<DeviceTables>>()) {
   const auto ts = t_.primes();
@@ -59,14 +58,6 @@ const DivideRound::DeviceTables& DivideRound::tables_on(backend::Backend& be) co
     t.t_inv_shoup = backend::upload(b, t_inv_shoup_);
     return t;
   });
-}
-
-void DivideRound::apply_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
-                              backend::Stream s) const {
-  const std::size_t words = t_.size() * q_.n();
-  Buffer tmp_t(be, words * sizeof(u64), s);
-  be.copy_async(tmp_t.as<u64>(), a_t, words * sizeof(u64), s);
-  apply_many_async(&out, &a_q, tmp_t.as<u64>(), 1, be, s, nullptr);
 }
 
 void DivideRound::apply_many_async(u64* const* out, const u64* const* a_q, u64* a_t,

@@ -22,18 +22,16 @@ class DivideRound {
   DivideRound(RnsBasis q, RnsBasis t, u64 plain_modulus = 1, u64 multiplier = 1);
   const RnsBasis& q() const { return q_; }
   const RnsBasis& t() const { return t_; }
-  /// out (over Q) from a given by its Q part a_q and its T part a_t, all in evaluation form.
-  /// The T -> Q conversion is exact (its floating-point overflow estimate can be off by one only
-  /// when the value is within 2^-50 T of a rounding boundary). `out` may alias `a_q`.
-  void apply_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
-                   backend::Stream s) const;
-  /// The same for `count` polynomials whose T parts lie back to back in `a_t` (eval form; they are
-  /// transformed in place, so the caller's buffer is consumed): batched transforms. With
-  /// `addends`, out[k] = result + addends[k] (null entries: none), fused into the last pass.
+  /// out[k] (over Q) for `count` polynomials given by their Q parts a_q[k] and their T parts,
+  /// which lie back to back in `a_t`, all in evaluation form (the T parts are transformed in
+  /// place, so the caller's buffer is consumed). The T -> Q conversion is exact (its
+  /// floating-point overflow estimate can be off by one only when the value is within 2^-50 T of
+  /// a rounding boundary). out[k] may alias a_q[k].
+  /// With `addends`, out[k] = result + addends[k] (null entries: none), fused into the last pass.
   void apply_many_async(u64* const* out, const u64* const* a_q, u64* a_t, std::size_t count,
                         backend::Backend& be, backend::Stream s,
                         const u64* const* addends = nullptr) const;
-  /// The same with a_q, a_t and out in coefficient form.
+  /// One polynomial with a_q, a_t and out in coefficient form (a_t is only read).
   void apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                          backend::Stream s) const;
   /// apply_coeff_async for `count` polynomials, the conversions in one launch.
@@ -44,7 +42,6 @@ class DivideRound {
   struct DeviceTables;
   const DeviceTables& tables_on(backend::Backend& be) const;
   RnsBasis q_, t_;
-  u64 plain_ = 1;
   BaseConverter t_to_q_;  // T -> Q: delta / m in one pass (maps: m t^-1, + h, * t / m, - t h / m)
   std::vector<u64> t_inv_mod_q_, t_inv_shoup_;  // m T^-1 mod q_i
   std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
