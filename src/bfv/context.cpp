@@ -36,7 +36,7 @@ struct Context::Level {
   std::unique_ptr<BaseConverter> q_to_r, r_to_q;  // centered, exact
   std::unique_ptr<BaseConverter> q_to_r0;         // exact
   std::unique_ptr<DivideRound> scale_down;        // (Q_l u R) -> R: round(x / Q_l)
-  std::unique_ptr<DivideRound> decrypt_div;       // (Q_l u r0) -> r0: round(x / Q_l)
+  std::unique_ptr<DivideRound> decrypt_div;       // (Q_l u r0) -> r0: round(t x / Q_l)
   u64 q_mod_t = 0;
   Buffer q_div_t;
 };
@@ -68,8 +68,8 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     lv->q_to_r = std::make_unique<BaseConverter>(BaseConverter::centered(lv->q, r));
     lv->r_to_q = std::make_unique<BaseConverter>(BaseConverter::centered(r, lv->q));
     lv->q_to_r0 = std::make_unique<BaseConverter>(lv->q, lv->r0, /*exact=*/true);
-    lv->scale_down = std::make_unique<DivideRound>(r, lv->q, 1, t);  // round(t x / Q_l)
-    lv->decrypt_div = std::make_unique<DivideRound>(lv->r0, lv->q);
+    lv->scale_down = std::make_unique<DivideRound>(r, lv->q, 1, t);        // round(t x / Q_l)
+    lv->decrypt_div = std::make_unique<DivideRound>(lv->r0, lv->q, 1, t);  // round(t v / Q_l)
     const auto qs = lv->q.primes();
     lv->q_mod_t = product_mod(qs, t);
     // floor(Q/t) = (Q - (Q mod t)) / t, and Q = 0 mod q_i.
@@ -122,15 +122,13 @@ Buffer Context::decrypt_rounded(const Ciphertext& ct, const SecretKey& sk) const
   const Level& lv = level(ct.level);
   auto& be = rlwe_.backend();
   const Stream s = be.default_stream();
-  const u64 t = plain_modulus();
-  // x = t v with v = c0 + c1 s in [0, Q): its r0 residue needs v mod r0 (exact conversion).
-  RnsPoly v = rlwe_.decrypt_core(ct, sk, ct.level + 1);
-  Buffer x_r0(be, n() * sizeof(u64), s);
-  lv.q_to_r0->convert_async(x_r0.as<u64>(), v.data(), be, s);
-  be.multiply_scalar_async(x_r0.as<u64>(), x_r0.as<u64>(), {t % lv.r0.prime(0)}, lv.r0.on(be), s);
-  be.multiply_scalar_async(v.data(), v.data(), std::vector<u64>(ct.level + 1, t), lv.q.on(be), s);
+  // v = c0 + c1 s in [0, Q) needs its r0 residue (exact conversion); the division by Q/t
+  // multiplies by t itself.
+  const RnsPoly v = rlwe_.decrypt_core(ct, sk, ct.level + 1);
+  Buffer v_r0(be, n() * sizeof(u64), s);
+  lv.q_to_r0->convert_async(v_r0.as<u64>(), v.data(), be, s);
   Buffer out(be, n() * sizeof(u64), s);
-  lv.decrypt_div->apply_coeff_async(out.as<u64>(), x_r0.as<u64>(), v.data(), be, s);
+  lv.decrypt_div->apply_coeff_async(out.as<u64>(), v_r0.as<u64>(), v.data(), be, s);
   return out;
 }
 
