@@ -137,11 +137,94 @@ def bench_integer(scheme: str, device: str | None = None, quick: bool = False) -
     }
 
 
+def _median_ms(fn, runs: int, sync) -> float:
+    times = []
+    for _ in range(runs):
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def bench_boot(device: str | None = None, quick: bool = False) -> dict:
+    """One full-slot bootstrap (N16_boot on a GPU; N12_boot_insecure on the CPU or with quick):
+    latency (host wall clock, synchronized, median), its phases, precision (mean and worst slot,
+    bits), output level, key memory and count, key generation time, and the amortized
+    multiplication time per slot of Jung et al.: (bootstrap + one multiplication at each usable
+    level) / (usable levels x slots)."""
+    import numpy as np
+
+    from . import ckks
+
+    dev = resolve_device(device)
+    cuda = dev.startswith("cuda")
+    name = "N16_boot" if cuda and not quick else "N12_boot_insecure"
+    runs = 10 if cuda else 2
+
+    def sync():
+        _ember.synchronize(dev)
+
+    ctx = ckks.Context(ckks.Params.preset(name), device=dev)
+    sk = ctx.keygen()
+    pk = ctx.public_key(sk)
+    t0 = time.perf_counter()
+    ek = ctx.eval_keys(sk, bootstrap=True, progress=False)
+    sync()
+    keygen_s = time.perf_counter() - t0
+    ctx.set_eval_keys(ek)
+    rng = np.random.default_rng(0)
+    values = rng.uniform(-1, 1, ctx.slots)
+    ct = ctx.encrypt(values, pk, level=0)
+    t0 = time.perf_counter()
+    out = ctx.bootstrap(ct)  # first call: encodes the transforms' diagonals
+    sync()
+    first_ms = (time.perf_counter() - t0) * 1e3
+    err = np.abs(ctx.decrypt(out, sk) - values)
+    boot_ms = _median_ms(lambda: ctx.bootstrap(ct), runs, sync)
+    phases: dict = {}
+    ctx._boot().bootstrap(ct, phases=phases, sync=sync)
+    mult_ms = {}
+    x = out
+    for level in range(ctx.max_level, 0, -1):
+        x = ctx.drop_level(out, level)
+        mult_ms[level] = _median_ms(lambda x=x: x * x, runs, sync)
+    usable = ctx.max_level
+    amortized_us = (boot_ms + sum(mult_ms.values())) * 1e3 / (usable * ctx.slots)
+    return {
+        "benchmark": "boot",
+        "date": time.strftime("%Y-%m-%d"),
+        "device": dev,
+        "device_name": _device_name(dev),
+        "preset": name,
+        "log_n": ctx.params.log_n,
+        "slots": ctx.slots,
+        "log_qp": ctx.params.total_bits,
+        "dnum": ctx.params.dnum,
+        "bootstrap_ms": boot_ms,
+        "first_bootstrap_ms": first_ms,
+        "phases_ms": phases,
+        "precision_mean_bits": float(-np.log2(err.mean())),
+        "precision_min_bits": float(-np.log2(err.max())),
+        "levels_left": out.level,
+        "eval_keys": 1 + len(ek.galois) + 2,
+        "key_memory_mb": ek.nbytes / 2**20,
+        "diagonal_memory_mb": ctx._boot().plaintext_bytes() / 2**20,
+        "keygen_s": keygen_s,
+        "multiply_ms_by_level": mult_ms,
+        "amortized_mult_us_per_slot": amortized_us,
+        "runs": runs,
+    }
+
+
 def run_bench(what: str, device: str | None = None, quick: bool = False) -> dict:
     if what == "ntt":
         return bench_ntt(device, quick)
     if what == "ckks":
         return bench_ckks(device, quick)
+    if what == "boot":
+        return bench_boot(device, quick)
     if what in ("bfv", "bgv"):
         return bench_integer(what, device, quick)
-    raise ParameterError(f"unknown benchmark '{what}': available: ntt, ckks, bfv, bgv")
+    raise ParameterError(f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv")

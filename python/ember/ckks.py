@@ -19,6 +19,7 @@ import numpy as np
 from . import _ember, resolve_device, ring
 from . import serialize as _ser
 from ._ops import CiphertextOps
+from .bootstrap import BootstrapParams, Bootstrapper, generate_boot_keys
 from .errors import MismatchError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes, is_prime
 from .rlwe import (
@@ -29,7 +30,16 @@ from .rlwe import (
     SecretKey,
 )
 
-__all__ = ["Ciphertext", "Context", "EvalKeys", "Params", "Plaintext", "PublicKey", "SecretKey"]
+__all__ = [
+    "BootstrapParams",
+    "Ciphertext",
+    "Context",
+    "EvalKeys",
+    "Params",
+    "Plaintext",
+    "PublicKey",
+    "SecretKey",
+]
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,8 @@ class Params:
     special_mod_bits: the primes P of hybrid key switching. dnum: digits of the key switching
     decomposition (default: as many as needed so that each digit fits under P).
     hamming_weight: 0 for a uniform ternary secret, else its exact number of nonzeros.
+    boot: bootstrapping levels above the message levels (see ember.bootstrap.BootstrapParams);
+    `levels` then counts only the levels a bootstrapped ciphertext has for computation.
     Refuses parameter sets weaker than `security` bits unless insecure=True.
     """
 
@@ -55,6 +67,7 @@ class Params:
     hamming_weight: int = 0
     security: int = 128
     insecure: bool = False
+    boot: BootstrapParams | None = None
     name: str = "custom"
     q_primes: tuple = field(default=(), compare=False, repr=False)
     p_primes: tuple = field(default=(), compare=False, repr=False)
@@ -86,14 +99,14 @@ class Params:
                 f"for N = 2^{self.log_n}: use fewer levels/bits, a larger log_n, or "
                 "insecure=True for experiments"
             )
-        q_count = self.levels + 1
+        boot_bits = self.boot.prime_bits() if self.boot else []
+        q_count = self.levels + 1 + len(boot_bits)
         if self.dnum is None:
             # Largest digit (alpha consecutive primes of Q, q_0 first) that fits under P: small
             # digits keep the key-switching error at the level of a fresh encryption.
             p_total = self.special_mods * p_bits
-            alpha = min(
-                p_total // self.scale_bits, 1 + (p_total - self.first_mod_bits) // self.scale_bits
-            )
+            widest = max([self.scale_bits] + boot_bits)
+            alpha = min(p_total // widest, 1 + (p_total - self.first_mod_bits) // widest)
             if alpha < 1:
                 raise ParameterError(
                     f"P ({self.special_mods} x {p_bits} bits) is smaller than q_0 "
@@ -111,7 +124,9 @@ class Params:
         if not self.q_primes:
             n = self.n
             q0 = generate_ntt_primes(self.first_mod_bits, n, 1)
-            qs = _scaling_primes(self.scale_bits, n, self.levels, q0[0])
+            qs = _scaling_primes(self.scale_bits, n, self.levels, q0)
+            if self.boot:
+                qs += _boot_primes(self.boot, n, q0 + qs)
             ps = generate_ntt_primes(p_bits, n, self.special_mods, q0 + qs)
             object.__setattr__(self, "q_primes", tuple(q0 + qs))
             object.__setattr__(self, "p_primes", tuple(ps))
@@ -136,12 +151,13 @@ class Params:
         return (
             self.first_mod_bits
             + self.levels * self.scale_bits
+            + (sum(self.boot.prime_bits()) if self.boot else 0)
             + self.special_mods * (self.special_mod_bits or self.first_mod_bits)
         )
 
     @staticmethod
     def presets() -> list[str]:
-        """Names of the built-in parameter sets (all 128-bit secure)."""
+        """Names of the built-in parameter sets (128-bit secure, except those named insecure)."""
         return list(_PRESETS)
 
     @staticmethod
@@ -170,6 +186,28 @@ _PRESETS = {
         "special_mod_bits": 60,
         "dnum": 9,
     },
+    # Bootstrapping: 10 message levels of 44 bits above q_0 (60); SlotToCoeff 3 x 48,
+    # EvalMod 10 x 60 (degree-40 cosine, 3 double angles), CoeffToSlot 3 x 56; P = 5 x 61.
+    "N16_boot": {  # 1717
+        "log_n": 16,
+        "scale_bits": 44,
+        "levels": 10,
+        "first_mod_bits": 52,
+        "special_mods": 5,
+        "special_mod_bits": 61,
+        "boot": BootstrapParams(),
+    },
+    # The same circuit on N = 2^12 for tests on the CPU: NOT secure (log2 QP far above 109).
+    "N12_boot_insecure": {
+        "log_n": 12,
+        "scale_bits": 44,
+        "levels": 2,
+        "first_mod_bits": 52,
+        "special_mods": 5,
+        "special_mod_bits": 61,
+        "boot": BootstrapParams(),
+        "insecure": True,
+    },
     "N16_L40": {  # 1770
         "log_n": 16,
         "levels": 40,
@@ -180,7 +218,7 @@ _PRESETS = {
 }
 
 
-def _scaling_primes(bits: int, n: int, count: int, q0: int) -> list[int]:
+def _scaling_primes(bits: int, n: int, count: int, taken: list[int]) -> list[int]:
     """count NTT-friendly primes near 2^bits for q_1..q_L, chosen from the top level down so that
     the standard scales S_{l-1} = S_l^2 / q_l stay near 2^bits (each q_l is the unused prime
     closest to S_l; taking every prime below 2^bits would double the drift at every level)."""
@@ -190,12 +228,12 @@ def _scaling_primes(bits: int, n: int, count: int, q0: int) -> list[int]:
     below, above = [], []
     q = (target // step) * step + 1
     while len(below) < count + 8 and q > target // 2:
-        if q < target and q != q0 and is_prime(q):
+        if q < target and q not in taken and is_prime(q):
             below.append(q)
         q -= step
     q = (target // step + 1) * step + 1
     while len(above) < count + 8 and q < 2 * target:
-        if q != q0 and is_prime(q):
+        if q not in taken and is_prime(q):
             above.append(q)
         q += step
     pool = below + above
@@ -208,6 +246,15 @@ def _scaling_primes(bits: int, n: int, count: int, q0: int) -> list[int]:
         chosen.append(best)
         scale = scale * scale / best
     return chosen[::-1]  # q_1 .. q_L (q_L was chosen first)
+
+
+def _boot_primes(bp: BootstrapParams, n: int, taken: list[int]) -> list[int]:
+    """Bootstrapping primes from the lowest up: SlotToCoeff, EvalMod (chosen like the scaling
+    primes, so that its standard scales stay near 2^eval_bits), CoeffToSlot."""
+    stc = generate_ntt_primes(bp.stc_bits, n, bp.stc_levels, taken)
+    ev = _scaling_primes(bp.eval_bits, n, bp.eval_levels, taken + stc)
+    cts = generate_ntt_primes(bp.cts_bits, n, bp.cts_levels, taken + stc + ev)
+    return stc + ev + cts
 
 
 class Plaintext:
@@ -255,14 +302,26 @@ class Context(KeyedContext):
         )
         self.auto_rescale = auto_rescale
         self.slots = params.slots
-        self.max_level = self._raw.max_level
+        # With bootstrapping levels, users see the message levels; the levels above belong to
+        # the bootstrapping circuit.
+        self.max_level = params.levels
         self._sampler = Sampler()
         self._eval_keys: EvalKeys | None = None
-        # Standard scale of each level.
-        scales = [0.0] * (self.max_level + 1)
-        scales[self.max_level] = float(2**params.scale_bits)
-        for lv in range(self.max_level, 0, -1):
-            scales[lv - 1] = scales[lv] * scales[lv] / self._raw.prime(lv)
+        self._bootstrapper: Bootstrapper | None = None
+        # Standard scale of each level: S_{l-1} = S_l^2 / q_l from 2^scale_bits at the message
+        # top; for bootstrapping, the same recursion from 2^eval_bits at the EvalMod top (through
+        # the SlotToCoeff levels) and 2^cts_bits on the CoeffToSlot levels.
+        top = self._raw.max_level
+        scales = [0.0] * (top + 1)
+        segments = [(self.max_level, 0, float(2**params.scale_bits))]
+        if params.boot:
+            eval_top = top - params.boot.cts_levels
+            segments.append((eval_top, self.max_level + 1, float(2**params.boot.eval_bits)))
+            segments.append((top, eval_top + 1, float(2**params.boot.cts_bits)))
+        for high, low, start in segments:
+            scales[high] = start
+            for lv in range(high, low, -1):
+                scales[lv - 1] = scales[lv] * scales[lv] / self._raw.prime(lv)
         self._scales = scales
         n = params.n
         # Slot j <-> evaluation at zeta^(5^j): index t of the length-N transform with 2t+1 = 5^j.
@@ -284,21 +343,25 @@ class Context(KeyedContext):
         rotations: Iterable[int] = (),
         conjugation: bool = False,
         bootstrap: bool = False,
+        progress: bool = True,
     ) -> EvalKeys:
         """Relinearization key, Galois keys for `rotations` (steps, negative allowed) and for
-        conjugation."""
+        conjugation; bootstrap=True adds every key ctx.bootstrap needs (bootstrapping
+        parameters only). A progress bar shows on a terminal unless progress=False."""
+        galois = {2 * self.params.n - 1} if conjugation else set()
+        boot = None
         if bootstrap:
-            raise ParameterError("bootstrapping keys are not available in this version")
-        return self._make_eval_keys(
-            sk, rotations, {2 * self.params.n - 1} if conjugation else set()
-        )
+            rotations = set(rotations) | set(self._boot().rotations())
+            galois.add(2 * self.params.n - 1)
+            boot = lambda key: generate_boot_keys(self, key)
+        return self._make_eval_keys(sk, rotations, galois, boot, progress)
 
     # ---------------------------------------------------------------- serialization
     def ciphertext_from_bytes(self, blob: bytes) -> Ciphertext:
         key_id, payload = _ser.unpack(blob, _ser.KIND_CIPHERTEXT, self._raw.params_id)
         rd = _ser.Reader(payload)
         level, size, scale, is_complex = rd.unpack("<IIdB")
-        if level > self.max_level or size not in (2, 3):
+        if level > self._raw.max_level or size not in (2, 3):
             raise SerializationError(f"ciphertext level {level} / size {size} out of range")
         basis = self._raw.q_basis(level)
         polys = [rd.poly(basis, self.device) for _ in range(size)]
@@ -351,7 +414,7 @@ class Context(KeyedContext):
         (default: the level's standard scale). Shorter input is zero-padded, or with sparse=True
         repeated (its length must divide the slot count; rotations then act modulo it)."""
         level = self.max_level if level is None else level
-        if not 0 <= level <= self.max_level:
+        if not 0 <= level <= self._raw.max_level:
             raise ParameterError(f"level must be in [0, {self.max_level}]")
         scale = self._scales[level] if scale is None else float(scale)
         coeffs, _ = self._slots_to_coeffs(values, sparse)
@@ -536,6 +599,35 @@ class Context(KeyedContext):
         raw.scale = a.scale * factor
         return self._wrap(self._raw.rescale(raw), a)
 
+    def linear_combination(
+        self, cts: Sequence[Ciphertext], coeffs: Sequence[float], constant: float = 0.0
+    ) -> Ciphertext:
+        """sum_i coeffs[i] cts[i] + constant with one rescale: the operands are brought to the
+        lowest level among them (standard scale), multiplied by the integers round(c_i F) that
+        make the sum rescale exactly to the next level's standard scale, added, rescaled once.
+        Costs one level below the lowest operand."""
+        if not cts or len(cts) != len(coeffs):
+            raise ParameterError("linear_combination needs as many coefficients as ciphertexts")
+        for c in cts:
+            self._check(c)
+        level = min(c.level for c in cts)
+        if level == 0:
+            raise ParameterError("linear_combination: an operand is at level 0; no level left")
+        scale = self._scales[level]
+        factor = self._scales[level - 1] * self._raw.prime(level) / scale
+        acc = None
+        for c, k in zip(cts, coeffs):
+            c = self._to_level(c, level)
+            term = self._raw.multiply_scalar(
+                c._raw, self._residues(round(float(k) * factor), level)
+            )
+            acc = term if acc is None else self._raw.add(acc, term)
+        if constant:
+            value = round(float(constant) * scale * factor)
+            acc = self._raw.add_scalar(acc, self._residues(value, level))
+        acc.scale = scale * factor
+        return self._wrap(self._raw.rescale(acc), cts[0])
+
     def square(self, a: Ciphertext) -> Ciphertext:
         return self.multiply(a, a)
 
@@ -574,6 +666,17 @@ class Context(KeyedContext):
         from .polyeval import evaluate
 
         return evaluate(self, a, list(coeffs), basis, interval)
+
+    def _boot(self) -> Bootstrapper:
+        if self._bootstrapper is None:
+            self._bootstrapper = Bootstrapper(self)
+        return self._bootstrapper
+
+    def bootstrap(self, a: Ciphertext) -> Ciphertext:
+        """A fresh ciphertext of the same values at the top message level (ctx.max_level), from
+        one at any level; needs ctx.eval_keys(sk, bootstrap=True). See ember.bootstrap."""
+        self._check(a)
+        return self._boot().bootstrap(a)
 
     def matvec(self, matrix, a: Ciphertext) -> Ciphertext:
         """matrix @ a for a plaintext slots x slots matrix (diagonal method, baby-step

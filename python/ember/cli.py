@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     demo.add_argument("--device", default="auto")
     demo.set_defaults(fn=cmd_demo)
     bench = sub.add_parser("bench", help="benchmarks; prints JSON")
-    bench.add_argument("what", choices=["ntt", "ckks", "bfv", "bgv"])
+    bench.add_argument("what", choices=["ntt", "ckks", "boot", "bfv", "bgv"])
     bench.add_argument("--device", default="auto")
     bench.add_argument("--json", default=None, help="also write the JSON to this file")
     bench.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")

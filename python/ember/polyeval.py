@@ -88,15 +88,26 @@ def evaluate(ctx, x, coeffs: list[float], basis: str, interval: tuple[float, flo
             t[2 * n] = _chebyshev_power(ctx, t, 2 * n)
         n *= 2
 
+    # Leaves are linear combinations of the baby steps; a context that offers
+    # linear_combination evaluates each with one rescale (operands aligned once, here).
+    fused = hasattr(ctx, "linear_combination")
+    if fused:
+        low = min(t[k].level for k in range(1, baby + 1))
+        leaf_terms = {k: ctx.drop_level(t[k], low) for k in range(1, baby + 1)}
+
     def rec(coef: np.ndarray):
         coef = _trim(coef)
         deg = len(coef) - 1
         if deg <= baby:
-            acc = None
-            for k in range(1, deg + 1):
-                if coef[k] != 0.0:
-                    acc = _combine(ctx, acc, ctx.multiply(t[k], float(coef[k])))
+            ks = [k for k in range(1, deg + 1) if coef[k] != 0.0]
             const = float(coef[0])
+            if fused and ks:
+                return ctx.linear_combination(
+                    [leaf_terms[k] for k in ks], [float(coef[k]) for k in ks], const
+                )
+            acc = None
+            for k in ks:
+                acc = _combine(ctx, acc, ctx.multiply(t[k], float(coef[k])))
             if acc is None:
                 return const if const else None
             return ctx.add(acc, const) if const else acc

@@ -10,7 +10,14 @@ import struct
 from collections.abc import Iterable, Sequence
 
 from . import serialize as _ser
-from .errors import MismatchError, MissingKeyError, ParameterError, SerializationError
+from ._progress import Progress
+from .errors import (
+    DeviceMemoryError,
+    MismatchError,
+    MissingKeyError,
+    ParameterError,
+    SerializationError,
+)
 from .ring import Sampler
 
 __all__ = ["SECURITY_128_MAX_LOGQP", "EvalKeys", "KeyedContext", "PublicKey", "SecretKey"]
@@ -70,10 +77,11 @@ class PublicKey:
 
 
 class EvalKeys:
-    """Relinearization key and Galois keys (by Galois element) of one key set."""
+    """Relinearization key and Galois keys (by Galois element) of one key set; CKKS
+    bootstrapping adds its two encapsulation keys (`boot`)."""
 
-    def __init__(self, ctx, relin, galois: dict):
-        self._ctx, self.relin, self.galois = ctx, relin, galois
+    def __init__(self, ctx, relin, galois: dict, boot: tuple | None = None):
+        self._ctx, self.relin, self.galois, self.boot = ctx, relin, galois, boot
 
     @property
     def rotations(self) -> list[int]:
@@ -82,11 +90,13 @@ class EvalKeys:
 
     @property
     def nbytes(self) -> int:
-        return self.relin.nbytes + sum(k.nbytes for k in self.galois.values())
+        extra = sum(k.nbytes for k in self.boot) if self.boot else 0
+        return self.relin.nbytes + sum(k.nbytes for k in self.galois.values()) + extra
 
     def to_bytes(self) -> bytes:
         raw = self._ctx._raw
-        keys = [self.relin] + [self.galois[g] for g in sorted(self.galois)]
+        # Bootstrapping's encapsulation keys (galois 0) follow the Galois keys.
+        keys = [self.relin] + [self.galois[g] for g in sorted(self.galois)] + list(self.boot or ())
         parts = [struct.pack("<I", len(keys))]
         for k in keys:
             parts.append(struct.pack("<QQI", k.galois, k.seed_nonce, k.dnum) + k.seed)
@@ -109,12 +119,34 @@ class KeyedContext:
     def public_key(self, sk: SecretKey) -> PublicKey:
         return PublicKey(self, self._raw.public_key(sk._raw, self._sampler))
 
-    def _make_eval_keys(self, sk: SecretKey, rotations: Iterable[int], extra: set) -> EvalKeys:
+    def _make_eval_keys(
+        self, sk: SecretKey, rotations: Iterable[int], extra: set, boot=None, progress=True
+    ) -> EvalKeys:
+        """Relinearization and Galois keys; `boot` (a function of sk) adds bootstrapping's
+        encapsulation keys. Shows a progress bar on a terminal; a key set that does not fit in
+        device memory raises DeviceMemoryError with the size it needs."""
         n = self.params.n
-        relin = self._raw.relin_key(sk._raw, self._sampler)
-        elements = {galois_element(r, n) for r in rotations if r % (n // 2)} | extra
-        galois = {g: self._raw.galois_key(sk._raw, g, self._sampler) for g in sorted(elements)}
-        return EvalKeys(self, relin, galois)
+        elements = sorted({galois_element(r, n) for r in rotations if r % (n // 2)} | extra)
+        count = 1 + len(elements) + (2 if boot else 0)
+        raw = self._raw
+        key_bytes = raw.dnum * 2 * len(raw.full_basis()) * n * 8
+        bar = Progress(count, "evaluation keys", progress and count > 4)
+        try:
+            relin = raw.relin_key(sk._raw, self._sampler)
+            bar.step()
+            galois = {}
+            for g in elements:
+                galois[g] = raw.galois_key(sk._raw, g, self._sampler)
+                bar.step()
+            boot_keys = boot(sk) if boot else None
+            bar.step(2 if boot else 0)
+        except MemoryError as e:
+            raise DeviceMemoryError(
+                f"the evaluation keys need {count * key_bytes / 2**30:.2f} GiB ({count} keys of "
+                f"{key_bytes / 2**20:.1f} MiB) on {self.device} and do not fit: free device "
+                "memory, request fewer rotations, or use the CPU"
+            ) from e
+        return EvalKeys(self, relin, galois, boot_keys)
 
     def set_eval_keys(self, ek: EvalKeys) -> None:
         if ek._ctx._raw.params_id != self._raw.params_id:
@@ -164,7 +196,11 @@ class KeyedContext:
         rd.done()
         if keys[0].galois != 0:
             raise SerializationError("the first evaluation key must be the relinearization key")
-        return EvalKeys(self, keys[0], {k.galois: k for k in keys[1:]})
+        boot = [k for k in keys[1:] if k.galois == 0]
+        if len(boot) not in (0, 2):
+            raise SerializationError("malformed bootstrapping keys in the evaluation keys")
+        galois = {k.galois: k for k in keys[1:] if k.galois}
+        return EvalKeys(self, keys[0], galois, tuple(boot) if boot else None)
 
     # ---------------------------------------------------------------- rotations
     def _galois_key(self, g: int):

@@ -174,6 +174,11 @@ void bind_bench(nb::module_& m) {
   m.def("set_ntt_variant", [](const std::string& device, const std::string& name) {
     backend::backend_for(backend::parse_device(device)).set_ntt_variant(name);
   });
+  m.def("synchronize", [](const std::string& device) {
+    // Waits for the device's default stream (timing of Python-level circuits in benchmarks).
+    auto& be = backend::backend_for(backend::parse_device(device));
+    be.synchronize(be.default_stream());
+  });
   m.def("copy_bandwidth", &copy_bandwidth, nb::arg("device"), nb::arg("mb") = 512,
         nb::arg("iters") = 20);
   m.def("ntt_variants", [](const std::string& device) {

@@ -35,5 +35,18 @@ void bind_ckks(nb::module_& m) {
            [](const Context& x, const ring::RnsPoly& p, const SecretKey& sk, ring::Sampler& s) {
              return x.rlwe().encrypt_symmetric(p, sk, s);
            })
-      .def("rescale", &Context::rescale);
+      .def("rescale", &Context::rescale)
+      .def("mod_raise", &Context::mod_raise)
+      .def("switch_key", [](const Context& x, const Ciphertext& a,
+                            const rlwe::SwitchKey& k) { return x.switch_key(a, k); })
+      .def("switching_key",
+           // A key from `from_sk` to `to_sk`, filed under `key_id` (the key set that uses it);
+           // level0_only: see rlwe::Context::switch_key_level0.
+           [](const Context& x, const SecretKey& from_sk, const SecretKey& to_sk, ring::Sampler& s,
+              u64 key_id, bool level0_only) {
+             rlwe::SwitchKey k = level0_only ? x.rlwe().switch_key_level0(from_sk.s, to_sk, s)
+                                             : x.rlwe().switch_key(from_sk.s, to_sk, s, 0);
+             k.key_id = key_id;
+             return k;
+           });
 }

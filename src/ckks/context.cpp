@@ -106,4 +106,47 @@ Ciphertext Context::square(const Ciphertext& a, const SwitchKey& relin) const {
 
 Ciphertext Context::rescale(const Ciphertext& a) const { return divide_by_last_prime(a); }
 
+const ring::BaseConverter& Context::raise_converter(std::size_t level) const {
+  std::lock_guard<std::mutex> lock(raise_mutex_);
+  auto& conv = raise_[level];
+  if (!conv) {
+    const auto& ids = rlwe_.q_basis(level).ids();
+    const ring::RnsBasis upper(rlwe_.ring(), std::vector<u32>(ids.begin() + 1, ids.end()));
+    conv = std::make_unique<ring::BaseConverter>(
+        ring::BaseConverter::centered(rlwe_.q_basis(0), upper));
+  }
+  return *conv;
+}
+
+Ciphertext Context::mod_raise(const Ciphertext& a, std::size_t level) const {
+  check_one(a, "mod_raise");
+  if (a.level != 0 || a.polys.size() != 2)
+    throw ParameterError(
+        "mod_raise: expects a relinearized ciphertext at level 0 (drop it to level 0 first)");
+  if (level < 1 || level > max_level())
+    throw ParameterError("mod_raise: target level must be in [1, " + std::to_string(max_level()) +
+                         "]");
+  auto& be = rlwe_.backend();
+  const auto s = be.default_stream();
+  const ring::BaseConverter& conv = raise_converter(level);
+  const std::size_t n = rlwe_.n();
+  Ciphertext c;
+  for (const auto& p : a.polys) {
+    RnsPoly low = p.copy();
+    low.intt_inplace();
+    RnsPoly out(rlwe_.q_basis(level), Form::coeff, rlwe_.device());
+    // q_0's row is the residue itself; the other primes get the centered value's residues.
+    be.copy_async(out.data(), low.data(), n * sizeof(u64), s);
+    conv.convert_async(out.data() + n, low.data(), be, s);
+    out.ntt_inplace();
+    c.polys.push_back(std::move(out));
+  }
+  c.level = level;
+  c.scale = a.scale;
+  c.factor = a.factor;
+  c.key_id = a.key_id;
+  c.params_id = a.params_id;
+  return c;
+}
+
 }  // namespace ember::ckks

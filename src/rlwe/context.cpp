@@ -281,6 +281,23 @@ SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::
   return key;
 }
 
+SwitchKey Context::switch_key_level0(const RnsPoly& s_from, const SecretKey& sk,
+                                     ring::Sampler& sampler) const {
+  SwitchKey key = switch_key(s_from, sk, sampler, 0);
+  auto& be = backend();
+  const Stream st = be.default_stream();
+  const std::size_t rows = key.rows;
+  const RnsPoly zeros = RnsPoly::zeros(full_, Form::eval, device_);
+  for (std::size_t j = 0; j < dnum_; ++j) {
+    u64* b = key.data.as<u64>() + (2 * j) * rows * n_;
+    // Digit 0 keeps q_0 (row 0) and P (rows q_count_..); every other b row is cleared.
+    const std::size_t first = j == 0 ? 1 : 0, last = j == 0 ? q_count_ : rows;
+    if (last > first)
+      be.copy_async(b + first * n_, zeros.data(), (last - first) * n_ * sizeof(u64), st);
+  }
+  return key;
+}
+
 SwitchKey Context::relin_key(const SecretKey& sk, ring::Sampler& sampler) const {
   const RnsPoly s2 = sk.s.multiply(sk.s);
   return switch_key(s2, sk, sampler, 0);

@@ -161,6 +161,19 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const SwitchKey& relin) c
   return c;
 }
 
+Ciphertext Evaluator::switch_key(const Ciphertext& a, const SwitchKey& key) const {
+  check_one(a, "switch_key");
+  if (a.polys.size() != 2) throw ParameterError("switch_key: relinearize the ciphertext first");
+  if (key.key_id != a.key_id || key.galois != 0)
+    throw MismatchError("switch_key: the key is not a plain switching key of this key set");
+  const Stream s = rlwe_.backend().default_stream();
+  Ciphertext c = like(a, 2);
+  const backend::Buffer ext = rlwe_.mod_up(a.polys[1].data(), a.level, s);
+  rlwe_.key_switch(a.polys[1].data(), ext, a.level, key, 0, c.polys[0].data(), c.polys[1].data(), s,
+                   a.polys[0].data(), nullptr);
+  return c;
+}
+
 Ciphertext Evaluator::drop_level(const Ciphertext& a, std::size_t level) const {
   check_one(a, "drop_level");
   if (level > a.level)

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "ember/rlwe/evaluator.h"
@@ -29,6 +32,16 @@ class Context : public rlwe::Evaluator {
   Ciphertext square(const Ciphertext& a, const SwitchKey& relin) const;
   /// Divides by the last prime (level - 1, scale / q_level), rounding.
   Ciphertext rescale(const Ciphertext& a) const;
+  /// Bootstrapping's ModRaise: a level-0 ciphertext (c0, c1 mod q_0) read as one over Q_level by
+  /// lifting every coefficient's centered residue; it then decrypts to m + q_0 I with a small
+  /// integer polynomial I. Scale unchanged. Throws ParameterError unless a is at level 0 with
+  /// two polynomials and 1 <= level <= max_level().
+  Ciphertext mod_raise(const Ciphertext& a, std::size_t level) const;
+
+ private:
+  const ring::BaseConverter& raise_converter(std::size_t level) const;
+  mutable std::mutex raise_mutex_;
+  mutable std::map<std::size_t, std::unique_ptr<ring::BaseConverter>> raise_;  // q_0 -> q_1..q_l
 };
 
 }  // namespace ember::ckks

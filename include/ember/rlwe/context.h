@@ -62,6 +62,12 @@ class Context {
   /// Key switching from s_from (eval form over the full basis) to sk.
   SwitchKey switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::Sampler& sampler,
                        u64 galois) const;
+  /// A switching key from s_from to sk usable only at level 0: only the rows of q_0 and P of its
+  /// first digit are published (the rest are zero), so it is an RLWE sample modulo q_0 P only.
+  /// Bootstrapping's switch to a sparse secret needs this: with the full modulus Q P, a sparse
+  /// sk would be insecure.
+  SwitchKey switch_key_level0(const RnsPoly& s_from, const SecretKey& sk,
+                              ring::Sampler& sampler) const;
   SwitchKey relin_key(const SecretKey& sk, ring::Sampler& sampler) const;
   /// Key for the automorphism X -> X^g.
   SwitchKey galois_key(const SecretKey& sk, u64 galois, ring::Sampler& sampler) const;

@@ -45,6 +45,9 @@ class Evaluator {
   Ciphertext drop_level(const Ciphertext& a, std::size_t level) const;
   /// X -> X^galois with its key.
   Ciphertext apply_galois(const Ciphertext& a, const SwitchKey& key) const;
+  /// Key switching without an automorphism: the same message under the key's target secret
+  /// (bootstrapping's switches to and from a sparse secret). The key must have galois 0.
+  Ciphertext switch_key(const Ciphertext& a, const SwitchKey& key) const;
   /// Several automorphisms of one ciphertext sharing one ModUp (hoisting).
   std::vector<Ciphertext> apply_galois_hoisted(const Ciphertext& a,
                                                const std::vector<const SwitchKey*>& keys) const;

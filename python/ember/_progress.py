@@ -1,0 +1,28 @@
+"""A minimal progress bar for long-running calls (key generation for bootstrapping): drawn on
+stderr only when it is a terminal; progress=False turns it off."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Progress:
+    def __init__(self, total: int, label: str, enabled: bool = True):
+        self.total, self.label, self.done = max(total, 1), label, 0
+        self.enabled = enabled and sys.stderr.isatty()
+        self.start = time.perf_counter()
+
+    def step(self, count: int = 1) -> None:
+        self.done += count
+        if self.enabled:
+            width = 30
+            filled = width * self.done // self.total
+            elapsed = time.perf_counter() - self.start
+            sys.stderr.write(
+                f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+                f"{self.done}/{self.total} {elapsed:.1f}s"
+            )
+            if self.done >= self.total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()

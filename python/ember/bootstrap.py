@@ -1,0 +1,421 @@
+"""CKKS bootstrapping (the `boot` layer): a circuit of CKKS operations that refreshes a level-0
+ciphertext to a high level.
+
+Steps (Cheon-Han-Kim-Kim-Song, with Bossuat et al.'s EvalMod and sparse-secret encapsulation):
+
+1. Encapsulation (optional, default): key switch at level 0 from the user's dense secret s to an
+   ephemeral sparse secret s' (h' nonzeros; its key holds only the rows of q_0 and P, so it is an
+   RLWE sample modulo q_0 P), so that after ModRaise |I| <= (h' + 1) / 2.
+2. ModRaise: the residues mod q_0 lifted to the whole chain Q_L; the plaintext becomes t = m + q_0 I.
+   With encapsulation, a key switch s' -> s at the top level follows.
+3. CoeffToSlot: the inverse of the decoding map U0 (z = U0 (t_lo + i t_hi)), applied as the
+   special FFT's butterfly stages merged into `cts_levels` matrices with few diagonals, each
+   evaluated by baby-step giant-step with hoisted baby rotations. The output is in bit-reversed
+   order, which EvalMod ignores and SlotToCoeff undoes. Conjugation splits real and imaginary parts.
+4. EvalMod: x -> sin(2 pi x) on each part (slots t / q_0 = I + m / q_0) as a Chebyshev
+   approximation of cos(2 pi (x - 1/4) / 2^r) on [-(K + 1), K + 1] followed by r double-angle
+   steps cos(2a) = 2 cos(a)^2 - 1; sin(2 pi m / q_0) ~ 2 pi m / q_0.
+5. SlotToCoeff: U0 on re + i im, with q_0 / (2 pi scale) folded into the first stage, landing at
+   the top message level with its standard scale.
+
+Every constant factor is folded into the transforms' plaintext diagonals, which are encoded once
+(per level and scale) and kept on the context's device. The level layout of a bootstrapping
+parameter set, from the top: CoeffToSlot primes, EvalMod primes, SlotToCoeff primes, the message
+primes the user computes with, q_0 (see BootstrapParams).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import MissingKeyError, ParameterError
+
+__all__ = ["BootstrapParams", "Bootstrapper"]
+
+
+@dataclass(frozen=True)
+class BootstrapParams:
+    """The bootstrapping part of a CKKS parameter set.
+
+    cts_levels / stc_levels: levels (merged FFT stages) of CoeffToSlot / SlotToCoeff, with primes
+    of cts_bits / stc_bits. eval_bits: primes (and scale) of EvalMod. k: the bound on |I| (the
+    multiple of q_0 that ModRaise adds); with encapsulation it is (sparse_hw + 1) // 2 unless
+    given. double_angle: r. degree: Chebyshev degree of the cosine. sparse_hw: Hamming weight of
+    the ephemeral secret (0 turns encapsulation off; k must then bound I for the user's secret).
+    """
+
+    cts_levels: int = 3
+    stc_levels: int = 3
+    cts_bits: int = 56
+    stc_bits: int = 48
+    eval_bits: int = 60
+    k: int = 0
+    double_angle: int = 2
+    degree: int = 56
+    sparse_hw: int = 32
+
+    def __post_init__(self):
+        if self.cts_levels < 1 or self.stc_levels < 1:
+            raise ParameterError("cts_levels and stc_levels must be >= 1")
+        for name in ("cts_bits", "stc_bits", "eval_bits"):
+            if not 30 <= getattr(self, name) <= 61:
+                raise ParameterError(f"{name} must be in [30, 61]")
+        if not 0 <= self.double_angle <= 8 or not 3 <= self.degree <= 255:
+            raise ParameterError("double_angle must be in [0, 8] and degree in [3, 255]")
+        if self.sparse_hw < 0 or (self.sparse_hw == 0 and self.k < 1):
+            raise ParameterError("without encapsulation (sparse_hw=0), give k, the bound on |I|")
+        if self.k == 0:
+            object.__setattr__(self, "k", (self.sparse_hw + 1) // 2)
+
+    @property
+    def poly_levels(self) -> int:
+        """Levels of the Chebyshev evaluation of this degree (ember.polyeval's schedule)."""
+        return _chebyshev_depth(self.degree)
+
+    @property
+    def eval_levels(self) -> int:
+        return self.poly_levels + self.double_angle
+
+    @property
+    def levels(self) -> int:
+        """Levels a bootstrap consumes above the message levels."""
+        return self.cts_levels + self.eval_levels + self.stc_levels
+
+    def prime_bits(self) -> list[int]:
+        """Bits of the bootstrapping primes from the lowest (first SlotToCoeff) up."""
+        return (
+            [self.stc_bits] * self.stc_levels
+            + [self.eval_bits] * self.eval_levels
+            + [self.cts_bits] * self.cts_levels
+        )
+
+
+class _Depth:
+    """A stand-in ciphertext that only tracks its level: ember.polyeval run on it with
+    _DepthContext gives the exact depth of its schedule."""
+
+    def __init__(self, level: int):
+        self.level = level
+
+
+class _DepthContext:
+    def multiply(self, a, b):
+        if isinstance(b, _Depth):
+            return _Depth(min(a.level, b.level) - 1)
+        return _Depth(a.level if float(b).is_integer() else a.level - 1)
+
+    def add(self, a, b):
+        return _Depth(min(a.level, b.level)) if isinstance(b, _Depth) else a
+
+    sub = add
+
+    def drop_level(self, a, level):
+        return _Depth(level)
+
+    def linear_combination(self, cts, coeffs, constant=0.0):
+        return _Depth(min(c.level for c in cts) - 1)
+
+
+def _chebyshev_depth(degree: int) -> int:
+    from .polyeval import evaluate
+
+    top = 64
+    out = evaluate(_DepthContext(), _Depth(top), [0.5] * (degree + 1), "chebyshev", (-1.0, 1.0))
+    return top - out.level
+
+
+# ---------------------------------------------------------------- the special FFT, factored
+
+
+def _rot_group(slots: int, n: int) -> np.ndarray:
+    g = np.empty(slots, dtype=np.int64)
+    e = 1
+    for j in range(slots):
+        g[j] = e
+        e = e * 5 % (2 * n)
+    return g
+
+
+def _butterfly_stage(slots: int, n: int, length: int, inverse: bool) -> dict[int, np.ndarray]:
+    """One stage of the special FFT (block length `length`) as {rotation offset: diagonal}:
+    out = sum_o diag_o * rot(x, o), rot(x, o)[s] = x[s + o]. Forward: u + xi v, u - xi v; the
+    inverse undoes it."""
+    h = length // 2
+    s = np.arange(slots)
+    p = s % length
+    top = p < h
+    j = np.where(top, p, p - h)
+    g = _rot_group(slots, n)
+    xi = np.exp(2j * np.pi * (g[j] % (4 * length)) / (4 * length))
+    if inverse:
+        parts = [
+            (0, np.where(top, 0.5, -0.5 / xi)),
+            (h, np.where(top, 0.5, 0)),
+            (-h, np.where(top, 0, 0.5 / xi)),
+        ]
+    else:
+        parts = [(0, np.where(top, 1, -xi)), (h, np.where(top, xi, 0)), (-h, np.where(top, 0, 1))]
+    out: dict[int, np.ndarray] = {}
+    for o, v in parts:
+        o %= slots
+        out[o] = out.get(o, 0) + np.asarray(v, dtype=complex)
+    return out
+
+
+def _compose(after: dict, first: dict, slots: int) -> dict[int, np.ndarray]:
+    """The diagonals of (after o first): sum_{a,b} after_a * rot(first_b, a) at offset a + b."""
+    out: dict[int, np.ndarray] = {}
+    for oa, da in after.items():
+        for ob, db in first.items():
+            o = (oa + ob) % slots
+            out[o] = out.get(o, 0) + da * np.roll(db, -oa)
+    return {o: v for o, v in out.items() if np.any(v != 0)}
+
+
+def _split(count: int, groups: int) -> list[int]:
+    """count stages into `groups` consecutive groups, as even as possible (larger ones first)."""
+    base, extra = divmod(count, groups)
+    return [base + (1 if i < extra else 0) for i in range(groups)]
+
+
+def dft_matrices(n: int, levels: int, inverse: bool) -> list[dict[int, np.ndarray]]:
+    """The decoding map U0 (inverse=False: bit-reversed coefficients -> slots) or its inverse
+    (slots -> bit-reversed coefficients) as `levels` sparse-diagonal matrices in the order they
+    are applied."""
+    slots = n // 2
+    log_slots = slots.bit_length() - 1
+    if not 1 <= levels <= log_slots:
+        raise ParameterError(f"the FFT level budget must be in [1, {log_slots}]")
+    lengths = [1 << k for k in range(1, log_slots + 1)]
+    if inverse:
+        lengths = lengths[::-1]
+    mats, at = [], 0
+    for size in _split(log_slots, levels):
+        m = _butterfly_stage(slots, n, lengths[at], inverse)
+        for length in lengths[at + 1 : at + size]:
+            m = _compose(_butterfly_stage(slots, n, length, inverse), m, slots)
+        mats.append(m)
+        at += size
+    return mats
+
+
+def _bsgs_plan(offsets, slots: int) -> tuple[int, int, list[tuple[int, int, int]]]:
+    """Baby-step giant-step split of the offsets o = G + b: (d, n1, [(offset, giant, baby)])
+    with baby steps b = 0, d, ..., (n1 - 1) d."""
+    d = 0
+    for o in offsets:
+        d = math.gcd(d, o)
+    d = math.gcd(d, slots) or slots
+    period = slots // d
+    ms = [((o // d + period // 2) % period) - period // 2 for o in offsets]
+    lo = min(ms)
+    span = max(ms) - lo + 1
+    n1 = 1 << math.ceil(math.log2(math.sqrt(span))) if span > 1 else 1
+    plan = []
+    for o, m in zip(offsets, ms):
+        b = (m - lo) % n1
+        plan.append((o, (o - b * d) % slots, b * d))
+    return d, n1, plan
+
+
+# ---------------------------------------------------------------- the circuit
+
+
+class Bootstrapper:
+    """Bootstrapping for one CKKS context with bootstrapping parameters (ctx.params.boot)."""
+
+    def __init__(self, ctx):
+        bp = ctx.params.boot
+        if bp is None:
+            raise ParameterError(
+                "these parameters have no bootstrapping levels: use a preset with 'boot' in its "
+                "name or Params(..., boot=BootstrapParams())"
+            )
+        self.ctx, self.bp = ctx, bp
+        n = ctx.params.n
+        self.n, self.slots = n, n // 2
+        self.top = ctx._raw.max_level
+        self.out_level = ctx.max_level
+        self.cts = [self._planned(m) for m in dft_matrices(n, bp.cts_levels, True)]
+        self.stc = [self._planned(m) for m in dft_matrices(n, bp.stc_levels, False)]
+        self.eval_top = self.top - bp.cts_levels
+        self.q0 = ctx._raw.prime(0)
+        span = bp.k + 1  # t / q_0 in (-(k + 1/2), k + 1/2)
+        self.span = span
+        r = bp.double_angle
+        from .polyeval import chebyshev_coefficients
+
+        self.cheb = chebyshev_coefficients(
+            lambda u: np.cos(2 * np.pi * (span * u - 0.25) / (1 << r)), bp.degree
+        )
+        self._plain_cache: dict = {}
+        x_n2 = np.zeros(n)
+        x_n2[n // 2] = 1.0
+        self._x_n2 = x_n2  # X^(N/2): multiplies every slot by i
+
+    def _planned(self, m: dict) -> tuple:
+        offsets = sorted(m)
+        d, n1, plan = _bsgs_plan(offsets, self.slots)
+        return m, d, n1, plan
+
+    def rotations(self) -> list[int]:
+        """Rotation steps whose keys the transforms need."""
+        steps = set()
+        for _, d, n1, plan in self.cts + self.stc:
+            steps.update(b for _, _, b in plan)
+            steps.update(g for _, g, _ in plan)
+        return sorted(s for s in steps if s % self.slots)
+
+    # ---------------------------------------------------------------- linear transforms
+    def _transform(self, x, planned, factor: complex, target_scale: float, key: tuple):
+        """sum_o diag_o * rot(x, o) times `factor`, rescaled once, landing at `target_scale`."""
+        ctx = self.ctx
+        raw = ctx._raw
+        m, _, _, plan = planned
+        level = x.level
+        pt_scale = target_scale * raw.prime(level) / x.scale
+        cache_key = key + (level, round(math.log2(pt_scale) * 1e9))
+        plains = self._plain_cache.get(cache_key)
+        if plains is None:
+            plains = {}
+            for o, g, _ in plan:
+                plains[o] = ctx.encode(np.roll(m[o] * factor, g), level, pt_scale)._poly
+            self._plain_cache[cache_key] = plains
+        babies = sorted({b for _, _, b in plan})
+        rotated = dict(zip(babies, ctx.rotate_many(x, babies)))
+        by_giant: dict[int, list] = {}
+        for o, g, b in plan:
+            by_giant.setdefault(g, []).append((o, b))
+        # Giant steps rotate the unrescaled sums (scale x.scale * pt_scale), so their key
+        # switching noise is negligible; one rescale at the end.
+        acc = None
+        for g in sorted(by_giant):
+            inner = None
+            for o, b in by_giant[g]:
+                prod = raw.multiply_plain(rotated[b]._raw, plains[o])
+                inner = prod if inner is None else raw.add(inner, prod)
+            if g:
+                inner = ctx._wrap(inner, x)
+                inner = ctx.rotate(inner, g)._raw
+            acc = inner if acc is None else raw.add(acc, inner)
+        acc.scale = x.scale * pt_scale
+        out = ctx._wrap(raw.rescale(acc), x)
+        out.is_complex = True
+        out._raw.scale = target_scale
+        return out
+
+    def _run_transforms(self, x, stages, factor: complex, final_scale: float, name: str):
+        """The stages in order, the first times `factor`, ending at `final_scale`. The product
+        of the plaintext scales is fixed (final * prod q / input scale); it is spread evenly so
+        that no stage's diagonals or rescaling lose precision."""
+        raw = self.ctx._raw
+        for i, planned in enumerate(stages):
+            remaining = len(stages) - i
+            qs = [float(raw.prime(x.level - j)) for j in range(remaining)]
+            log_pt = math.log2(final_scale) + sum(map(math.log2, qs)) - math.log2(x.scale)
+            pt_scale = 2.0 ** (log_pt / remaining)
+            target = final_scale if remaining == 1 else x.scale * pt_scale / qs[0]
+            f = factor if i == 0 else 1.0
+            x = self._transform(x, planned, f, target, (name, i, f))
+        return x
+
+    def _times_i(self, x, sign: int = 1):
+        """x times i (or -i): the monomial X^(N/2), exact and free of levels."""
+        ctx = self.ctx
+        mono = ctx._raw.encode_coeffs(sign * self._x_n2, x.level, 1.0)
+        out = ctx._wrap(ctx._raw.multiply_plain(x._raw, mono), x)
+        out._raw.scale = x.scale
+        return out
+
+    # ---------------------------------------------------------------- EvalMod
+    def _eval_mod(self, u):
+        """sin(2 pi span u) from u in [-1, 1] (standard scale of the EvalMod top level)."""
+        ctx = self.ctx
+        y = ctx.poly_eval(u, self.cheb)
+        for _ in range(self.bp.double_angle):
+            y = ctx.add(ctx.multiply(ctx.multiply(y, y), 2), -1.0)
+        return y
+
+    def plaintext_bytes(self) -> int:
+        """Device memory of the precomputed diagonals."""
+        return sum(
+            8 * p.limbs * p.n for plains in self._plain_cache.values() for p in plains.values()
+        )
+
+    # ---------------------------------------------------------------- the whole circuit
+    def bootstrap(self, ct, phases: dict | None = None, sync=None):
+        """The circuit; with `phases` (and a device `sync`), the milliseconds of each step are
+        recorded there (benchmarks)."""
+        import time
+
+        marks = [time.perf_counter()]
+
+        def mark(name):
+            if phases is not None:
+                sync()
+                now = time.perf_counter()
+                phases[name] = (now - marks[-1]) * 1e3
+                marks.append(now)
+
+        ctx = self.ctx
+        raw = ctx._raw
+        bp = self.bp
+        keys = ctx._keys()
+        if keys.boot is None and bp.sparse_hw:
+            raise MissingKeyError(
+                "no bootstrapping keys: generate them with ctx.eval_keys(sk, bootstrap=True)"
+            )
+        if ct.level > 0:
+            ct = ctx.drop_level(ct, 0)
+        scale_in = ct.scale
+        c = ct._raw
+        if bp.sparse_hw:
+            c = raw.switch_key(c, keys.boot[0])
+        c = raw.mod_raise(c, self.top)
+        if bp.sparse_hw:
+            c = raw.switch_key(c, keys.boot[1])
+        # Slots now decode to U0 t / scale: with scale q_0 span, CoeffToSlot yields t / (q_0 span).
+        c.scale = self.q0 * self.span
+        mark("mod_raise")
+        x = ctx._wrap(c, ct)
+        x.is_complex = True
+        # CoeffToSlot, landing at the EvalMod top level's standard scale; 1/2 for the split.
+        x = self._run_transforms(x, self.cts, 0.5, ctx.scale_at(self.eval_top), "cts")
+        mark("coeff_to_slot")
+        conj = ctx.conj(x)
+        re = ctx._wrap(raw.add(x._raw, conj._raw), x)
+        im = self._times_i(ctx._wrap(raw.sub(x._raw, conj._raw), x), -1)
+        re.is_complex = im.is_complex = False
+        if x.level != self.eval_top:
+            raise AssertionError("bootstrap: CoeffToSlot ended at an unexpected level")
+        # EvalMod on both parts, then w = re + i im.
+        re, im = self._eval_mod(re), self._eval_mod(im)
+        stc_top = self.out_level + bp.stc_levels
+        if re.level < stc_top:
+            raise AssertionError("bootstrap: EvalMod used more levels than planned")
+        if re.level > stc_top:
+            re, im = ctx.drop_level(re, stc_top), ctx.drop_level(im, stc_top)
+        w = ctx._wrap(raw.add(re._raw, self._times_i(im)._raw), re)
+        w.is_complex = True
+        mark("eval_mod")
+        # SlotToCoeff: U0 w q_0 / (2 pi scale_in), landing at the message top level.
+        factor = self.q0 / (2 * np.pi * scale_in)
+        w = self._run_transforms(w, self.stc, factor, ctx.scale_at(self.out_level), "stc")
+        w.is_complex = ct.is_complex
+        mark("slot_to_coeff")
+        return w
+
+
+def generate_boot_keys(ctx, sk, progress: bool = True):
+    """The two encapsulation keys (s -> sparse s' at level 0, s' -> s) for ctx.params.boot."""
+    bp = ctx.params.boot
+    if not bp.sparse_hw:
+        return None
+    raw = ctx._raw
+    sparse = raw.keygen(ctx._sampler, bp.sparse_hw)
+    to_sparse = raw.switching_key(sk._raw, sparse, ctx._sampler, sk._raw.key_id, True)
+    from_sparse = raw.switching_key(sparse, sk._raw, ctx._sampler, sk._raw.key_id, False)
+    return to_sparse, from_sparse

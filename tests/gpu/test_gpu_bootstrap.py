@@ -1,0 +1,84 @@
+"""CKKS bootstrapping, CPU vs GPU, and at full size on the GPU.
+
+- N12_boot_insecure with the same fixed sampler key on both devices: identical keys (the
+  encapsulation keys included) and a bit-identical bootstrapped ciphertext.
+- N16_boot (128-bit secure, N = 2^16, full slots) on the GPU: at least 20 bits of mean precision,
+  the promised output level (10), a product after bootstrapping, and ten bootstraps in a row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ember import ckks, ring
+
+KEY = bytes(32)
+
+
+def bits(got, want) -> tuple[float, float]:
+    err = np.abs(np.asarray(got) - np.asarray(want))
+    return -np.log2(err.mean()), -np.log2(err.max())
+
+
+def side(name: str, device: str):
+    ctx = ckks.Context(ckks.Params.preset(name), device=device)
+    ctx._sampler = ring.Sampler(KEY)
+    sk = ctx.keygen()
+    pk = ctx.public_key(sk)
+    ek = ctx.eval_keys(sk, bootstrap=True, progress=False)
+    ctx.set_eval_keys(ek)
+    ctx._sampler = ring.Sampler(KEY, 7)
+    return ctx, sk, pk, ek
+
+
+def test_bootstrap_bit_identical_to_cpu(gpu):
+    cpu = side("N12_boot_insecure", "cpu")
+    dev = side("N12_boot_insecure", gpu)
+    for k_cpu, k_dev in zip(cpu[3].boot, dev[3].boot):
+        for j in range(cpu[0]._raw.dnum):
+            np.testing.assert_array_equal(
+                dev[0]._raw.switch_key_part(k_dev, j).to_numpy(),
+                cpu[0]._raw.switch_key_part(k_cpu, j).to_numpy(),
+            )
+    v = np.random.default_rng(1).uniform(-1, 1, cpu[0].slots)
+    outs = []
+    for ctx, sk, pk, _ in (cpu, dev):
+        out = ctx.bootstrap(ctx.encrypt(v, pk, level=0))
+        outs.append(out)
+        assert out.level == ctx.max_level
+        assert bits(ctx.decrypt(out, sk), v)[0] >= 20
+    for i in range(2):
+        np.testing.assert_array_equal(
+            outs[1]._raw.poly(i).to_numpy(), outs[0]._raw.poly(i).to_numpy(), err_msg=f"c{i}"
+        )
+
+
+@pytest.fixture(scope="module")
+def full(gpu):
+    if gpu == "cpu":
+        pytest.skip("N = 2^16 bootstrapping runs on the GPU only (too slow for the CPU self-check)")
+    return side("N16_boot", gpu)
+
+
+def test_full_size_precision_and_level(full):
+    ctx, sk, pk, _ = full
+    assert ctx.slots == 2**15 and ctx.max_level >= 10
+    v = np.random.default_rng(2).uniform(-1, 1, ctx.slots)
+    out = ctx.bootstrap(ctx.encrypt(v, pk, level=0))
+    assert out.level == ctx.max_level
+    mean_bits, min_bits = bits(ctx.decrypt(out, sk), v)
+    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+    assert min_bits >= 15, f"worst slot {min_bits:.1f} bits"
+    y = out * out
+    assert bits(ctx.decrypt(y, sk), v * v)[0] >= 19
+
+
+def test_full_size_ten_bootstraps(full):
+    ctx, sk, pk, _ = full
+    v = np.random.default_rng(3).uniform(-1, 1, ctx.slots)
+    ct = ctx.encrypt(v, pk, level=0)
+    for _ in range(10):
+        ct = ctx.bootstrap(ctx.drop_level(ct, 0))
+    mean_bits, _ = bits(ctx.decrypt(ct, sk), v)
+    assert ct.level == ctx.max_level
+    assert mean_bits >= 19, f"mean precision after 10 bootstraps {mean_bits:.1f} bits"

@@ -1,0 +1,159 @@
+"""CKKS bootstrapping on the CPU (small insecure ring N = 2^12, the N12_boot_insecure preset):
+precision of one bootstrap (mean and worst slot), the promised output level, computing after a
+bootstrap, ten bootstraps in a row, complex values, inputs above level 0, the factored DFT
+against the dense decoding matrix, key serialization and the errors a user can hit.
+
+Precision is -log2 of the mean (and max) absolute slot error against the encrypted values in
+[-1, 1]; the issue asks for at least 20 bits (mean).
+"""
+
+from __future__ import annotations
+
+import ember
+import numpy as np
+import pytest
+from ember import bootstrap, ckks
+
+
+def bits(got, want) -> tuple[float, float]:
+    err = np.abs(np.asarray(got) - np.asarray(want))
+    return -np.log2(err.mean()), -np.log2(err.max())
+
+
+@pytest.fixture(scope="module")
+def boot():
+    ctx = ckks.Context(ckks.Params.preset("N12_boot_insecure"), device="cpu")
+    sk = ctx.keygen()
+    pk = ctx.public_key(sk)
+    ek = ctx.eval_keys(sk, rotations=[1], bootstrap=True, progress=False)
+    ctx.set_eval_keys(ek)
+    return ctx, sk, pk, ek
+
+
+def test_preset_layout():
+    p = ckks.Params.preset("N12_boot_insecure")
+    bp = p.boot
+    assert p.levels == 2 and bp.levels == bp.cts_levels + bp.eval_levels + bp.stc_levels
+    assert len(p.q_primes) == 1 + p.levels + bp.levels
+    ctx = ckks.Context(p, device="cpu")
+    assert ctx.max_level == 2 and ctx._raw.max_level == 2 + bp.levels
+    big = ckks.Params.preset("N16_boot")
+    assert big.levels >= 10 and big.total_bits <= 1772 and not big.insecure
+    assert "N16_boot" in ckks.Params.presets() and "N12_boot_insecure" in ckks.Params.presets()
+
+
+@pytest.mark.parametrize("inverse", [False, True])
+def test_factored_dft_matches_decoding(inverse):
+    """The merged butterfly stages equal U0 (bit-reversed input) and its inverse."""
+    n = 64
+    slots = n // 2
+    zeta = np.exp(1j * np.pi / n)
+    rot = bootstrap._rot_group(slots, n)
+    u0 = zeta ** np.outer(rot, np.arange(slots))
+    perm = [int(format(i, "05b")[::-1], 2) for i in range(slots)]
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=slots) + 1j * rng.normal(size=slots)
+    for levels in (1, 2, 5):
+        x = u0 @ w if inverse else w[perm]
+        for m in bootstrap.dft_matrices(n, levels, inverse):
+            x = sum(d * np.roll(x, -o) for o, d in m.items())
+        want = w[perm] if inverse else u0 @ w
+        np.testing.assert_allclose(x, want, atol=1e-10)
+
+
+def test_bsgs_plan_covers_offsets():
+    for m in bootstrap.dft_matrices(2**12, 3, True):
+        d, n1, plan = bootstrap._bsgs_plan(sorted(m), 2**11)
+        for o, g, b in plan:
+            assert (g + b) % 2**11 == o and 0 <= b < n1 * d
+
+
+def test_bootstrap_precision_and_level(boot):
+    ctx, sk, pk, _ = boot
+    v = np.random.default_rng(1).uniform(-1, 1, ctx.slots)
+    ct = ctx.encrypt(v, pk, level=0)
+    out = ctx.bootstrap(ct)
+    assert out.level == ctx.max_level
+    assert out.scale == pytest.approx(ctx.scale_at(ctx.max_level), rel=1e-12)
+    mean_bits, min_bits = bits(ctx.decrypt(out, sk), v)
+    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+    assert min_bits >= 17, f"worst-slot precision {min_bits:.1f} bits"
+
+
+def test_compute_after_bootstrap(boot):
+    ctx, sk, pk, _ = boot
+    v = np.random.default_rng(2).uniform(-1, 1, ctx.slots)
+    ct = ctx.encrypt(v, pk, level=1)  # dropped to level 0 first
+    out = ctx.bootstrap(ct)
+    y = out * out + 0.5 * out.rotate(1)
+    assert y.level == ctx.max_level - 1
+    mean_bits, _ = bits(ctx.decrypt(y, sk), v * v + 0.5 * np.roll(v, -1))
+    assert mean_bits >= 18, f"mean precision {mean_bits:.1f} bits"
+
+
+def test_ten_bootstraps_in_a_row(boot):
+    ctx, sk, pk, _ = boot
+    v = np.random.default_rng(3).uniform(-1, 1, ctx.slots)
+    ct = ctx.encrypt(v, pk, level=0)
+    for _ in range(10):
+        ct = ctx.bootstrap(ctx.drop_level(ct, 0))
+    assert ct.level == ctx.max_level
+    mean_bits, min_bits = bits(ctx.decrypt(ct, sk), v)
+    assert mean_bits >= 19, f"mean precision after 10 bootstraps {mean_bits:.1f} bits"
+    assert min_bits >= 15, f"worst slot after 10 bootstraps {min_bits:.1f} bits"
+
+
+def test_complex_values(boot):
+    ctx, sk, pk, _ = boot
+    rng = np.random.default_rng(4)
+    v = rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots)
+    out = ctx.bootstrap(ctx.encrypt(v, pk, level=0))
+    assert out.is_complex
+    mean_bits, _ = bits(ctx.decrypt(out, sk), v)
+    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+
+
+def test_eval_keys_serialization_keeps_boot_keys(boot):
+    ctx, sk, pk, ek = boot
+    blob = ek.to_bytes()
+    ek2 = ctx.eval_keys_from_bytes(blob)
+    assert ek2.boot is not None and len(ek2.galois) == len(ek.galois)
+    assert ek2.nbytes == ek.nbytes
+    v = np.random.default_rng(5).uniform(-1, 1, ctx.slots)
+    ct = ctx.encrypt(v, pk, level=0)
+    ctx.set_eval_keys(ek2)
+    try:
+        out = ctx.bootstrap(ct)
+    finally:
+        ctx.set_eval_keys(ek)
+    assert bits(ctx.decrypt(out, sk), v)[0] >= 20
+
+
+def test_level0_key_hides_the_sparse_secret(boot):
+    """The switching key to the sparse secret publishes only q_0 and P rows (RLWE modulo q_0 P)."""
+    ctx, *_ = boot
+    ek = ctx._keys()
+    raw = ctx._raw
+    q_count = raw.max_level + 1
+    for j in range(raw.dnum):
+        b = raw.switch_key_part(ek.boot[0], j).to_numpy()
+        upper = b[1:q_count] if j == 0 else b
+        assert not upper.any()
+        if j == 0:
+            assert b[0].any() and b[q_count:].any()
+
+
+def test_errors(boot):
+    ctx = boot[0]
+    plain = ckks.Context(ckks.Params(log_n=12, levels=2, insecure=True), device="cpu")
+    with pytest.raises(ember.ParameterError, match="bootstrapping levels"):
+        plain.eval_keys(plain.keygen(), bootstrap=True)
+    fresh = ckks.Context(ckks.Params.preset("N12_boot_insecure"), device="cpu")
+    fsk = fresh.keygen()
+    fresh.set_eval_keys(fresh.eval_keys(fsk, progress=False))
+    with pytest.raises(ember.MissingKeyError, match="bootstrap=True"):
+        fresh.bootstrap(fresh.encrypt(np.ones(4), fsk, level=0))
+    with pytest.raises(ember.ParameterError):
+        bootstrap.BootstrapParams(sparse_hw=0)
+    with pytest.raises(ember.MismatchError):
+        ctx.bootstrap(fresh.encrypt(np.ones(4), fsk, level=0))
