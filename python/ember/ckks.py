@@ -615,16 +615,10 @@ class Context(KeyedContext):
             raise ParameterError("linear_combination: an operand is at level 0; no level left")
         scale = self._scales[level]
         factor = self._scales[level - 1] * self._raw.prime(level) / scale
-        acc = None
-        for c, k in zip(cts, coeffs):
-            c = self._to_level(c, level)
-            term = self._raw.multiply_scalar(
-                c._raw, self._residues(round(float(k) * factor), level)
-            )
-            acc = term if acc is None else self._raw.add(acc, term)
-        if constant:
-            value = round(float(constant) * scale * factor)
-            acc = self._raw.add_scalar(acc, self._residues(value, level))
+        aligned = [self._to_level(c, level)._raw for c in cts]
+        scalars = [self._residues(round(float(k) * factor), level) for k in coeffs]
+        const = self._residues(round(float(constant) * scale * factor), level)
+        acc = self._raw.linear_combination(aligned, scalars, const)
         acc.scale = scale * factor
         return self._wrap(self._raw.rescale(acc), cts[0])
 

@@ -12,6 +12,18 @@ Backend& cuda_backend(int index);
 std::vector<GpuInfo> cuda_device_list();
 #endif
 
+void check_linear_combination(const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
+                              const std::vector<std::vector<u64>>& scalars,
+                              const std::vector<u64>& constant, const BasisView& b) {
+  if (a0.empty() || a0.size() > Backend::kMaxLinearTerms || a1.size() != a0.size() ||
+      scalars.size() != a0.size())
+    throw ParameterError("linear_combination: 1 to 16 terms, each with its scalars");
+  if (b.limbs > Backend::kMaxLinearLimbs || constant.size() != b.limbs)
+    throw ParameterError("linear_combination: at most 64 limbs, one constant per limb");
+  for (const auto& s : scalars)
+    if (s.size() != b.limbs) throw ParameterError("linear_combination: one scalar per limb");
+}
+
 std::string Device::str() const {
   return kind == DeviceKind::cpu ? std::string("cpu") : "cuda:" + std::to_string(index);
 }

@@ -1,6 +1,7 @@
 // rlwe::Evaluator: the scheme-independent ciphertext operations.
 #include "ember/rlwe/evaluator.h"
 
+#include <algorithm>
 #include <string>
 
 #include "ember/core/errors.h"
@@ -122,14 +123,52 @@ Ciphertext Evaluator::add_scalar(const Ciphertext& a, const std::vector<u64>& re
   check_one(a, "add_scalar");
   if (residues.size() != a.level + 1)
     throw ParameterError("add_scalar: need one residue per prime of the level");
+  if (a.polys.size() != 2) throw ParameterError("add_scalar: relinearize the ciphertext first");
+  // A constant polynomial has the same value in every evaluation slot.
+  return linear_combination({&a}, {std::vector<u64>(residues.size(), 1)}, residues);
+}
+
+Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& cts,
+                                         const std::vector<std::vector<u64>>& scalars,
+                                         const std::vector<u64>& constant) const {
+  if (cts.empty() || cts.size() != scalars.size())
+    throw ParameterError("linear_combination: needs one scalar list per ciphertext");
+  const Ciphertext& first = *cts[0];
+  const std::size_t limbs = first.level + 1;
+  for (const Ciphertext* c : cts) {
+    check_pair(first, *c, "linear_combination");
+    if (c->polys.size() != 2)
+      throw ParameterError("linear_combination: relinearize the ciphertexts first");
+  }
+  for (const auto& s : scalars)
+    if (s.size() != limbs) throw ParameterError("linear_combination: one scalar per prime");
+  if (!constant.empty() && constant.size() != limbs)
+    throw ParameterError("linear_combination: one constant residue per prime");
   auto& be = rlwe_.backend();
   const Stream s = be.default_stream();
-  const auto v = rlwe_.q_basis(a.level).on(be);
-  Ciphertext c = a.copy();
-  backend::Buffer consts =
-      backend::Buffer::from_host(be, residues.data(), residues.size() * sizeof(u64), s);
-  // A constant polynomial has the same value in every evaluation slot.
-  be.add_constant_async(c.polys[0].data(), a.polys[0].data(), consts.as<u64>(), v, s);
+  const auto v = rlwe_.q_basis(first.level).on(be);
+  Ciphertext c = like(first, 2);
+  u64* o0 = c.polys[0].data();
+  u64* o1 = c.polys[1].data();
+  // Chunks of kMaxLinearTerms; every later chunk carries the running sum as a term times 1.
+  const std::size_t chunk = backend::Backend::kMaxLinearTerms - 1;
+  for (std::size_t at = 0; at < cts.size(); at += chunk) {
+    std::vector<const u64*> a0, a1;
+    std::vector<std::vector<u64>> sc;
+    if (at) {
+      a0.push_back(o0);
+      a1.push_back(o1);
+      sc.emplace_back(limbs, 1);
+    }
+    for (std::size_t i = at; i < std::min(cts.size(), at + chunk); ++i) {
+      a0.push_back(cts[i]->polys[0].data());
+      a1.push_back(cts[i]->polys[1].data());
+      sc.push_back(scalars[i]);
+    }
+    const bool with_constant = at == 0 && !constant.empty();
+    be.linear_combination_async(o0, o1, a0, a1, sc,
+                                with_constant ? constant : std::vector<u64>(limbs, 0), v, s);
+  }
   return c;
 }
 
@@ -158,6 +197,38 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const SwitchKey& relin) c
   const backend::Buffer ext = rlwe_.mod_up(a.polys[2].data(), a.level, s);
   rlwe_.key_switch(a.polys[2].data(), ext, a.level, relin, 0, c.polys[0].data(), c.polys[1].data(),
                    s, a.polys[0].data(), a.polys[1].data());
+  return c;
+}
+
+Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts,
+                                 const std::vector<const RnsPoly*>& pts) const {
+  if (cts.empty() || cts.size() != pts.size())
+    throw ParameterError("dot_plain: needs as many plaintexts as ciphertexts (at least one)");
+  const Ciphertext& first = *cts[0];
+  for (const Ciphertext* c : cts) {
+    check_pair(first, *c, "dot_plain");
+    if (c->polys.size() != 2) throw ParameterError("dot_plain: relinearize the ciphertexts first");
+  }
+  const ring::RnsBasis& q = rlwe_.q_basis(first.level);
+  for (const RnsPoly* p : pts)
+    if (p->basis() != q || p->form() != Form::eval)
+      throw MismatchError("dot_plain: a plaintext is not in eval form at the ciphertexts' level");
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  const auto v = q.on(be);
+  Ciphertext c = like(first, 2);
+  constexpr std::size_t kChunk = backend::Backend::kMaxDotTerms;
+  for (std::size_t at = 0; at < cts.size(); at += kChunk) {
+    std::vector<const u64*> a0, a1, p;
+    for (std::size_t i = at; i < std::min(cts.size(), at + kChunk); ++i) {
+      a0.push_back(cts[i]->polys[0].data());
+      a1.push_back(cts[i]->polys[1].data());
+      p.push_back(pts[i]->data());
+    }
+    u64* o0 = c.polys[0].data();
+    u64* o1 = c.polys[1].data();
+    be.dot_plain_async(o0, o1, a0, a1, p, at ? o0 : nullptr, at ? o1 : nullptr, v, s);
+  }
   return c;
 }
 

@@ -56,6 +56,11 @@ struct BasisView {
   std::size_t limbs = 0;
 };
 
+/// Throws ParameterError unless a linear_combination_async call fits its limits.
+void check_linear_combination(const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
+                              const std::vector<std::vector<u64>>& scalars,
+                              const std::vector<u64>& constant, const BasisView& b);
+
 /// Tables of a fast base conversion from basis Q (`from`) to basis P (`to`), backend memory.
 struct BaseConvView {
   std::size_t from_limbs = 0;
@@ -165,6 +170,14 @@ class Backend {
   /// out += a * c
   virtual void multiply_accumulate_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                                          Stream stream) = 0;
+  /// Plaintext inner product of ciphertext halves: out0 = sum_i a0[i] p[i] (+ add0),
+  /// out1 = sum_i a1[i] p[i] (+ add1), pointwise over b, one pass (lazy 128-bit sums). At most
+  /// kMaxDotTerms terms; add0 / add1 may be null or alias out0 / out1.
+  static constexpr std::size_t kMaxDotTerms = 32;
+  virtual void dot_plain_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
+                               const std::vector<const u64*>& a1,
+                               const std::vector<const u64*>& p, const u64* add0,
+                               const u64* add1, const BasisView& b, Stream stream) = 0;
   /// out = a * scalar[limb]; scalars are host values, reduced mod each limb's prime.
   virtual void multiply_scalar_async(u64* out, const u64* a, const std::vector<u64>& scalars,
                                      const BasisView& b, Stream stream) = 0;
@@ -172,9 +185,16 @@ class Backend {
   virtual void automorphism_async(u64* out, const u64* a, u64 k, bool eval, const BasisView& b,
                                   Stream stream) = 0;
 
-  /// out = a + c[limb]; c: per-limb constants in backend memory.
-  virtual void add_constant_async(u64* out, const u64* a, const u64* c, const BasisView& b,
-                                  Stream stream) = 0;
+  /// Linear combination of ciphertext halves with per-limb integer scalars (host values below
+  /// 2^64, reduced here): out0 = sum_t a0[t] s[t][limb] + c[limb], out1 = sum_t a1[t] s[t][limb],
+  /// one pass. At most kMaxLinearTerms terms and kMaxLinearLimbs limbs; out may alias a term.
+  static constexpr std::size_t kMaxLinearTerms = 16;
+  static constexpr std::size_t kMaxLinearLimbs = 64;
+  virtual void linear_combination_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
+                                        const std::vector<const u64*>& a1,
+                                        const std::vector<std::vector<u64>>& scalars,
+                                        const std::vector<u64>& constant, const BasisView& b,
+                                        Stream stream) = 0;
   /// out = (a - c) * mul[limb] (+ addend when not null): the last step of a division by
   /// trailing primes, with the polynomial it is added to fused in. mul (and its Shoup
   /// companions) in backend memory; out may alias a or addend.

@@ -98,6 +98,18 @@ EMBER_HD u32 automorphism_coeff_dest(u32 i, u64 k, int log_n, bool& negate) {
   return static_cast<u32>(negate ? e - n : e);
 }
 
+/// A 128-bit sum of products of residues below 2^61: exact for up to 32 terms, then reduce().
+struct Wide {
+  u64 hi = 0, lo = 0;
+  EMBER_HD void add_product(u64 a, u64 b) {
+    u64 h, l;
+    mul_wide(a, b, h, l);
+    lo += l;
+    hi += h + (lo < l);
+  }
+  EMBER_HD u64 reduce(const Modulus& m) const { return barrett_reduce_128(hi, lo, m); }
+};
+
 /// Accumulates sum_i y_i * c_i mod p over `count` terms (y_i < 2^61, c_i < p) with a 128-bit
 /// accumulator folded every 32 terms, so no overflow for any count.
 EMBER_HD u64 dot_mod(const u64* y, std::size_t y_stride, const u64* c, std::size_t c_stride,

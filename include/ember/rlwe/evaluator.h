@@ -31,8 +31,17 @@ class Evaluator {
   Ciphertext add_plain(const Ciphertext& a, const RnsPoly& p) const;
   Ciphertext sub_plain(const Ciphertext& a, const RnsPoly& p) const;
   Ciphertext multiply_plain(const Ciphertext& a, const RnsPoly& p) const;
+  /// sum_i cts[i] * pts[i] (plaintexts in eval form over the ciphertexts' Q_level) in one pass
+  /// per 32 terms: the diagonal sums of linear transforms. Throws for mismatched levels or keys.
+  Ciphertext dot_plain(const std::vector<const Ciphertext*>& cts,
+                       const std::vector<const RnsPoly*>& pts) const;
   /// Multiplies by one integer per prime of the level (an exact constant's residues).
   Ciphertext multiply_scalar(const Ciphertext& a, const std::vector<u64>& residues) const;
+  /// sum_i scalars[i] cts[i] + constant (one integer per prime of the level for each; the
+  /// constant is added to c0, may be empty): one pass per 15 terms.
+  Ciphertext linear_combination(const std::vector<const Ciphertext*>& cts,
+                                const std::vector<std::vector<u64>>& scalars,
+                                const std::vector<u64>& constant) const;
   /// Adds the constant polynomial whose residues are given (c0 only).
   Ciphertext add_scalar(const Ciphertext& a, const std::vector<u64>& residues) const;
   /// The scheme's product before relinearization (3 polynomials). Here: the tensor product over

@@ -129,6 +129,25 @@ class CpuBackend final : public Backend {
         out[i] = add_mod(out[i], mul_mod(a[i], c[i], m), m.value);
     });
   }
+  void dot_plain_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
+                       const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
+                       const u64* add0, const u64* add1, const BasisView& b, Stream) override {
+    if (p.empty() || p.size() > kMaxDotTerms || a0.size() != p.size() || a1.size() != p.size())
+      throw ParameterError("dot_plain: 1 to 32 terms, as many ciphertexts as plaintexts");
+    const std::size_t n = b.ring->n, terms = p.size();
+    per_limb(b, [&](long l, const Modulus& m) {
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
+        ring::rows::Wide s0, s1;
+        for (std::size_t t = 0; t < terms; ++t) {
+          s0.add_product(a0[t][i], p[t][i]);
+          s1.add_product(a1[t][i], p[t][i]);
+        }
+        const u64 r0 = s0.reduce(m), r1 = s1.reduce(m);
+        out0[i] = add0 ? add_mod(r0, add0[i], m.value) : r0;
+        out1[i] = add1 ? add_mod(r1, add1[i], m.value) : r1;
+      }
+    });
+  }
   void multiply_scalar_async(u64* out, const u64* a, const std::vector<u64>& scalars,
                              const BasisView& b, Stream) override {
     const std::size_t n = b.ring->n;
@@ -158,11 +177,27 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void add_constant_async(u64* out, const u64* a, const u64* c, const BasisView& b,
-                          Stream) override {
-    const std::size_t n = b.ring->n;
+  void linear_combination_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
+                                const std::vector<const u64*>& a1,
+                                const std::vector<std::vector<u64>>& scalars,
+                                const std::vector<u64>& constant, const BasisView& b,
+                                Stream) override {
+    check_linear_combination(a0, a1, scalars, constant, b);
+    const std::size_t n = b.ring->n, terms = a0.size();
     per_limb(b, [&](long l, const Modulus& m) {
-      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = add_mod(a[i], c[l], m.value);
+      std::vector<u64> s(terms);
+      for (std::size_t t = 0; t < terms; ++t) s[t] = barrett_reduce_64(scalars[t][l], m);
+      const u64 c = barrett_reduce_64(constant[l], m);
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
+        ring::rows::Wide s0, s1;
+        s0.add_product(c, 1);
+        for (std::size_t t = 0; t < terms; ++t) {
+          s0.add_product(a0[t][i], s[t]);
+          s1.add_product(a1[t][i], s[t]);
+        }
+        out0[i] = s0.reduce(m);
+        out1[i] = s1.reduce(m);
+      }
     });
   }
   void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* mul,

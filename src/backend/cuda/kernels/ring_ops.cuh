@@ -157,6 +157,33 @@ __global__ void bconv_many_kernel(const __grid_constant__ ConvJobArgs args) {
   bconv_fused_block<kMax, kRows>(job.out, job.in, job.conv, from, to, job.from_limbs);
 }
 
+/// The terms of a plaintext inner product (dot_plain), passed by value.
+struct DotPlainArgs {
+  const u64* a0[backend::Backend::kMaxDotTerms];
+  const u64* a1[backend::Backend::kMaxDotTerms];
+  const u64* p[backend::Backend::kMaxDotTerms];
+  u32 terms;
+};
+
+/// out0 = sum_t a0[t] p[t] (+ add0), out1 = sum_t a1[t] p[t] (+ add1): one pass.
+__global__ void dot_plain_kernel(u64* out0, u64* out1, const u64* add0, const u64* add1,
+                                 const __grid_constant__ DotPlainArgs args, LimbMap map) {
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const Modulus& m = map.mod(static_cast<u32>(i >> map.log_n));
+    ring::rows::Wide s0, s1;
+    for (u32 t = 0; t < args.terms; ++t) {
+      const u64 p = args.p[t][i];
+      s0.add_product(args.a0[t][i], p);
+      s1.add_product(args.a1[t][i], p);
+    }
+    const u64 r0 = s0.reduce(m), r1 = s1.reduce(m);
+    out0[i] = add0 ? add_mod(r0, add0[i], m.value) : r0;
+    out1[i] = add1 ? add_mod(r1, add1[i], m.value) : r1;
+  }
+}
+
 /// Tensor product of two degree-1 ciphertexts, one pass.
 __global__ void tensor_kernel(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1,
                               const u64* b0, const u64* b1, LimbMap map) {
@@ -186,12 +213,33 @@ __global__ void bconv_sum_kernel(u64* out, const u64* y, BaseConvView conv, Limb
 }
 
 /// out = a + c[limb] (per-limb constant add, used for the rounding offset of ModDown).
-__global__ void add_constant_kernel(u64* out, const u64* a, const u64* c, LimbMap map) {
+/// The terms of a linear combination with per-limb scalars (reduced), passed by value (about
+/// 9 KB: kernels take up to 32 KB of parameters since CUDA 12.1).
+struct LinearArgs {
+  const u64* a0[backend::Backend::kMaxLinearTerms];
+  const u64* a1[backend::Backend::kMaxLinearTerms];
+  u64 scalar[backend::Backend::kMaxLinearTerms][backend::Backend::kMaxLinearLimbs];
+  u64 constant[backend::Backend::kMaxLinearLimbs];
+  u32 terms;
+};
+
+/// out0 = sum_t a0[t] s[t] + c, out1 = sum_t a1[t] s[t], per limb: one pass.
+__global__ void linear_combination_kernel(u64* out0, u64* out1,
+                                          const __grid_constant__ LinearArgs args, LimbMap map) {
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> map.log_n);
-    out[i] = add_mod(a[i], c[limb], map.mod(limb).value);
+    ring::rows::Wide s0, s1;
+    s0.add_product(args.constant[limb], 1);
+    for (u32 t = 0; t < args.terms; ++t) {
+      const u64 s = args.scalar[t][limb];
+      s0.add_product(args.a0[t][i], s);
+      s1.add_product(args.a1[t][i], s);
+    }
+    const Modulus& m = map.mod(limb);
+    out0[i] = s0.reduce(m);
+    out1[i] = s1.reduce(m);
   }
 }
 

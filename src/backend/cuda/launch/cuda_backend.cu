@@ -186,6 +186,23 @@ class CudaBackend final : public Backend {
                                                                         map_of(b));
     check_launch("tensor_kernel");
   }
+  void dot_plain_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
+                       const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
+                       const u64* add0, const u64* add1, const BasisView& b, Stream s) override {
+    if (p.empty() || p.size() > kMaxDotTerms || a0.size() != p.size() || a1.size() != p.size())
+      throw ParameterError("dot_plain: 1 to 32 terms, as many ciphertexts as plaintexts");
+    ctx_.activate();
+    k::DotPlainArgs args{};
+    for (std::size_t t = 0; t < p.size(); ++t) {
+      args.a0[t] = a0[t];
+      args.a1[t] = a1[t];
+      args.p[t] = p[t];
+    }
+    args.terms = static_cast<u32>(p.size());
+    k::dot_plain_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out0, out1, add0, add1,
+                                                                           args, map_of(b));
+    check_launch("dot_plain_kernel");
+  }
   void add_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream s) override {
     pointwise<k::PointwiseOp::add>(out, a, c, nullptr, nullptr, b, s);
   }
@@ -320,11 +337,26 @@ class CudaBackend final : public Backend {
     check_launch("bconv_many_kernel");
   }
 
-  void add_constant_async(u64* out, const u64* a, const u64* c, const BasisView& b,
-                          Stream s) override {
+  void linear_combination_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
+                                const std::vector<const u64*>& a1,
+                                const std::vector<std::vector<u64>>& scalars,
+                                const std::vector<u64>& constant, const BasisView& b,
+                                Stream s) override {
+    check_linear_combination(a0, a1, scalars, constant, b);
+    auto args = std::make_unique<k::LinearArgs>();
+    for (std::size_t t = 0; t < a0.size(); ++t) {
+      args->a0[t] = a0[t];
+      args->a1[t] = a1[t];
+      for (std::size_t l = 0; l < b.limbs; ++l)
+        args->scalar[t][l] = barrett_reduce_64(scalars[t][l], host_modulus(b, l));
+    }
+    for (std::size_t l = 0; l < b.limbs; ++l)
+      args->constant[l] = barrett_reduce_64(constant[l], host_modulus(b, l));
+    args->terms = static_cast<u32>(a0.size());
     ctx_.activate();
-    k::add_constant_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, a, c, map_of(b));
-    check_launch("add_constant_kernel");
+    k::linear_combination_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(
+        out0, out1, *args, map_of(b));
+    check_launch("linear_combination_kernel");
   }
   void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
                          const BasisView& b, Stream s) override {
