@@ -41,6 +41,12 @@ if ls .whl/desilofhe*.whl >/dev/null 2>&1 && [ -f .peers/desilo_ckks_bench.py ];
 fi
 $PY bench/compare_ckks.py "$OUT/bench_ckks.json" "$OUT/phantom_ckks.jsonl" "$OUT/desilo_ckks.jsonl" \
   | tee "$OUT/ckks_table.md"
+$PY -m ember.cli bench boot --device cuda --json "$OUT/bench_boot.json" >/dev/null || status=1
+if ls .whl/desilofhe*.whl >/dev/null 2>&1 && [ -f .peers/desilo_boot_bench.py ]; then
+  PYTHONPATH=/tmp/ember-peers $PY .peers/desilo_boot_bench.py \
+    >"$OUT/desilo_boot.jsonl" 2>"$OUT/desilo_boot.log" || status=1
+fi
+$PY bench/compare_boot.py "$OUT/bench_boot.json" "$OUT/desilo_boot.jsonl" | tee "$OUT/boot_table.md"
 for scheme in bfv bgv; do
   $PY -m ember.cli bench $scheme --device cuda --json "$OUT/bench_$scheme.json" >/dev/null || status=1
 done

@@ -305,7 +305,9 @@ class Bootstrapper:
         acc = None
         for g in sorted(by_giant):
             terms = by_giant[g]
-            inner = raw.dot_plain([rotated[b]._raw for _, b in terms], [plains[o] for o, _ in terms])
+            inner = raw.dot_plain(
+                [rotated[b]._raw for _, b in terms], [plains[o] for o, _ in terms]
+            )
             if g:
                 inner = ctx._wrap(inner, x)
                 inner = ctx.rotate(inner, g)._raw

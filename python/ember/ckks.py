@@ -186,16 +186,16 @@ _PRESETS = {
         "special_mod_bits": 60,
         "dnum": 9,
     },
-    # Bootstrapping: 10 message levels of 44 bits above q_0 (60); SlotToCoeff 3 x 48,
-    # EvalMod 10 x 60 (degree-40 cosine, 3 double angles), CoeffToSlot 3 x 56; P = 5 x 61.
-    "N16_boot": {  # 1717
+    # Bootstrapping: 10 message levels of 44 bits above q_0 (52); SlotToCoeff 3 x 48,
+    # EvalMod 8 x 60 (degree-56 cosine, 2 double angles), CoeffToSlot 4 x 56; P = 7 x 61.
+    "N16_boot": {  # 1767
         "log_n": 16,
         "scale_bits": 44,
         "levels": 10,
         "first_mod_bits": 52,
-        "special_mods": 5,
+        "special_mods": 7,
         "special_mod_bits": 61,
-        "boot": BootstrapParams(),
+        "boot": BootstrapParams(cts_levels=4),
     },
     # The same circuit on N = 2^12 for tests on the CPU: NOT secure (log2 QP far above 109).
     "N12_boot_insecure": {
