@@ -157,3 +157,26 @@ def test_errors(boot):
         bootstrap.BootstrapParams(sparse_hw=0)
     with pytest.raises(ember.MismatchError):
         ctx.bootstrap(fresh.encrypt(np.ones(4), fsk, level=0))
+
+
+def test_key_memory_error_says_the_size(boot):
+    """Keys that do not fit raise DeviceMemoryError with the size the key set needs."""
+    ctx, sk, *_ = boot
+
+    class OutOfMemory:
+        def __init__(self, raw):
+            self._inner = raw
+
+        def __getattr__(self, name):
+            return getattr(self._inner, name)
+
+        def galois_key(self, *args):
+            raise ember.DeviceMemoryError("out of device memory")
+
+    raw = ctx._raw
+    ctx._raw = OutOfMemory(raw)
+    try:
+        with pytest.raises(ember.DeviceMemoryError, match=r"need \d+\.\d+ GiB \(\d+ keys"):
+            ctx.eval_keys(sk, bootstrap=True, progress=False)
+    finally:
+        ctx._raw = raw
