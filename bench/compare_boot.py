@@ -44,6 +44,13 @@ def main(argv: list[str]) -> int:
             f"{p['precision_min_bits']:.1f} | {p.get('output_level', '-')} | {key_gb} | "
             f"{p['median_ms'] / ms:.2f}x |"
         )
+    sp = ember.get("sparse")
+    if sp:
+        print(
+            f"| Ember, sparse {sp['slots']} slots | {sp['bootstrap_ms']:.1f} | "
+            f"{sp['precision_mean_bits']:.1f} / {sp['precision_min_bits']:.1f} | "
+            f"{ember['levels_left']} | - | - |"
+        )
     phases = ", ".join(f"{k} {v:.1f}" for k, v in ember["phases_ms"].items())
     print(
         f"\nEmber phases (ms, synchronized): {phases}. Amortized multiplication time per slot "

@@ -149,7 +149,8 @@ def _median_ms(fn, runs: int, sync) -> float:
 
 
 def bench_boot(device: str | None = None, quick: bool = False) -> dict:
-    """One full-slot bootstrap (N16_boot on a GPU; N12_boot_insecure on the CPU or with quick):
+    """One full-slot bootstrap (N16_boot on a GPU; N12_boot_insecure on the CPU or with quick),
+    and one sparse-slot bootstrap of slots/8 values:
     latency (host wall clock, synchronized, median), its phases, precision (mean and worst slot,
     bits), output level, key memory and count, key generation time, and the amortized
     multiplication time per slot of Jung et al.: (bootstrap + one multiplication at each usable
@@ -170,9 +171,12 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
     sk = ctx.keygen()
     pk = ctx.public_key(sk)
     t0 = time.perf_counter()
+    sparse = ctx.slots // 8
     ek = ctx.eval_keys(sk, bootstrap=True, progress=False)
     sync()
     keygen_s = time.perf_counter() - t0
+    full_key_bytes, full_keys = ek.nbytes, 1 + len(ek.galois) + 2
+    ek = ctx.eval_keys(sk, bootstrap=True, bootstrap_slots=[sparse], progress=False)
     ctx.set_eval_keys(ek)
     rng = np.random.default_rng(0)
     values = rng.uniform(-1, 1, ctx.slots)
@@ -185,6 +189,11 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
     boot_ms = _median_ms(lambda: ctx.bootstrap(ct), runs, sync)
     phases: dict = {}
     ctx._boot().bootstrap(ct, phases=phases, sync=sync)
+    few = rng.uniform(-1, 1, sparse)
+    sct = ctx.encrypt(few, pk, level=1, sparse=True)
+    sout = ctx.bootstrap(sct, slots=sparse)
+    serr = np.abs(ctx.decrypt(sout, sk)[:sparse] - few)
+    sparse_ms = _median_ms(lambda: ctx.bootstrap(sct, slots=sparse), runs, sync)
     mult_ms = {}
     x = out
     for level in range(ctx.max_level, 0, -1):
@@ -208,8 +217,14 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
         "precision_mean_bits": float(-np.log2(err.mean())),
         "precision_min_bits": float(-np.log2(err.max())),
         "levels_left": out.level,
-        "eval_keys": 1 + len(ek.galois) + 2,
-        "key_memory_mb": ek.nbytes / 2**20,
+        "sparse": {
+            "slots": sparse,
+            "bootstrap_ms": sparse_ms,
+            "precision_mean_bits": float(-np.log2(serr.mean())),
+            "precision_min_bits": float(-np.log2(serr.max())),
+        },
+        "eval_keys": full_keys,
+        "key_memory_mb": full_key_bytes / 2**20,
         "diagonal_memory_mb": ctx._boot().plaintext_bytes() / 2**20,
         "keygen_s": keygen_s,
         "multiply_ms_by_level": mult_ms,

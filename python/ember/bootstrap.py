@@ -175,6 +175,12 @@ def _compose(after: dict, first: dict, slots: int) -> dict[int, np.ndarray]:
     return {o: v for o, v in out.items() if np.any(v != 0)}
 
 
+def _repeat(m: dict, period: int) -> dict[int, np.ndarray]:
+    """A matrix on vectors of period len(diagonal) (offsets modulo it), written for a multiple of
+    that period: each diagonal repeated, the offsets unchanged."""
+    return {o: np.tile(d, period // len(d)) for o, d in m.items()}
+
+
 def _split(count: int, groups: int) -> list[int]:
     """count stages into `groups` consecutive groups, as even as possible (larger ones first)."""
     base, extra = divmod(count, groups)
@@ -235,22 +241,58 @@ def _bsgs_plan(offsets, slots: int) -> tuple[int, int, list[tuple[int, int, int]
 
 
 class Bootstrapper:
-    """Bootstrapping for one CKKS context with bootstrapping parameters (ctx.params.boot)."""
+    """Bootstrapping for one CKKS context with bootstrapping parameters (ctx.params.boot), for
+    full slots (slots = N/2) or sparse slots (a power of two n < N/2: a vector of n values
+    repeated over the slots, as ctx.encrypt(..., sparse=True) packs it).
 
-    def __init__(self, ctx):
+    Sparse slots: after ModRaise, log2(N / 2n) rotations by n, 2n, ... (SubSum) keep only the
+    coefficients of the subring Z[X^(N/2n)] (times N/2n), so the transforms are those of the
+    ring of degree 2n; CoeffToSlot's last stage also packs the real parts into the first n slots
+    of each 2n block and the imaginary parts into the second n (a mask folded into its diagonals,
+    then one conjugation), so EvalMod runs once; SlotToCoeff's first stage unpacks them.
+    """
+
+    def __init__(self, ctx, slots: int | None = None):
         bp = ctx.params.boot
         if bp is None:
             raise ParameterError(
                 "these parameters have no bootstrapping levels: use a preset with 'boot' in its "
                 "name or Params(..., boot=BootstrapParams())"
             )
-        self.ctx, self.bp = ctx, bp
         n = ctx.params.n
-        self.n, self.slots = n, n // 2
+        full = n // 2
+        slots = full if slots is None else int(slots)
+        budget = max(bp.cts_levels, bp.stc_levels)
+        if slots & (slots - 1) or not 1 << budget <= slots <= full:
+            raise ParameterError(
+                f"bootstrapping slots must be a power of two in [2^{budget}, {full}] "
+                f"(at least 2^max(cts_levels, stc_levels)), got {slots}"
+            )
+        self.ctx, self.bp = ctx, bp
+        self.n, self.slots, self.boot_slots = n, full, slots
+        self.sparse = slots < full
+        # Period of the slot vectors the transforms act on: N/2, or 2n for sparse packing.
+        self.period = 2 * slots if self.sparse else full
+        cts = dft_matrices(2 * slots, bp.cts_levels, True)
+        stc = dft_matrices(2 * slots, bp.stc_levels, False)
+        if self.sparse:
+            cts = [_repeat(m, self.period) for m in cts]
+            stc = [_repeat(m, self.period) for m in stc]
+            half = np.ones(slots)
+            # Last CoeffToSlot stage times M1 = (1/2 on the first n, -i/2 on the second n):
+            # then y + conj(y) holds Re w in the first n slots and Im w in the second n.
+            m1 = np.concatenate([0.5 * half, -0.5j * half])
+            cts[-1] = {o: d * m1 for o, d in cts[-1].items()}
+            # SlotToCoeff first unpacks w = P1 r + P2 rot(r, n) (Re w + i Im w everywhere).
+            unpack = {
+                0: np.concatenate([half, 1j * half]),
+                slots: np.concatenate([1j * half, half]),
+            }
+            stc[0] = _compose(stc[0], unpack, self.period)
+        self.cts = [self._planned(m) for m in cts]
+        self.stc = [self._planned(m) for m in stc]
         self.top = ctx._raw.max_level
         self.out_level = ctx.max_level
-        self.cts = [self._planned(m) for m in dft_matrices(n, bp.cts_levels, True)]
-        self.stc = [self._planned(m) for m in dft_matrices(n, bp.stc_levels, False)]
         self.eval_top = self.top - bp.cts_levels
         self.q0 = ctx._raw.prime(0)
         span = bp.k + 1  # t / q_0 in (-(k + 1/2), k + 1/2)
@@ -267,14 +309,25 @@ class Bootstrapper:
         x_n2[n // 2] = 1.0
         self._x_n2 = x_n2  # X^(N/2): multiplies every slot by i
 
+    @property
+    def _sparse_headroom(self) -> float:
+        return float(1 << (self.slots // self.boot_slots).bit_length() // 2)
+
+    def _sub_sum_steps(self) -> list[int]:
+        steps, step = [], self.boot_slots
+        while self.sparse and step < self.slots:
+            steps.append(step)
+            step *= 2
+        return steps
+
     def _planned(self, m: dict) -> tuple:
         offsets = sorted(m)
-        d, n1, plan = _bsgs_plan(offsets, self.slots)
+        d, n1, plan = _bsgs_plan(offsets, self.period)
         return m, d, n1, plan
 
     def rotations(self) -> list[int]:
-        """Rotation steps whose keys the transforms need."""
-        steps = set()
+        """Rotation steps whose keys the transforms (and SubSum) need."""
+        steps = set(self._sub_sum_steps())
         for _, d, n1, plan in self.cts + self.stc:
             steps.update(b for _, _, b in plan)
             steps.update(g for _, g, _ in plan)
@@ -292,8 +345,10 @@ class Bootstrapper:
         plains = self._plain_cache.get(cache_key)
         if plains is None:
             plains = {}
+            reps = self.slots // self.period
             for o, g, _ in plan:
-                plains[o] = ctx.encode(np.roll(m[o] * factor, g), level, pt_scale)._poly
+                diag = np.tile(np.roll(m[o] * factor, g), reps)
+                plains[o] = ctx.encode(diag, level, pt_scale)._poly
             self._plain_cache[cache_key] = plains
         babies = sorted({b for _, _, b in plan})
         rotated = dict(zip(babies, ctx.rotate_many(x, babies)))
@@ -359,6 +414,11 @@ class Bootstrapper:
             8 * p.limbs * p.n for plains in self._plain_cache.values() for p in plains.values()
         )
 
+    def _aligned(self, y, level: int):
+        if y.level < level:
+            raise AssertionError("bootstrap: EvalMod used more levels than planned")
+        return self.ctx.drop_level(y, level) if y.level > level else y
+
     # ---------------------------------------------------------------- the whole circuit
     def bootstrap(self, ct, phases: dict | None = None, sync=None):
         """The circuit; with `phases` (and a device `sync`), the milliseconds of each step are
@@ -383,7 +443,11 @@ class Bootstrapper:
                 "no bootstrapping keys: generate them with ctx.eval_keys(sk, bootstrap=True)"
             )
         if ct.level > 0:
-            ct = ctx.drop_level(ct, 0)
+            # Sparse slots: the message polynomial's 2n coefficients are sqrt(N / 2n) times
+            # larger than with full slots, and sin(2 pi m / q_0) ~ 2 pi m / q_0 loses precision
+            # quadratically in them; the input is scaled down by that factor on its way to
+            # level 0 (free: the drop rescales anyway), which keeps full-slot precision.
+            ct = ctx._to_level(ct, 0, ctx.scale_at(0) / self._sparse_headroom)
         scale_in = ct.scale
         c = ct._raw
         if bp.sparse_hw:
@@ -393,26 +457,35 @@ class Bootstrapper:
             c = raw.switch_key(c, keys.boot[1])
         # Slots now decode to U0 t / scale: with scale q_0 span, CoeffToSlot yields t / (q_0 span).
         c.scale = self.q0 * self.span
-        mark("mod_raise")
         x = ctx._wrap(c, ct)
         x.is_complex = True
-        # CoeffToSlot, landing at the EvalMod top level's standard scale; 1/2 for the split.
-        x = self._run_transforms(x, self.cts, 0.5, ctx.scale_at(self.eval_top), "cts")
-        mark("coeff_to_slot")
-        conj = ctx.conj(x)
-        re = ctx._wrap(raw.add(x._raw, conj._raw), x)
-        im = self._times_i(ctx._wrap(raw.sub(x._raw, conj._raw), x), -1)
-        re.is_complex = im.is_complex = False
+        for step in self._sub_sum_steps():  # sparse: t -> (N/2n) t restricted to the subring
+            x = ctx._wrap(raw.add(x._raw, ctx.rotate(x, step)._raw), x)
+            x._raw.scale = c.scale * 2
+            c = x._raw
+        mark("mod_raise")
+        # CoeffToSlot, landing at the EvalMod top level's standard scale; 1/2 for the split
+        # (sparse: in the packing mask of the last stage).
+        first = 1.0 if self.sparse else 0.5
+        x = self._run_transforms(x, self.cts, first, ctx.scale_at(self.eval_top), "cts")
         if x.level != self.eval_top:
             raise AssertionError("bootstrap: CoeffToSlot ended at an unexpected level")
-        # EvalMod on both parts, then w = re + i im.
-        re, im = self._eval_mod(re), self._eval_mod(im)
+        mark("coeff_to_slot")
+        conj = ctx.conj(x)
         stc_top = self.out_level + bp.stc_levels
-        if re.level < stc_top:
-            raise AssertionError("bootstrap: EvalMod used more levels than planned")
-        if re.level > stc_top:
-            re, im = ctx.drop_level(re, stc_top), ctx.drop_level(im, stc_top)
-        w = ctx._wrap(raw.add(re._raw, self._times_i(im)._raw), re)
+        if self.sparse:
+            # One EvalMod on [Re | Im] blocks; SlotToCoeff's first stage unpacks them.
+            v = ctx._wrap(raw.add(x._raw, conj._raw), x)
+            v.is_complex = False
+            w = self._aligned(self._eval_mod(v), stc_top)
+        else:
+            re = ctx._wrap(raw.add(x._raw, conj._raw), x)
+            im = self._times_i(ctx._wrap(raw.sub(x._raw, conj._raw), x), -1)
+            re.is_complex = im.is_complex = False
+            # EvalMod on both parts, then w = re + i im.
+            re = self._aligned(self._eval_mod(re), stc_top)
+            im = self._aligned(self._eval_mod(im), stc_top)
+            w = ctx._wrap(raw.add(re._raw, self._times_i(im)._raw), re)
         w.is_complex = True
         mark("eval_mod")
         # SlotToCoeff: U0 w q_0 / (2 pi scale_in), landing at the message top level.

@@ -307,7 +307,7 @@ class Context(KeyedContext):
         self.max_level = params.levels
         self._sampler = Sampler()
         self._eval_keys: EvalKeys | None = None
-        self._bootstrapper: Bootstrapper | None = None
+        self._bootstrappers: dict[int | None, Bootstrapper] = {}
         # Standard scale of each level: S_{l-1} = S_l^2 / q_l from 2^scale_bits at the message
         # top; for bootstrapping, the same recursion from 2^eval_bits at the EvalMod top (through
         # the SlotToCoeff levels) and 2^cts_bits on the CoeffToSlot levels.
@@ -344,14 +344,18 @@ class Context(KeyedContext):
         conjugation: bool = False,
         bootstrap: bool = False,
         progress: bool = True,
+        bootstrap_slots: Iterable[int] = (),
     ) -> EvalKeys:
         """Relinearization key, Galois keys for `rotations` (steps, negative allowed) and for
         conjugation; bootstrap=True adds every key ctx.bootstrap needs (bootstrapping
-        parameters only). A progress bar shows on a terminal unless progress=False."""
+        parameters only), for full slots and for each sparse slot count in bootstrap_slots.
+        A progress bar shows on a terminal unless progress=False."""
         galois = {2 * self.params.n - 1} if conjugation else set()
         boot = None
         if bootstrap:
             rotations = set(rotations) | set(self._boot().rotations())
+            for n in bootstrap_slots:
+                rotations |= set(self._boot(n).rotations())
             galois.add(2 * self.params.n - 1)
             boot = lambda key: generate_boot_keys(self, key)
         return self._make_eval_keys(sk, rotations, galois, boot, progress)
@@ -471,10 +475,11 @@ class Context(KeyedContext):
     def _residues(self, value: int, level: int) -> list[int]:
         return [value % self._raw.prime(i) for i in range(level + 1)]
 
-    def _to_level(self, ct: Ciphertext, level: int) -> Ciphertext:
-        """ct at `level` with that level's standard scale (costs one level when the scale must
-        change: multiply by an integer constant, then rescale)."""
-        if ct.level == level and self._scale_ok(ct.scale, self._scales[level]):
+    def _to_level(self, ct: Ciphertext, level: int, scale: float | None = None) -> Ciphertext:
+        """ct at `level` with that level's standard scale, or `scale` (costs one level when the
+        scale must change: multiply by an integer constant, then rescale)."""
+        scale = self._scales[level] if scale is None else scale
+        if ct.level == level and self._scale_ok(ct.scale, scale):
             return ct
         if ct.level <= level:
             raise MismatchError(
@@ -482,7 +487,7 @@ class Context(KeyedContext):
                 "at the same level; rescale or drop the other operand instead"
             )
         raw = self._raw.drop_level(ct._raw, level + 1)
-        target = self._scales[level] * self._raw.prime(level + 1) / raw.scale
+        target = scale * self._raw.prime(level + 1) / raw.scale
         factor = round(target)
         raw = self._raw.multiply_scalar(raw, self._residues(factor, level + 1))
         raw.scale = raw.scale * factor
@@ -661,16 +666,19 @@ class Context(KeyedContext):
 
         return evaluate(self, a, list(coeffs), basis, interval)
 
-    def _boot(self) -> Bootstrapper:
-        if self._bootstrapper is None:
-            self._bootstrapper = Bootstrapper(self)
-        return self._bootstrapper
+    def _boot(self, slots: int | None = None) -> Bootstrapper:
+        key = None if slots in (None, self.slots) else int(slots)
+        if key not in self._bootstrappers:
+            self._bootstrappers[key] = Bootstrapper(self, key)
+        return self._bootstrappers[key]
 
-    def bootstrap(self, a: Ciphertext) -> Ciphertext:
+    def bootstrap(self, a: Ciphertext, slots: int | None = None) -> Ciphertext:
         """A fresh ciphertext of the same values at the top message level (ctx.max_level), from
-        one at any level; needs ctx.eval_keys(sk, bootstrap=True). See ember.bootstrap."""
+        one at any level; needs ctx.eval_keys(sk, bootstrap=True). slots=n (a power of two below
+        ctx.slots) bootstraps a sparsely packed vector of n values faster (its keys come from
+        eval_keys(..., bootstrap_slots=[n])). See ember.bootstrap."""
         self._check(a)
-        return self._boot().bootstrap(a)
+        return self._boot(slots).bootstrap(a)
 
     def matvec(self, matrix, a: Ciphertext) -> Ciphertext:
         """matrix @ a for a plaintext slots x slots matrix (diagonal method, baby-step

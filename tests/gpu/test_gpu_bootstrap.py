@@ -3,7 +3,8 @@
 - N12_boot_insecure with the same fixed sampler key on both devices: identical keys (the
   encapsulation keys included) and a bit-identical bootstrapped ciphertext.
 - N16_boot (128-bit secure, N = 2^16, full slots) on the GPU: at least 20 bits of mean precision,
-  the promised output level (10), a product after bootstrapping, and ten bootstraps in a row.
+  the promised output level (10), a product after bootstrapping, sparse slots (4096), and ten
+  bootstraps in a row.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ def bits(got, want) -> tuple[float, float]:
     return -np.log2(err.mean()), -np.log2(err.max())
 
 
-def side(name: str, device: str):
+def side(name: str, device: str, sparse=()):
     ctx = ckks.Context(ckks.Params.preset(name), device=device)
     ctx._sampler = ring.Sampler(KEY)
     sk = ctx.keygen()
     pk = ctx.public_key(sk)
-    ek = ctx.eval_keys(sk, bootstrap=True, progress=False)
+    ek = ctx.eval_keys(sk, bootstrap=True, bootstrap_slots=sparse, progress=False)
     ctx.set_eval_keys(ek)
     ctx._sampler = ring.Sampler(KEY, 7)
     return ctx, sk, pk, ek
@@ -57,7 +58,7 @@ def test_bootstrap_bit_identical_to_cpu(gpu):
 def full(gpu):
     if gpu == "cpu":
         pytest.skip("N = 2^16 bootstrapping runs on the GPU only (too slow for the CPU self-check)")
-    return side("N16_boot", gpu)
+    return side("N16_boot", gpu, sparse=[4096])
 
 
 def test_full_size_precision_and_level(full):
@@ -71,6 +72,16 @@ def test_full_size_precision_and_level(full):
     assert min_bits >= 15, f"worst slot {min_bits:.1f} bits"
     y = out * out
     assert bits(ctx.decrypt(y, sk), v * v)[0] >= 19
+
+
+def test_full_size_sparse_slots(full):
+    ctx, sk, pk, _ = full
+    rng = np.random.default_rng(4)
+    v = rng.uniform(-1, 1, 4096)
+    out = ctx.bootstrap(ctx.encrypt(v, pk, level=1, sparse=True), slots=4096)
+    assert out.level == ctx.max_level
+    mean_bits, _ = bits(ctx.decrypt(out, sk), np.tile(v, ctx.slots // 4096))
+    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
 
 
 def test_full_size_ten_bootstraps(full):

@@ -25,7 +25,7 @@ def boot():
     ctx = ckks.Context(ckks.Params.preset("N12_boot_insecure"), device="cpu")
     sk = ctx.keygen()
     pk = ctx.public_key(sk)
-    ek = ctx.eval_keys(sk, rotations=[1], bootstrap=True, progress=False)
+    ek = ctx.eval_keys(sk, rotations=[1], bootstrap=True, bootstrap_slots=[16, 256], progress=False)
     ctx.set_eval_keys(ek)
     return ctx, sk, pk, ek
 
@@ -111,6 +111,32 @@ def test_complex_values(boot):
     assert out.is_complex
     mean_bits, _ = bits(ctx.decrypt(out, sk), v)
     assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+
+
+@pytest.mark.parametrize("slots", [16, 256])
+def test_sparse_slots(boot, slots):
+    """Sparse packing (n values repeated over the slots) with the sparse circuit: SubSum,
+    transforms of the ring of degree 2n, one EvalMod on packed real and imaginary parts."""
+    ctx, sk, pk, _ = boot
+    rng = np.random.default_rng(slots)
+    v = rng.uniform(-1, 1, slots) + 1j * rng.uniform(-1, 1, slots)
+    ct = ctx.encrypt(v, pk, level=1, sparse=True)
+    out = ctx.bootstrap(ct, slots=slots)
+    assert out.level == ctx.max_level
+    got = ctx.decrypt(out, sk, complex=True)
+    mean_bits, min_bits = bits(got, np.tile(v, ctx.slots // slots))
+    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+    assert min_bits >= 17, f"worst slot {min_bits:.1f} bits"
+
+
+def test_sparse_slot_errors(boot):
+    ctx, _, pk, _ = boot
+    ct = ctx.encrypt(np.ones(4), pk, level=0, sparse=True)
+    for bad in (3, 4, 4096):
+        with pytest.raises(ember.ParameterError, match="power of two"):
+            ctx.bootstrap(ct, slots=bad)
+    with pytest.raises(ember.MissingKeyError):
+        ctx.bootstrap(ct, slots=64)  # no keys for 64 slots were generated
 
 
 def test_eval_keys_serialization_keeps_boot_keys(boot):
