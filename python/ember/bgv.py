@@ -63,7 +63,7 @@ class Context(IntegerContext):
         return self._raw.add(a, b)
 
     def _multiply_ct(self, a, b):
-        c = self._raw.multiply(a, b, self._keys().relin)
-        if self.auto_mod_switch and c.level > 0:
-            c = self._raw.mod_switch(c, c.level - 1)
-        return c
+        if self.auto_mod_switch and min(a.level, b.level) > 0:
+            # Relinearization's ModDown and the modulus switch are one division by P q_l.
+            return self._raw.multiply_divide(a, b, self._keys().relin)
+        return self._raw.multiply(a, b, self._keys().relin)

@@ -556,6 +556,12 @@ class Context(KeyedContext):
         if isinstance(b, Ciphertext):
             self._check(b)
             a2, b2 = self._match(a, b)
+            if self.auto_rescale:
+                if a2.level == 0:
+                    raise ParameterError("multiply: the operands are at level 0; no level left")
+                # Relinearization's ModDown and the rescale are one division by P q_l.
+                raw = self._raw.multiply_divide(a2._raw, b2._raw, self._keys().relin)
+                return self._wrap(raw, a, b)
             raw = self._raw.multiply(a2._raw, b2._raw, self._keys().relin)
             return self._finish_product(raw, a, b)
         if np.isscalar(b):

@@ -150,6 +150,8 @@ nb::dict bench_ckks(int log_n, const std::vector<int>& q_bits, const std::vector
   d["multiply_relin_ms"] = med([&] { ctx.multiply(a, b, relin); });
   d["relinearize_ms"] = med([&] { ctx.relinearize(prod3, relin); });
   d["rescale_ms"] = med([&] { ctx.rescale(prod); });
+  // What ct * ct costs a CKKS user: product, relinearization and rescale, fused (one division).
+  d["multiply_relin_rescale_ms"] = med([&] { ctx.multiply_divide(a, b, relin); });
   d["rotate_ms"] = med([&] { ctx.apply_galois(a, rot[0]); });
   d["hoisted_rotate8_ms"] = med([&] { ctx.apply_galois_hoisted(a, rot_ptrs); });
   d["key_bytes"] = static_cast<double>(relin.data.bytes());

@@ -111,6 +111,8 @@ void bind_evaluator(nb::class_<Ctx>& c) {
                                    const Ciphertext& b) { return x.multiply_no_relin(a, b); })
       .def("relinearize", [](const Ctx& x, const Ciphertext& a,
                              const SwitchKey& k) { return x.relinearize(a, k); })
+      .def("multiply_divide", [](const Ctx& x, const Ciphertext& a, const Ciphertext& b,
+                                 const SwitchKey& k) { return x.multiply_divide(a, b, k); })
       .def("multiply", [](const Ctx& x, const Ciphertext& a, const Ciphertext& b,
                           const SwitchKey& k) { return x.multiply(a, b, k); })
       .def("drop_level",

@@ -100,11 +100,17 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     // The ext basis repeats primes across digits; it is only a row -> prime map for batched NTTs.
     lv.ext = RnsBasis::unchecked(ring_, ext_ids);
     lv.mod_down = std::make_unique<ring::DivideRound>(lv.q, p_, divide_t);
-    if (l > 0)
+    if (l > 0) {
       lv.rescale = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, l)),
                                                        RnsBasis(ring_, {l}), divide_t);
+      std::vector<u32> t_ids{l};
+      t_ids.insert(t_ids.end(), p_.ids().begin(), p_.ids().end());
+      lv.mod_down_rescale = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, l)),
+                                                                RnsBasis(ring_, t_ids), divide_t);
+    }
     levels_.push_back(std::move(lv));
   }
+  for (u64 q : q_primes) p_mod_q_.push_back(product_mod(p_primes, q));
   // Gadget: digit j of s' is scaled by P on its own primes and vanishes elsewhere.
   const std::size_t rows = q_count_ + p_count_;
   gadget_.assign(dnum_ * rows, 0);
@@ -500,6 +506,46 @@ void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, con
   const u64* const qs[2] = {q0, q0 + q_words};
   const u64* const adds[2] = {add0, add1};
   lv.mod_down->apply_many_async(outs, qs, p0, 2, be, s, adds);
+}
+
+void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t level,
+                                const SwitchKey& key, u64 galois, u64* out0, u64* out1, Stream s,
+                                const u64* add0, const u64* add1) const {
+  if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
+  if (!add0 || !add1) throw ParameterError("key_switch_divide: both addends are required");
+  check_params(key.params_id, "the evaluation key");
+  auto& be = backend();
+  const Level& lv = levels_.at(level);
+  const std::size_t q_words = (level + 1) * n_;
+  const std::size_t t_words = (p_count_ + 1) * n_;  // per polynomial: the q_level row, then P
+  Buffer acc_q(be, 2 * q_words * sizeof(u64), s);
+  Buffer acc_t(be, 2 * t_words * sizeof(u64), s);
+  backend::KeyProductView kp;
+  kp.d = d;
+  kp.ext = ext.as<const u64>();
+  kp.key = key.words();
+  kp.digits = static_cast<u32>(digits_at(level));
+  kp.alpha = static_cast<u32>(alpha_);
+  kp.rows = static_cast<u32>(level + 1 + p_count_);
+  kp.q_rows = static_cast<u32>(level + 1);
+  kp.key_rows = static_cast<u32>(key.rows);
+  kp.key_q_rows = static_cast<u32>(q_count_);
+  kp.galois = galois;
+  u64* q0 = acc_q.as<u64>();
+  u64* q1 = q0 + q_words;
+  u64* t0 = acc_t.as<u64>();
+  u64* t1 = t0 + t_words;
+  be.key_inner_product_async(q0, q1, t0 + n_, t1 + n_, kp, lv.qp.on(be), s);
+  // The addends join before the division, times P (P vanishes modulo the primes of P).
+  const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + level + 1);
+  be.linear_combination_async(q0, q1, {q0, add0}, {q1, add1},
+                              {std::vector<u64>(level + 1, 1), p_mod},
+                              std::vector<u64>(level + 1, 0), lv.q.on(be), s);
+  be.copy_async(t0, q0 + level * n_, n_ * sizeof(u64), s);
+  be.copy_async(t1, q1 + level * n_, n_ * sizeof(u64), s);
+  u64* const outs[2] = {out0, out1};
+  const u64* const qs[2] = {q0, q1};
+  lv.mod_down_rescale->apply_many_async(outs, qs, t0, 2, be, s);
 }
 
 void Context::rescale_polys(u64* const* out, const u64* const* in, std::size_t count,

@@ -201,7 +201,7 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const SwitchKey& relin) c
 }
 
 Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts,
-                                 const std::vector<const RnsPoly*>& pts) const {
+                                const std::vector<const RnsPoly*>& pts) const {
   if (cts.empty() || cts.size() != pts.size())
     throw ParameterError("dot_plain: needs as many plaintexts as ciphertexts (at least one)");
   const Ciphertext& first = *cts[0];
@@ -324,6 +324,33 @@ Ciphertext Evaluator::divide_by_last_prime(const Ciphertext& a) const {
 Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b,
                                const SwitchKey& relin) const {
   return relinearize(multiply_no_relin(a, b), relin);
+}
+
+Ciphertext Evaluator::multiply_divide(const Ciphertext& a, const Ciphertext& b,
+                                      const SwitchKey& relin) const {
+  Ciphertext t = multiply_no_relin(a, b);
+  if (t.level == 0)
+    throw ParameterError("multiply: the operands are at level 0; no prime left to divide by");
+  if (relin.key_id != t.key_id || relin.galois != 0)
+    throw MismatchError("relinearize: the key is not this key set's relinearization key");
+  const Stream s = rlwe_.backend().default_stream();
+  Ciphertext c;
+  const ring::RnsBasis& q = rlwe_.q_basis(t.level - 1);
+  c.polys.emplace_back(q, Form::eval, rlwe_.device());
+  c.polys.emplace_back(q, Form::eval, rlwe_.device());
+  const backend::Buffer ext = rlwe_.mod_up(t.polys[2].data(), t.level, s);
+  rlwe_.key_switch_divide(t.polys[2].data(), ext, t.level, relin, 0, c.polys[0].data(),
+                          c.polys[1].data(), s, t.polys[0].data(), t.polys[1].data());
+  c.level = t.level - 1;
+  c.scale = t.scale / static_cast<double>(prime(t.level));
+  c.factor = t.factor;
+  if (rlwe_.error_factor() != 1) {  // BGV: the message became m q_level^-1 mod t
+    const u64 pt = rlwe_.plain_modulus();
+    c.factor = mul_mod(t.factor, inverse_mod(prime(t.level) % pt, pt), make_modulus(pt));
+  }
+  c.key_id = t.key_id;
+  c.params_id = t.params_id;
+  return c;
 }
 
 Ciphertext Evaluator::mod_switch(const Ciphertext& a, std::size_t target) const {

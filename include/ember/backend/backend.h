@@ -175,9 +175,9 @@ class Backend {
   /// kMaxDotTerms terms; add0 / add1 may be null or alias out0 / out1.
   static constexpr std::size_t kMaxDotTerms = 32;
   virtual void dot_plain_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
-                               const std::vector<const u64*>& a1,
-                               const std::vector<const u64*>& p, const u64* add0,
-                               const u64* add1, const BasisView& b, Stream stream) = 0;
+                               const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
+                               const u64* add0, const u64* add1, const BasisView& b,
+                               Stream stream) = 0;
   /// out = a * scalar[limb]; scalars are host values, reduced mod each limb's prime.
   virtual void multiply_scalar_async(u64* out, const u64* a, const std::vector<u64>& scalars,
                                      const BasisView& b, Stream stream) = 0;

@@ -87,6 +87,13 @@ class Context {
   void key_switch(const u64* d, const backend::Buffer& ext, std::size_t level, const SwitchKey& key,
                   u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
                   const u64* add1 = nullptr) const;
+  /// key_switch followed by the division by q_level, as one division by P q_level: out0 / out1
+  /// over Q_{level-1} get (ks + P add) / (P q_level), rounded (BGV: its message-preserving rule,
+  /// message times q_level^-1). add0 and add1 (over Q_level) are required. Saves the rescale's
+  /// own INTT, conversion and NTT of every row. Throws ParameterError at level 0.
+  void key_switch_divide(const u64* d, const backend::Buffer& ext, std::size_t level,
+                         const SwitchKey& key, u64 galois, u64* out0, u64* out1, backend::Stream s,
+                         const u64* add0, const u64* add1) const;
   /// Division of `count` polynomials over Q_level (eval form) by q_level into out[k] over
   /// Q_{level-1} (may alias in[k]): rounding, or for BGV the message-preserving rule (see
   /// DivideRound); one batched division for all.
@@ -125,6 +132,7 @@ class Context {
     std::vector<std::unique_ptr<ring::BaseConverter>> digit_conv;  // D_j -> (Q_l u P) \ D_j
     std::unique_ptr<ring::DivideRound> mod_down;                   // Q_l u P -> Q_l
     std::unique_ptr<ring::DivideRound> rescale;                    // Q_l -> Q_{l-1}
+    std::unique_ptr<ring::DivideRound> mod_down_rescale;  // Q_l u P -> Q_{l-1}: T = {q_l} u P
   };
   /// `count` error polynomials (Gaussian, times error_factor()) over `basis`, back to back, eval
   /// form, drawn in order and transformed by one batched NTT.
@@ -139,7 +147,8 @@ class Context {
   std::shared_ptr<const ring::RingContext> ring_;
   RnsBasis full_, p_, aux_;
   std::vector<Level> levels_;
-  std::vector<u64> gadget_;  // per digit j and full-basis prime i: P mod q_i if i in D_j, else 0
+  std::vector<u64> gadget_;   // per digit j and full-basis prime i: P mod q_i if i in D_j, else 0
+  std::vector<u64> p_mod_q_;  // P mod q_i for every prime of Q
 };
 
 /// 64-bit FNV-1a fingerprint of a parameter set.

@@ -48,6 +48,10 @@ class Evaluator {
   /// Q_level (CKKS, and BGV's after matching levels); BFV's works in Q u R.
   virtual Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const;
   Ciphertext relinearize(const Ciphertext& a, const SwitchKey& relin) const;
+  /// multiply_no_relin, relinearize and divide_by_last_prime with one division by P q_level
+  /// (see Context::key_switch_divide): CKKS's rescaled product, BGV's switched one.
+  Ciphertext multiply_divide(const Ciphertext& a, const Ciphertext& b,
+                             const SwitchKey& relin) const;
   /// multiply_no_relin, then relinearize.
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin) const;
   /// Drops primes down to `level` (no division: the CKKS scale and BGV factor are unchanged).
