@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import MissingKeyError, ParameterError
+from .rlwe import galois_element
 
 __all__ = ["BootstrapParams", "Bootstrapper"]
 
@@ -348,25 +349,23 @@ class Bootstrapper:
             reps = self.slots // self.period
             for o, g, _ in plan:
                 diag = np.tile(np.roll(m[o] * factor, g), reps)
-                plains[o] = ctx.encode(diag, level, pt_scale)._poly
+                coeffs, _ = ctx._slots_to_coeffs(diag)
+                # Over Q_l u P: the baby steps stay in that basis until each giant's ModDown.
+                plains[o] = raw.encode_coeffs(coeffs, level, pt_scale, True)
             self._plain_cache[cache_key] = plains
-        babies = sorted({b for _, _, b in plan})
-        rotated = dict(zip(babies, ctx.rotate_many(x, babies)))
         by_giant: dict[int, list] = {}
         for o, g, b in plan:
             by_giant.setdefault(g, []).append((o, b))
-        # Giant steps rotate the unrescaled sums (scale x.scale * pt_scale), so their key
-        # switching noise is negligible; one rescale at the end.
-        acc = None
-        for g in sorted(by_giant):
-            terms = by_giant[g]
-            inner = raw.dot_plain(
-                [rotated[b]._raw for _, b in terms], [plains[o] for o, _ in terms]
-            )
-            if g:
-                inner = ctx._wrap(inner, x)
-                inner = ctx.rotate(inner, g)._raw
-            acc = inner if acc is None else raw.add(acc, inner)
+        # Double hoisting (C++): baby rotations share one ModUp and skip their ModDown; each
+        # giant step's plaintext sum takes one ModDown, then its rotation (of the unrescaled sum,
+        # so its key-switching noise is negligible); one rescale at the end.
+        nonzero = sorted({b for _, _, b in plan if b})
+        index = {0: 0} | {b: i + 1 for i, b in enumerate(nonzero)}
+        baby_keys = [ctx._galois_key(galois_element(b, self.n)) for b in nonzero]
+        giants = sorted(by_giant)
+        giant_keys = [ctx._galois_key(galois_element(g, self.n)) if g else None for g in giants]
+        terms = [[(index[b], plains[o]) for o, b in by_giant[g]] for g in giants]
+        acc = raw.linear_transform_hoisted(x._raw, baby_keys, giant_keys, terms)
         acc.scale = x.scale * pt_scale
         out = ctx._wrap(raw.rescale(acc), x)
         out.is_complex = True

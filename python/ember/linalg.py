@@ -33,17 +33,16 @@ def matvec(ctx, matrix: np.ndarray, x):
     raw = ctx._raw
     out = None
     for j in range(n2):
-        inner = None
+        cts, pts = [], []
         for i in range(n1):
             d = diags[j * n1 + i]
-            if not np.any(d):
-                continue
-            pt = ctx.encode(np.roll(d, j * n1), level, pt_scale)
-            prod = raw.multiply_plain(baby[i]._raw, pt._poly)
-            prod.scale = x.scale * pt_scale
-            inner = prod if inner is None else raw.add(inner, prod)
-        if inner is None:
+            if np.any(d):
+                cts.append(baby[i]._raw)
+                pts.append(ctx.encode(np.roll(d, j * n1), level, pt_scale)._poly)
+        if not cts:
             continue
+        inner = raw.dot_plain(cts, pts)  # one pass over the giant step's products
+        inner.scale = x.scale * pt_scale
         part = ctx._wrap(raw.rescale(inner), x)
         part = ctx.rotate(part, j * n1) if j else part
         out = part if out is None else ctx.add(out, part)

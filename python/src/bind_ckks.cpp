@@ -20,13 +20,37 @@ void bind_ckks(nb::module_& m) {
     new (x) Context(n, q, p, dnum, backend::parse_device(device));
   });
   bind::bind_evaluator(c);
-  c.def("encode_coeffs",
-        [](const Context& x, F64Vector v, std::size_t level, double scale) {
-          if (v.shape(0) != x.n())
-            throw ParameterError("encode: expected " + std::to_string(x.n()) +
-                                 " coefficients, got " + std::to_string(v.shape(0)));
-          return x.encode_coeffs(v.data(), level, scale);
-        })
+  c.def(
+       "encode_coeffs",
+       [](const Context& x, F64Vector v, std::size_t level, double scale, bool extended) {
+         if (v.shape(0) != x.n())
+           throw ParameterError("encode: expected " + std::to_string(x.n()) +
+                                " coefficients, got " + std::to_string(v.shape(0)));
+         return x.encode_coeffs(v.data(), level, scale, extended);
+       },
+       nb::arg("coeffs"), nb::arg("level"), nb::arg("scale"), nb::arg("extended") = false)
+      .def("linear_transform_hoisted",
+           // babies: Galois keys of baby steps 1..; giant_keys: a key or None per giant step;
+           // terms: per giant step, (baby index, plaintext over Q_level u P) pairs.
+           [](const Context& x, const Ciphertext& ct,
+              const std::vector<const rlwe::SwitchKey*>& babies, nb::list giant_keys,
+              nb::list terms) {
+             if (nb::len(giant_keys) != nb::len(terms))
+               throw ParameterError("linear transform: one term list per giant step");
+             std::vector<rlwe::Evaluator::TransformGiant> giants;
+             for (std::size_t g = 0; g < nb::len(giant_keys); ++g) {
+               rlwe::Evaluator::TransformGiant tg;
+               nb::handle key = giant_keys[g];
+               if (!key.is_none()) tg.key = &nb::cast<const rlwe::SwitchKey&>(key);
+               for (nb::handle t : nb::cast<nb::list>(terms[g])) {
+                 auto pair = nb::cast<nb::tuple>(t);
+                 tg.terms.emplace_back(nb::cast<std::size_t>(pair[0]),
+                                       &nb::cast<const ring::RnsPoly&>(pair[1]));
+               }
+               giants.push_back(std::move(tg));
+             }
+             return x.linear_transform_hoisted(ct, babies, giants);
+           })
       .def("decode_coeffs", [](const Context& x, const ring::RnsPoly& p,
                                double scale) { return bind::to_numpy(x.decode_coeffs(p, scale)); })
       .def("encrypt", [](const Context& x, const ring::RnsPoly& p, const PublicKey& pk,

@@ -45,12 +45,13 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
                  std::size_t dnum, backend::Device device)
     : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, ckks_options()) {}
 
-RnsPoly Context::encode_coeffs(const double* coeffs, std::size_t level, double scale) const {
+RnsPoly Context::encode_coeffs(const double* coeffs, std::size_t level, double scale,
+                               bool extended) const {
   if (level > max_level())
     throw ParameterError("encode: level " + std::to_string(level) + " is above the top level " +
                          std::to_string(max_level()));
   const std::size_t n = rlwe_.n();
-  const ring::RnsBasis& q = rlwe_.q_basis(level);
+  const ring::RnsBasis& q = extended ? rlwe_.qp_basis(level) : rlwe_.q_basis(level);
   std::vector<__int128> v(n);
   bool small = true;
   for (std::size_t k = 0; k < n; ++k) {

@@ -481,31 +481,52 @@ Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {
 void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, const SwitchKey& key,
                          u64 galois, u64* out0, u64* out1, Stream s, const u64* add0,
                          const u64* add1) const {
-  check_params(key.params_id, "the evaluation key");
   auto& be = backend();
-  const Level& lv = levels_.at(level);
   const std::size_t rows = level + 1 + p_count_;
-  const std::size_t q_words = (level + 1) * n_, p_words = p_count_ * n_;
-  Buffer acc_q(be, 2 * q_words * sizeof(u64), s);
-  Buffer acc_p(be, 2 * p_words * sizeof(u64), s);  // both P parts back to back: one ModDown
+  Buffer acc(be, 2 * rows * n_ * sizeof(u64), s);
+  u64* a0 = acc.as<u64>();
+  key_product(d, ext, level, key, galois, a0, a0 + rows * n_, s);
+  u64* const outs[2] = {out0, out1};
+  const u64* const ins[2] = {a0, a0 + rows * n_};
+  const u64* const adds[2] = {add0, add1};
+  mod_down_polys(outs, ins, 2, level, s, adds);
+}
+
+backend::KeyProductView Context::product_view(const u64* d, const Buffer& ext, std::size_t level,
+                                              const SwitchKey& key, u64 galois) const {
   backend::KeyProductView kp;
   kp.d = d;
   kp.ext = ext.as<const u64>();
   kp.key = key.words();
   kp.digits = static_cast<u32>(digits_at(level));
   kp.alpha = static_cast<u32>(alpha_);
-  kp.rows = static_cast<u32>(rows);
+  kp.rows = static_cast<u32>(level + 1 + p_count_);
   kp.q_rows = static_cast<u32>(level + 1);
   kp.key_rows = static_cast<u32>(key.rows);
   kp.key_q_rows = static_cast<u32>(q_count_);
   kp.galois = galois;
-  u64* q0 = acc_q.as<u64>();
-  u64* p0 = acc_p.as<u64>();
-  be.key_inner_product_async(q0, q0 + q_words, p0, p0 + p_words, kp, lv.qp.on(be), s);
-  u64* const outs[2] = {out0, out1};
-  const u64* const qs[2] = {q0, q0 + q_words};
-  const u64* const adds[2] = {add0, add1};
-  lv.mod_down->apply_many_async(outs, qs, p0, 2, be, s, adds);
+  return kp;
+}
+
+void Context::key_product(const u64* d, const Buffer& ext, std::size_t level, const SwitchKey& key,
+                          u64 galois, u64* out0, u64* out1, Stream s) const {
+  check_params(key.params_id, "the evaluation key");
+  auto& be = backend();
+  const std::size_t q_words = (level + 1) * n_;
+  const backend::KeyProductView kp = product_view(d, ext, level, key, galois);
+  be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp,
+                             levels_.at(level).qp.on(be), s);
+}
+
+void Context::mod_down_polys(u64* const* out, const u64* const* in, std::size_t count,
+                             std::size_t level, Stream s, const u64* const* addends) const {
+  auto& be = backend();
+  const std::size_t q_words = (level + 1) * n_, p_words = p_count_ * n_;
+  // The P parts back to back (DivideRound's layout), consumed by the division.
+  Buffer t(be, count * p_words * sizeof(u64), s);
+  for (std::size_t k = 0; k < count; ++k)
+    be.copy_async(t.as<u64>() + k * p_words, in[k] + q_words, p_words * sizeof(u64), s);
+  levels_.at(level).mod_down->apply_many_async(out, in, t.as<u64>(), count, be, s, addends);
 }
 
 void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t level,
@@ -520,17 +541,7 @@ void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t lev
   const std::size_t t_words = (p_count_ + 1) * n_;  // per polynomial: the q_level row, then P
   Buffer acc_q(be, 2 * q_words * sizeof(u64), s);
   Buffer acc_t(be, 2 * t_words * sizeof(u64), s);
-  backend::KeyProductView kp;
-  kp.d = d;
-  kp.ext = ext.as<const u64>();
-  kp.key = key.words();
-  kp.digits = static_cast<u32>(digits_at(level));
-  kp.alpha = static_cast<u32>(alpha_);
-  kp.rows = static_cast<u32>(level + 1 + p_count_);
-  kp.q_rows = static_cast<u32>(level + 1);
-  kp.key_rows = static_cast<u32>(key.rows);
-  kp.key_q_rows = static_cast<u32>(q_count_);
-  kp.galois = galois;
+  const backend::KeyProductView kp = product_view(d, ext, level, key, galois);
   u64* q0 = acc_q.as<u64>();
   u64* q1 = q0 + q_words;
   u64* t0 = acc_t.as<u64>();

@@ -232,6 +232,106 @@ Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts,
   return c;
 }
 
+Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
+                                               const std::vector<const SwitchKey*>& babies,
+                                               const std::vector<TransformGiant>& giants) const {
+  check_one(x, "linear transform");
+  if (x.polys.size() != 2) throw ParameterError("linear transform: relinearize the input first");
+  if (giants.empty()) throw ParameterError("linear transform: no giant steps");
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  const std::size_t level = x.level, n = rlwe_.n();
+  const std::size_t q_rows = level + 1, rows = q_rows + rlwe_.p_count();
+  const ring::RnsBasis& q = rlwe_.q_basis(level);
+  const ring::RnsBasis& qp = rlwe_.qp_basis(level);
+  const auto vq = q.on(be);
+  const auto vqp = qp.on(be);
+  for (const SwitchKey* k : babies)
+    if (!k || k->key_id != x.key_id || k->galois == 0)
+      throw MismatchError("linear transform: a baby-step key is not a Galois key of this key set");
+  for (const auto& g : giants) {
+    if (g.key && (g.key->key_id != x.key_id || g.key->galois == 0))
+      throw MismatchError("linear transform: a giant-step key is not a Galois key of this key set");
+    for (const auto& [b, p] : g.terms)
+      if (b > babies.size() || p->basis() != qp || p->form() != ring::Form::eval)
+        throw MismatchError(
+            "linear transform: a term's baby index is out of range or its plaintext is not in "
+            "eval form over Q_level u P");
+  }
+  // Baby steps 1.. in Q u P: the key product plus P sigma(c0) on the Q rows.
+  std::vector<backend::Buffer> baby;
+  if (!babies.empty()) {
+    const backend::Buffer ext = rlwe_.mod_up(x.polys[1].data(), level, s);
+    const std::vector<u64> p_mod(rlwe_.p_mod_q().begin(), rlwe_.p_mod_q().begin() + q_rows);
+    backend::Buffer rotated(be, q_rows * n * sizeof(u64), s);
+    for (const SwitchKey* k : babies) {
+      baby.emplace_back(be, 2 * rows * n * sizeof(u64), s);
+      u64* c0 = baby.back().as<u64>();
+      rlwe_.key_product(x.polys[1].data(), ext, level, *k, k->galois, c0, c0 + rows * n, s);
+      be.automorphism_async(rotated.as<u64>(), x.polys[0].data(), k->galois, true, vq, s);
+      be.multiply_scalar_async(rotated.as<u64>(), rotated.as<u64>(), p_mod, vq, s);
+      be.add_async(c0, c0, rotated.as<u64>(), vq, s);
+    }
+  }
+  Ciphertext acc;
+  bool have = false;
+  constexpr std::size_t kChunk = backend::Backend::kMaxDotTerms;
+  for (const auto& g : giants) {
+    std::vector<const u64*> e0, e1, ep, i0, i1, ip;  // extended (babies 1..) and identity terms
+    for (const auto& [b, p] : g.terms) {
+      if (b == 0) {
+        i0.push_back(x.polys[0].data());
+        i1.push_back(x.polys[1].data());
+        ip.push_back(p->data());  // its Q rows come first
+      } else {
+        e0.push_back(baby[b - 1].as<u64>());
+        e1.push_back(baby[b - 1].as<u64>() + rows * n);
+        ep.push_back(p->data());
+      }
+    }
+    Ciphertext part = like(x, 2);
+    u64* out0 = part.polys[0].data();
+    u64* out1 = part.polys[1].data();
+    auto dot = [&](u64* o0, u64* o1, const std::vector<const u64*>& a0,
+                   const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
+                   const backend::BasisView& v) {
+      for (std::size_t at = 0; at < p.size(); at += kChunk) {
+        const std::size_t end = std::min(p.size(), at + kChunk);
+        be.dot_plain_async(o0, o1, {a0.begin() + at, a0.begin() + end},
+                           {a1.begin() + at, a1.begin() + end}, {p.begin() + at, p.begin() + end},
+                           at ? o0 : nullptr, at ? o1 : nullptr, v, s);
+      }
+    };
+    if (e0.empty()) {
+      dot(out0, out1, i0, i1, ip, vq);
+    } else {
+      backend::Buffer ext_sum(be, 2 * rows * n * sizeof(u64), s);
+      u64* s0 = ext_sum.as<u64>();
+      u64* s1 = s0 + rows * n;
+      dot(s0, s1, e0, e1, ep, vqp);
+      backend::Buffer ident;
+      const u64* adds[2] = {nullptr, nullptr};
+      if (!i0.empty()) {
+        ident = backend::Buffer(be, 2 * q_rows * n * sizeof(u64), s);
+        dot(ident.as<u64>(), ident.as<u64>() + q_rows * n, i0, i1, ip, vq);
+        adds[0] = ident.as<u64>();
+        adds[1] = ident.as<u64>() + q_rows * n;
+      }
+      u64* const outs[2] = {out0, out1};
+      const u64* const ins[2] = {s0, s1};
+      rlwe_.mod_down_polys(outs, ins, 2, level, s, adds);
+    }
+    if (g.key) part = apply_galois(part, *g.key);
+    if (have) {
+      acc = add(acc, part);
+    } else {
+      acc = std::move(part);
+      have = true;
+    }
+  }
+  return acc;
+}
+
 Ciphertext Evaluator::switch_key(const Ciphertext& a, const SwitchKey& key) const {
   check_one(a, "switch_key");
   if (a.polys.size() != 2) throw ParameterError("switch_key: relinearize the ciphertext first");

@@ -24,7 +24,10 @@ class Context : public rlwe::Evaluator {
 
   /// round(coeffs[k] * scale) in every prime of Q_level, evaluation form. Throws ParameterError
   /// when a value does not fit in 126 bits or is not finite.
-  RnsPoly encode_coeffs(const double* coeffs, std::size_t level, double scale) const;
+  /// With extended = true the polynomial is over Q_level u P (plaintexts of double-hoisted
+  /// linear transforms, multiplied before the ModDown).
+  RnsPoly encode_coeffs(const double* coeffs, std::size_t level, double scale,
+                        bool extended = false) const;
   /// Centered value / scale of each coefficient of m (coefficient form, 1 or 2 primes).
   std::vector<double> decode_coeffs(const RnsPoly& m, double scale) const;
 

@@ -47,6 +47,10 @@ class Context {
   u64 params_id() const { return params_id_; }
   const std::shared_ptr<const ring::RingContext>& ring() const { return ring_; }
   const RnsBasis& q_basis(std::size_t level) const { return levels_.at(level).q; }
+  /// Q_level u P (Q rows first): the basis of key products before their ModDown.
+  const RnsBasis& qp_basis(std::size_t level) const { return levels_.at(level).qp; }
+  /// P mod q_i for every prime of Q.
+  const std::vector<u64>& p_mod_q() const { return p_mod_q_; }
   /// Q u P: the basis of the keys.
   const RnsBasis& full_basis() const { return full_; }
   /// R (BFV's auxiliary primes; empty basis otherwise), in the same ring after Q and P.
@@ -87,6 +91,14 @@ class Context {
   void key_switch(const u64* d, const backend::Buffer& ext, std::size_t level, const SwitchKey& key,
                   u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
                   const u64* add1 = nullptr) const;
+  /// The key product of key_switch without its ModDown: out0 / out1 (each Q_level rows, then P
+  /// rows, contiguous) hold P g(d) s' + small in the basis Q_level u P.
+  void key_product(const u64* d, const backend::Buffer& ext, std::size_t level,
+                   const SwitchKey& key, u64 galois, u64* out0, u64* out1, backend::Stream s) const;
+  /// ModDown (division by P: rounding, or BGV's rule) of `count` polynomials over Q_level u P
+  /// (each contiguous, Q rows first) into out[k] over Q_level, plus addends[k] when not null.
+  void mod_down_polys(u64* const* out, const u64* const* in, std::size_t count, std::size_t level,
+                      backend::Stream s, const u64* const* addends = nullptr) const;
   /// key_switch followed by the division by q_level, as one division by P q_level: out0 / out1
   /// over Q_{level-1} get (ks + P add) / (P q_level), rounded (BGV: its message-preserving rule,
   /// message times q_level^-1). add0 and add1 (over Q_level) are required. Saves the rescale's
@@ -120,6 +132,9 @@ class Context {
   void check_params(u64 params_id, const char* what) const;
 
  private:
+  /// The key inner product's view for d (its ModUp rows in ext) at a level.
+  backend::KeyProductView product_view(const u64* d, const backend::Buffer& ext, std::size_t level,
+                                       const SwitchKey& key, u64 galois) const;
   /// A switching key whose uniform halves a_j are expanded from (seed, nonce + j); b_j unset.
   SwitchKey switch_key_with_uniform_parts(const ChaChaKey& seed, u64 nonce, u64 galois,
                                           u64 key_id) const;

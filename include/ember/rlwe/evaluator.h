@@ -58,6 +58,19 @@ class Evaluator {
   Ciphertext drop_level(const Ciphertext& a, std::size_t level) const;
   /// X -> X^galois with its key.
   Ciphertext apply_galois(const Ciphertext& a, const SwitchKey& key) const;
+  /// One giant step of a baby-step giant-step linear transform: its rotation key (nullptr: none)
+  /// and its terms (index into the baby steps, plaintext over Q_level u P in eval form).
+  struct TransformGiant {
+    const SwitchKey* key = nullptr;
+    std::vector<std::pair<std::size_t, const RnsPoly*>> terms;
+  };
+  /// sum_g rot_g(sum_(b, p) p * rot_b(x)) with baby steps rot_b = x itself (index 0) and the
+  /// automorphisms of `babies` (indices 1..): double hoisting. The baby rotations share one ModUp
+  /// and stay in Q u P without a ModDown; each giant step's sum takes one ModDown, then its
+  /// rotation. Unrescaled (scale x.scale times the plaintexts' scale, set by the caller).
+  Ciphertext linear_transform_hoisted(const Ciphertext& x,
+                                      const std::vector<const SwitchKey*>& babies,
+                                      const std::vector<TransformGiant>& giants) const;
   /// Key switching without an automorphism: the same message under the key's target secret
   /// (bootstrapping's switches to and from a sparse secret). The key must have galois 0.
   Ciphertext switch_key(const Ciphertext& a, const SwitchKey& key) const;
