@@ -116,8 +116,8 @@ class _DepthContext:
     def drop_level(self, a, level):
         return _Depth(level)
 
-    def linear_combination(self, cts, coeffs, constant=0.0):
-        return _Depth(min(c.level for c in cts) - 1)
+    def linear_combination(self, cts, coeffs, constant=0.0, level=None):
+        return _Depth(min(c.level for c in cts) - 1 if level is None else level)
 
 
 def _chebyshev_depth(degree: int) -> int:

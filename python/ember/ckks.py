@@ -611,26 +611,35 @@ class Context(KeyedContext):
         return self._wrap(self._raw.rescale(raw), a)
 
     def linear_combination(
-        self, cts: Sequence[Ciphertext], coeffs: Sequence[float], constant: float = 0.0
+        self,
+        cts: Sequence[Ciphertext],
+        coeffs: Sequence[float],
+        constant: float = 0.0,
+        level: int | None = None,
     ) -> Ciphertext:
-        """sum_i coeffs[i] cts[i] + constant with one rescale: the operands are brought to the
-        lowest level among them (standard scale), multiplied by the integers round(c_i F) that
-        make the sum rescale exactly to the next level's standard scale, added, rescaled once.
-        Costs one level below the lowest operand."""
+        """sum_i coeffs[i] cts[i] + constant, landing at `level` (default: one below the lowest
+        operand) with that level's standard scale, with one rescale and no alignment: every
+        operand is read at level + 1 as it is (dropping primes is free) and multiplied by the
+        integer round(c_i S_level q_(level+1) / scale_i), which absorbs its own scale."""
         if not cts or len(cts) != len(coeffs):
             raise ParameterError("linear_combination needs as many coefficients as ciphertexts")
         for c in cts:
             self._check(c)
-        level = min(c.level for c in cts)
-        if level == 0:
-            raise ParameterError("linear_combination: an operand is at level 0; no level left")
-        scale = self._scales[level]
-        factor = self._scales[level - 1] * self._raw.prime(level) / scale
-        aligned = [self._to_level(c, level)._raw for c in cts]
-        scalars = [self._residues(round(float(k) * factor), level) for k in coeffs]
-        const = self._residues(round(float(constant) * scale * factor), level)
-        acc = self._raw.linear_combination(aligned, scalars, const)
-        acc.scale = scale * factor
+        low = min(c.level for c in cts)
+        level = low - 1 if level is None else int(level)
+        if not 0 <= level < low:
+            raise ParameterError(
+                f"linear_combination: target level {level} must be below every operand's level "
+                f"(lowest {low}) and at least 0"
+            )
+        top = level + 1
+        target = self._scales[level] * self._raw.prime(top)
+        scalars = [
+            self._residues(round(float(k) * target / c.scale), top) for c, k in zip(cts, coeffs)
+        ]
+        const = self._residues(round(float(constant) * target), top)
+        acc = self._raw.linear_combination([c._raw for c in cts], scalars, const, top)
+        acc.scale = target
         return self._wrap(self._raw.rescale(acc), cts[0])
 
     def square(self, a: Ciphertext) -> Ciphertext:

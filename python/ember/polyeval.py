@@ -6,9 +6,15 @@ B = 2^floor(m / 2): the baby steps T_1..T_B and the giant steps T_2B, T_4B, ...,
 recursively, p = q T_n + r with n the largest giant step not above its degree (Chebyshev
 division: T_n+j = 2 T_n T_j - T_n-j), down to pieces of degree <= B that are linear
 combinations of the baby steps. About 2 sqrt(d) + d / B ciphertext products instead of d - 1;
-depth ceil(log2 d) + 1 (the coefficients' scalar products take the extra level), plus one for
-the interval map when it is not (-1, 1). The power basis is converted to Chebyshev coefficients
-first (exact in real arithmetic; fine for the moderate degrees CKKS uses).
+depth between ceil(log2(d + 1)) and ceil(log2 d) + 1 (the coefficients' scalar products can take
+an extra level), plus one for the interval map when it is not (-1, 1). The power basis is
+converted to Chebyshev coefficients first (exact in real arithmetic; fine for the moderate
+degrees CKKS uses).
+
+Levels are planned top-down: every part of the split is computed at exactly the level where it
+is used (the highest the recursion allows), so sums never need an alignment; leaves are single
+`linear_combination` calls that read the baby steps at whatever level they sit (their scales go
+into the integer constants); only T_n operands of products are aligned, once per level (cached).
 """
 
 from __future__ import annotations
@@ -34,16 +40,6 @@ def _chebyshev_divide(c: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     for j in range(1, len(c) - n):
         r[n - j] -= c[n + j]
     return q, r
-
-
-def _chebyshev_power(ctx, t: dict, k: int):
-    """T_k from already computed lower terms (one product)."""
-    a = 1 << (k.bit_length() - 1)
-    if a == k:
-        half = t[k // 2]
-        return ctx.add(ctx.multiply(ctx.multiply(half, half), 2), -1.0)
-    prod = ctx.multiply(ctx.multiply(t[a], t[k - a]), 2)
-    return ctx.sub(prod, t[2 * a - k]) if 2 * a - k else ctx.add(prod, -1.0)
 
 
 def _combine(ctx, a, b):
@@ -80,48 +76,78 @@ def evaluate(ctx, x, coeffs: list[float], basis: str, interval: tuple[float, flo
     m = math.ceil(math.log2(d + 1))
     baby = min(1 << (m // 2), d) if m > 1 else 1
     t = {1: y}
+    aligned: dict = {}
+
+    def at(k: int, level: int):
+        """T_k at `level` with its standard scale (cached: each alignment costs a rescale)."""
+        if t[k].level == level:
+            return t[k]
+        if (k, level) not in aligned:
+            aligned[(k, level)] = ctx.drop_level(t[k], level)
+        return aligned[(k, level)]
+
+    def power(k: int):
+        """T_k from lower terms, one product: T_2a = 2 T_a^2 - 1, T_a+b = 2 T_a T_b - T_a-b."""
+        a = 1 << (k.bit_length() - 1)
+        if a == k:
+            half = t[k // 2]
+            return ctx.add(ctx.multiply(ctx.multiply(half, half), 2), -1.0)
+        level = min(t[a].level, t[k - a].level)
+        prod = ctx.multiply(ctx.multiply(at(a, level), at(k - a, level)), 2)
+        c = 2 * a - k
+        if not c:
+            return ctx.add(prod, -1.0)
+        return ctx.sub(prod, at(c, prod.level))
+
     for k in range(2, baby + 1):
-        t[k] = _chebyshev_power(ctx, t, k)
+        t[k] = power(k)
     n = 1 << (baby.bit_length() - 1)  # giant steps: powers of two above the baby range
     while 2 * n <= d:
         if 2 * n not in t:
-            t[2 * n] = _chebyshev_power(ctx, t, 2 * n)
+            t[2 * n] = power(2 * n)
         n *= 2
+    inf = 1 << 30
 
-    # Leaves are linear combinations of the baby steps; a context that offers
-    # linear_combination evaluates each with one rescale (operands aligned once, here).
-    fused = hasattr(ctx, "linear_combination")
-    if fused:
-        low = min(t[k].level for k in range(1, baby + 1))
-        leaf_terms = {k: ctx.drop_level(t[k], low) for k in range(1, baby + 1)}
-
-    def rec(coef: np.ndarray):
+    def split(coef: np.ndarray):
         coef = _trim(coef)
         deg = len(coef) - 1
         if deg <= baby:
-            ks = [k for k in range(1, deg + 1) if coef[k] != 0.0]
-            const = float(coef[0])
-            if fused and ks:
-                return ctx.linear_combination(
-                    [leaf_terms[k] for k in ks], [float(coef[k]) for k in ks], const
-                )
-            acc = None
-            for k in ks:
-                acc = _combine(ctx, acc, ctx.multiply(t[k], float(coef[k])))
-            if acc is None:
-                return const if const else None
-            return ctx.add(acc, const) if const else acc
+            return coef, None
         step = 1 << (deg.bit_length() - 1)
-        q, r = _chebyshev_divide(coef, step)
-        qv = rec(q)
+        return coef, (step, *_chebyshev_divide(coef, step))
+
+    def natural(coef: np.ndarray) -> int:
+        """The highest level the part can land at (inf for a constant)."""
+        coef, div = split(coef)
+        if div is None:
+            ks = [k for k in range(1, len(coef)) if coef[k] != 0.0]
+            return min(t[k].level for k in ks) - 1 if ks else inf
+        step, q, r = div
+        return min(min(natural(q), t[step].level) - 1, natural(r))
+
+    def rec(coef: np.ndarray, level: int):
+        """The part at exactly `level` (standard scale), or a float constant, or None (zero).
+        Leaves are one linear combination of the baby steps read where they are; a product
+        q T_step takes q at level + 1 and T_step aligned there; sums meet at the same level."""
+        coef, div = split(coef)
+        if div is None:
+            ks = [k for k in range(1, len(coef)) if coef[k] != 0.0]
+            const = float(coef[0])
+            if not ks:
+                return const if const else None
+            terms = [t[k] for k in ks]
+            return ctx.linear_combination(terms, [float(coef[k]) for k in ks], const, level)
+        step, q, r = div
+        qv = rec(q, level + 1)
         prod = None
         if isinstance(qv, float):
-            prod = ctx.multiply(t[step], qv)
+            prod = ctx.linear_combination([t[step]], [qv], 0.0, level)
         elif qv is not None:
-            prod = ctx.multiply(qv, t[step])
-        return _combine(ctx, prod, rec(r))
+            prod = ctx.multiply(qv, at(step, level + 1))
+        return _combine(ctx, prod, rec(r, level))
 
-    out = rec(c)
+    target = natural(c)
+    out = rec(c, target) if target != inf else float(c[0])
     if out is None or isinstance(out, float):
         return ctx.add(ctx.multiply(x, 0), float(out or 0.0))
     return out

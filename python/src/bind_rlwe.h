@@ -100,9 +100,8 @@ void bind_evaluator(nb::class_<Ctx>& c) {
               const std::vector<const ring::RnsPoly*>& pts) { return x.dot_plain(cts, pts); })
       .def("linear_combination",
            [](const Ctx& x, const std::vector<const Ciphertext*>& cts,
-              const std::vector<std::vector<u64>>& scalars, const std::vector<u64>& constant) {
-             return x.linear_combination(cts, scalars, constant);
-           })
+              const std::vector<std::vector<u64>>& scalars, const std::vector<u64>& constant,
+              std::size_t level) { return x.linear_combination(cts, scalars, constant, level); })
       .def("multiply_scalar", [](const Ctx& x, const Ciphertext& a,
                                  const std::vector<u64>& r) { return x.multiply_scalar(a, r); })
       .def("add_scalar", [](const Ctx& x, const Ciphertext& a,

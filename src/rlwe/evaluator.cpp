@@ -125,20 +125,24 @@ Ciphertext Evaluator::add_scalar(const Ciphertext& a, const std::vector<u64>& re
     throw ParameterError("add_scalar: need one residue per prime of the level");
   if (a.polys.size() != 2) throw ParameterError("add_scalar: relinearize the ciphertext first");
   // A constant polynomial has the same value in every evaluation slot.
-  return linear_combination({&a}, {std::vector<u64>(residues.size(), 1)}, residues);
+  return linear_combination({&a}, {std::vector<u64>(residues.size(), 1)}, residues, a.level);
 }
 
 Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& cts,
                                          const std::vector<std::vector<u64>>& scalars,
-                                         const std::vector<u64>& constant) const {
+                                         const std::vector<u64>& constant,
+                                         std::size_t level) const {
   if (cts.empty() || cts.size() != scalars.size())
     throw ParameterError("linear_combination: needs one scalar list per ciphertext");
   const Ciphertext& first = *cts[0];
-  const std::size_t limbs = first.level + 1;
+  const std::size_t limbs = level + 1;
   for (const Ciphertext* c : cts) {
-    check_pair(first, *c, "linear_combination");
+    check_pair_keys(first, *c, "linear_combination");
     if (c->polys.size() != 2)
       throw ParameterError("linear_combination: relinearize the ciphertexts first");
+    // A ciphertext above `level` is read as its first level + 1 rows (dropping is free).
+    if (c->level < level)
+      throw ParameterError("linear_combination: an operand is below the target level");
   }
   for (const auto& s : scalars)
     if (s.size() != limbs) throw ParameterError("linear_combination: one scalar per prime");
@@ -146,8 +150,15 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& c
     throw ParameterError("linear_combination: one constant residue per prime");
   auto& be = rlwe_.backend();
   const Stream s = be.default_stream();
-  const auto v = rlwe_.q_basis(first.level).on(be);
-  Ciphertext c = like(first, 2);
+  const auto v = rlwe_.q_basis(level).on(be);
+  Ciphertext c;
+  for (int k = 0; k < 2; ++k)
+    c.polys.emplace_back(rlwe_.q_basis(level), Form::eval, rlwe_.device());
+  c.level = level;
+  c.scale = first.scale;
+  c.factor = first.factor;
+  c.key_id = first.key_id;
+  c.params_id = first.params_id;
   u64* o0 = c.polys[0].data();
   u64* o1 = c.polys[1].data();
   // Chunks of kMaxLinearTerms; every later chunk carries the running sum as a term times 1.

@@ -37,11 +37,13 @@ class Evaluator {
                        const std::vector<const RnsPoly*>& pts) const;
   /// Multiplies by one integer per prime of the level (an exact constant's residues).
   Ciphertext multiply_scalar(const Ciphertext& a, const std::vector<u64>& residues) const;
-  /// sum_i scalars[i] cts[i] + constant (one integer per prime of the level for each; the
-  /// constant is added to c0, may be empty): one pass per 15 terms.
+  /// sum_i scalars[i] cts[i] + constant at `level` (one integer per prime of that level for
+  /// each; the constant is added to c0, may be empty): one pass per 15 terms. Operands may sit
+  /// at any level at or above `level` (their first level + 1 rows are read: dropping is free);
+  /// the result carries the first operand's scale (the caller's scalars make it exact).
   Ciphertext linear_combination(const std::vector<const Ciphertext*>& cts,
                                 const std::vector<std::vector<u64>>& scalars,
-                                const std::vector<u64>& constant) const;
+                                const std::vector<u64>& constant, std::size_t level) const;
   /// Adds the constant polynomial whose residues are given (c0 only).
   Ciphertext add_scalar(const Ciphertext& a, const std::vector<u64>& residues) const;
   /// The scheme's product before relinearization (3 polynomials). Here: the tensor product over
