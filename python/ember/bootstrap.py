@@ -359,18 +359,17 @@ class Bootstrapper:
             by_giant.setdefault(g, []).append((o, b))
         # Double hoisting (C++): baby rotations share one ModUp and skip their ModDown; each
         # giant step's plaintext sum takes one ModDown, then its rotation (of the unrescaled sum,
-        # so its key-switching noise is negligible); one rescale at the end.
+        # so its key-switching noise is negligible) stays in Q u P; one division by P q_l ends
+        # the stage.
         nonzero = sorted({b for _, _, b in plan if b})
         index = {0: 0} | {b: i + 1 for i, b in enumerate(nonzero)}
         baby_keys = [ctx._galois_key(galois_element(b, self.n)) for b in nonzero]
         giants = sorted(by_giant)
         giant_keys = [ctx._galois_key(galois_element(g, self.n)) if g else None for g in giants]
         terms = [[(index[b], plains[o]) for o, b in by_giant[g]] for g in giants]
-        acc = raw.linear_transform_hoisted(x._raw, baby_keys, giant_keys, terms)
-        acc.scale = x.scale * pt_scale
-        out = ctx._wrap(raw.rescale(acc), x)
+        out = ctx._wrap(raw.linear_transform_hoisted(x._raw, baby_keys, giant_keys, terms), x)
         out.is_complex = True
-        out._raw.scale = target_scale
+        out._raw.scale = target_scale  # x.scale * pt_scale / q_level
         return out
 
     def _run_transforms(self, x, stages, factor: complex, final_scale: float, name: str):

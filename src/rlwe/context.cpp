@@ -529,6 +529,19 @@ void Context::mod_down_polys(u64* const* out, const u64* const* in, std::size_t 
   levels_.at(level).mod_down->apply_many_async(out, in, t.as<u64>(), count, be, s, addends);
 }
 
+void Context::divide_extended(u64* const* out, const u64* const* in, std::size_t count,
+                              std::size_t level, Stream s) const {
+  if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
+  auto& be = backend();
+  // Each polynomial's q_level row and P rows are adjacent: copied back to back (the divisor's
+  // layout), consumed by the division.
+  const std::size_t t_words = (p_count_ + 1) * n_;
+  Buffer t(be, count * t_words * sizeof(u64), s);
+  for (std::size_t k = 0; k < count; ++k)
+    be.copy_async(t.as<u64>() + k * t_words, in[k] + level * n_, t_words * sizeof(u64), s);
+  levels_.at(level).mod_down_rescale->apply_many_async(out, in, t.as<u64>(), count, be, s);
+}
+
 void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t level,
                                 const SwitchKey& key, u64 galois, u64* out0, u64* out1, Stream s,
                                 const u64* add0, const u64* add1) const {

@@ -269,23 +269,37 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
             "linear transform: a term's baby index is out of range or its plaintext is not in "
             "eval form over Q_level u P");
   }
-  // Baby steps 1.. in Q u P: the key product plus P sigma(c0) on the Q rows.
+  const std::vector<u64> p_mod(rlwe_.p_mod_q().begin(), rlwe_.p_mod_q().begin() + q_rows);
+  backend::Buffer rotated(be, q_rows * n * sizeof(u64), s);
+  // The automorphism of (c0, c1) in Q u P before its ModDown: the key product of c1 (whose ModUp
+  // rows are in ext) plus P sigma(c0) on the Q rows; out: two contiguous Q u P polynomials.
+  auto rotate_extended = [&](const Ciphertext& c, const backend::Buffer& ext, const SwitchKey& k,
+                             u64* out) {
+    rlwe_.key_product(c.polys[1].data(), ext, level, k, k.galois, out, out + rows * n, s);
+    be.automorphism_async(rotated.as<u64>(), c.polys[0].data(), k.galois, true, vq, s);
+    be.multiply_scalar_async(rotated.as<u64>(), rotated.as<u64>(), p_mod, vq, s);
+    be.add_async(out, out, rotated.as<u64>(), vq, s);
+  };
+  // Baby steps 1.. in Q u P.
   std::vector<backend::Buffer> baby;
   if (!babies.empty()) {
     const backend::Buffer ext = rlwe_.mod_up(x.polys[1].data(), level, s);
-    const std::vector<u64> p_mod(rlwe_.p_mod_q().begin(), rlwe_.p_mod_q().begin() + q_rows);
-    backend::Buffer rotated(be, q_rows * n * sizeof(u64), s);
     for (const SwitchKey* k : babies) {
       baby.emplace_back(be, 2 * rows * n * sizeof(u64), s);
-      u64* c0 = baby.back().as<u64>();
-      rlwe_.key_product(x.polys[1].data(), ext, level, *k, k->galois, c0, c0 + rows * n, s);
-      be.automorphism_async(rotated.as<u64>(), x.polys[0].data(), k->galois, true, vq, s);
-      be.multiply_scalar_async(rotated.as<u64>(), rotated.as<u64>(), p_mod, vq, s);
-      be.add_async(c0, c0, rotated.as<u64>(), vq, s);
+      rotate_extended(x, ext, *k, baby.back().as<u64>());
     }
   }
-  Ciphertext acc;
+  // The giant steps' rotations are summed in Q u P too (the unrotated ones enter as P times
+  // themselves on the Q rows) and divided once by P q_level: no ModDown per giant step and no
+  // separate rescale.
+  const bool rotating = std::any_of(giants.begin(), giants.end(),
+                                    [](const TransformGiant& g) { return g.key != nullptr; });
+  backend::Buffer acc(be, 2 * rows * n * sizeof(u64), s), step(be, 2 * rows * n * sizeof(u64), s);
+  u64* a0 = acc.as<u64>();
+  u64* a1 = a0 + rows * n;
   bool have = false;
+  Ciphertext plain_sum;  // without rotating giant steps: the sum, rescaled at the end
+  std::vector<Ciphertext> identity_parts;
   constexpr std::size_t kChunk = backend::Backend::kMaxDotTerms;
   for (const auto& g : giants) {
     std::vector<const u64*> e0, e1, ep, i0, i1, ip;  // extended (babies 1..) and identity terms
@@ -332,15 +346,46 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
       const u64* const ins[2] = {s0, s1};
       rlwe_.mod_down_polys(outs, ins, 2, level, s, adds);
     }
-    if (g.key) part = apply_galois(part, *g.key);
-    if (have) {
-      acc = add(acc, part);
-    } else {
-      acc = std::move(part);
+    if (!rotating) {
+      plain_sum = have ? add(plain_sum, part) : std::move(part);
       have = true;
+      continue;
+    }
+    if (g.key) {
+      const backend::Buffer ext = rlwe_.mod_up(part.polys[1].data(), level, s);
+      u64* t0 = have ? step.as<u64>() : a0;
+      rotate_extended(part, ext, *g.key, t0);
+      if (have) {
+        be.add_async(a0, a0, t0, vqp, s);
+        be.add_async(a1, a1, t0 + rows * n, vqp, s);
+      }
+      have = true;
+    } else {
+      // Added after the loop (times P, on the Q rows only: P vanishes modulo P), once a
+      // rotating giant step has initialized acc.
+      identity_parts.push_back(std::move(part));
     }
   }
-  return acc;
+  if (!rotating) return divide_by_last_prime(plain_sum);
+  for (const Ciphertext& part : identity_parts) {
+    be.multiply_scalar_async(rotated.as<u64>(), part.polys[0].data(), p_mod, vq, s);
+    be.add_async(a0, a0, rotated.as<u64>(), vq, s);
+    be.multiply_scalar_async(rotated.as<u64>(), part.polys[1].data(), p_mod, vq, s);
+    be.add_async(a1, a1, rotated.as<u64>(), vq, s);
+  }
+  Ciphertext c;
+  const ring::RnsBasis& lower = rlwe_.q_basis(level - 1);
+  c.polys.emplace_back(lower, Form::eval, rlwe_.device());
+  c.polys.emplace_back(lower, Form::eval, rlwe_.device());
+  u64* const outs[2] = {c.polys[0].data(), c.polys[1].data()};
+  const u64* const ins[2] = {a0, a1};
+  rlwe_.divide_extended(outs, ins, 2, level, s);
+  c.level = level - 1;
+  c.scale = x.scale / static_cast<double>(prime(level));
+  c.factor = x.factor;
+  c.key_id = x.key_id;
+  c.params_id = x.params_id;
+  return c;
 }
 
 Ciphertext Evaluator::switch_key(const Ciphertext& a, const SwitchKey& key) const {

@@ -99,6 +99,10 @@ class Context {
   /// (each contiguous, Q rows first) into out[k] over Q_level, plus addends[k] when not null.
   void mod_down_polys(u64* const* out, const u64* const* in, std::size_t count, std::size_t level,
                       backend::Stream s, const u64* const* addends = nullptr) const;
+  /// Division by P q_level (rounding; BGV's rule) of `count` polynomials over Q_level u P (each
+  /// contiguous, Q rows first) into out[k] over Q_{level-1}: a ModDown and a rescale in one.
+  void divide_extended(u64* const* out, const u64* const* in, std::size_t count, std::size_t level,
+                       backend::Stream s) const;
   /// key_switch followed by the division by q_level, as one division by P q_level: out0 / out1
   /// over Q_{level-1} get (ks + P add) / (P q_level), rounded (BGV: its message-preserving rule,
   /// message times q_level^-1). add0 and add1 (over Q_level) are required. Saves the rescale's

@@ -66,10 +66,12 @@ class Evaluator {
     const SwitchKey* key = nullptr;
     std::vector<std::pair<std::size_t, const RnsPoly*>> terms;
   };
-  /// sum_g rot_g(sum_(b, p) p * rot_b(x)) with baby steps rot_b = x itself (index 0) and the
-  /// automorphisms of `babies` (indices 1..): double hoisting. The baby rotations share one ModUp
-  /// and stay in Q u P without a ModDown; each giant step's sum takes one ModDown, then its
-  /// rotation. Unrescaled (scale x.scale times the plaintexts' scale, set by the caller).
+  /// sum_g rot_g(sum_(b, p) p * rot_b(x)) / q_level with baby steps rot_b = x itself (index 0)
+  /// and the automorphisms of `babies` (indices 1..): double hoisting. The baby rotations share
+  /// one ModUp and stay in Q u P without a ModDown; each giant step's sum takes one ModDown and
+  /// its rotation's key product stays in Q u P too; the rotated sums are divided once by
+  /// P q_level (ModDown and rescale in one). Level - 1; scale x.scale / q_level (the caller
+  /// multiplies in the plaintexts' scale).
   Ciphertext linear_transform_hoisted(const Ciphertext& x,
                                       const std::vector<const SwitchKey*>& babies,
                                       const std::vector<TransformGiant>& giants) const;
