@@ -147,6 +147,9 @@ class CudaBackend final : public Backend {
 
   /// Output rows per thread of the fused conversion kernels.
   static constexpr int kConvRows = 4;
+  /// ModUp's batched conversions: 8 output rows per thread (each source residue loaded once for
+  /// 8 rows) measured 2.4 % faster key switching than 4 at N = 2^16 on an H200 (2, 16: slower).
+  static constexpr int kManyConvRows = 8;
   /// Calls launch(std::integral_constant<int, kMax>) with the smallest register bucket holding
   /// `count` source primes (count <= 32).
   template <class Launch>
@@ -328,11 +331,11 @@ class CudaBackend final : public Backend {
     args.log_n = static_cast<u32>(jobs[0].from.ring->log_n);
     const std::size_t n = jobs[0].from.ring->n;
     const dim3 grid(static_cast<u32>((n + 255) / 256),
-                    static_cast<u32>((max_to + kConvRows - 1) / kConvRows),
+                    static_cast<u32>((max_to + kManyConvRows - 1) / kManyConvRows),
                     static_cast<u32>(jobs.size()));
     by_source_count(static_cast<u32>(max_from), [&](auto km) {
       constexpr int kMax = decltype(km)::value;
-      k::bconv_many_kernel<kMax, kConvRows><<<grid, 256, 0, raw(s)>>>(args);
+      k::bconv_many_kernel<kMax, kManyConvRows><<<grid, 256, 0, raw(s)>>>(args);
     });
     check_launch("bconv_many_kernel");
   }
