@@ -270,15 +270,12 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
             "eval form over Q_level u P");
   }
   const std::vector<u64> p_mod(rlwe_.p_mod_q().begin(), rlwe_.p_mod_q().begin() + q_rows);
-  backend::Buffer rotated(be, q_rows * n * sizeof(u64), s);
   // The automorphism of (c0, c1) in Q u P before its ModDown: the key product of c1 (whose ModUp
   // rows are in ext) plus P sigma(c0) on the Q rows; out: two contiguous Q u P polynomials.
   auto rotate_extended = [&](const Ciphertext& c, const backend::Buffer& ext, const SwitchKey& k,
                              u64* out) {
     rlwe_.key_product(c.polys[1].data(), ext, level, k, k.galois, out, out + rows * n, s);
-    be.automorphism_async(rotated.as<u64>(), c.polys[0].data(), k.galois, true, vq, s);
-    be.multiply_scalar_async(rotated.as<u64>(), rotated.as<u64>(), p_mod, vq, s);
-    be.add_async(out, out, rotated.as<u64>(), vq, s);
+    be.automorphism_accumulate_async(out, c.polys[0].data(), k.galois, p_mod, vq, s);
   };
   // Baby steps 1.. in Q u P.
   std::vector<backend::Buffer> baby;
@@ -368,10 +365,8 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
   }
   if (!rotating) return divide_by_last_prime(plain_sum);
   for (const Ciphertext& part : identity_parts) {
-    be.multiply_scalar_async(rotated.as<u64>(), part.polys[0].data(), p_mod, vq, s);
-    be.add_async(a0, a0, rotated.as<u64>(), vq, s);
-    be.multiply_scalar_async(rotated.as<u64>(), part.polys[1].data(), p_mod, vq, s);
-    be.add_async(a1, a1, rotated.as<u64>(), vq, s);
+    be.automorphism_accumulate_async(a0, part.polys[0].data(), 1, p_mod, vq, s);
+    be.automorphism_accumulate_async(a1, part.polys[1].data(), 1, p_mod, vq, s);
   }
   Ciphertext c;
   const ring::RnsBasis& lower = rlwe_.q_basis(level - 1);

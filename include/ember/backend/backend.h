@@ -184,6 +184,11 @@ class Backend {
   /// out = a(X^k) for odd k; `eval` selects the evaluation-form permutation.
   virtual void automorphism_async(u64* out, const u64* a, u64 k, bool eval, const BasisView& b,
                                   Stream stream) = 0;
+  /// out += scalar[limb] * a(X^k), evaluation form (one pass): the P sigma(c0) term of rotations
+  /// kept in Q u P. k = 1 gives out += scalar * a. Scalars are host values, reduced here.
+  virtual void automorphism_accumulate_async(u64* out, const u64* a, u64 k,
+                                             const std::vector<u64>& scalars, const BasisView& b,
+                                             Stream stream) = 0;
 
   /// Linear combination of ciphertext halves with per-limb integer scalars (host values below
   /// 2^64, reduced here): out0 = sum_t a0[t] s[t][limb] + c[limb], out1 = sum_t a1[t] s[t][limb],

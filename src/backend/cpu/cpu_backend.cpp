@@ -157,6 +157,21 @@ class CpuBackend final : public Backend {
       for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = mul_shoup(a[i], s, ss, m.value);
     });
   }
+  void automorphism_accumulate_async(u64* out, const u64* a, u64 k, const std::vector<u64>& scalars,
+                                     const BasisView& b, Stream) override {
+    const std::size_t n = b.ring->n;
+    const int log_n = b.ring->log_n;
+    per_limb(b, [&](long l, const Modulus& m) {
+      const u64 s = barrett_reduce_64(scalars[l], m);
+      const u64 ss = shoup_precompute(s, m.value);
+      const u64* src = a + l * n;
+      u64* dst = out + l * n;
+      for (std::size_t j = 0; j < n; ++j) {
+        const u64 v = src[ring::rows::automorphism_eval_source(static_cast<u32>(j), k, log_n)];
+        dst[j] = add_mod(dst[j], mul_shoup(v, s, ss, m.value), m.value);
+      }
+    });
+  }
   void automorphism_async(u64* out, const u64* a, u64 k, bool eval, const BasisView& b,
                           Stream) override {
     const std::size_t n = b.ring->n;

@@ -250,6 +250,22 @@ struct ScalarArgs {
   u64 shoup[kMaxScalarLimbs];
 };
 
+/// out += scalar[limb] * a(X^k) (evaluation form) with the scalars in the kernel's arguments.
+__global__ void automorphism_accumulate_kernel(u64* out, const u64* a, u64 k, ScalarArgs sc,
+                                               LimbMap map) {
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  const u32 mask = (1u << map.log_n) - 1;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::size_t row = i & ~static_cast<std::size_t>(mask);
+    const u32 limb = static_cast<u32>(i >> map.log_n);
+    const u64 q = map.mod(limb).value;
+    const u64 v =
+        a[row + ring::rows::automorphism_eval_source(static_cast<u32>(i & mask), k, map.log_n)];
+    out[i] = add_mod(out[i], mul_shoup(v, sc.value[limb], sc.shoup[limb], q), q);
+  }
+}
+
 /// out = a * scalar[limb] with the scalars in the kernel's arguments.
 __global__ void multiply_scalar_args_kernel(u64* out, const u64* a, ScalarArgs sc, LimbMap map) {
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;

@@ -265,6 +265,26 @@ class CudaBackend final : public Backend {
     pointwise<k::PointwiseOp::multiply_scalar>(out, a, nullptr, sc.words(), scs.words(), b, s);
   }
 
+  void automorphism_accumulate_async(u64* out, const u64* a, u64 kk,
+                                     const std::vector<u64>& scalars, const BasisView& b,
+                                     Stream s) override {
+    ctx_.activate();
+    const std::size_t n = b.ring->n;
+    // Chunks of kMaxScalarLimbs limbs, each launch with its scalars by value (no upload).
+    for (std::size_t at = 0; at < b.limbs; at += k::kMaxScalarLimbs) {
+      const std::size_t limbs = std::min<std::size_t>(k::kMaxScalarLimbs, b.limbs - at);
+      k::ScalarArgs args{};
+      for (std::size_t l = 0; l < limbs; ++l) {
+        const Modulus& m = host_modulus(b, at + l);
+        args.value[l] = barrett_reduce_64(scalars[at + l], m);
+        args.shoup[l] = shoup_precompute(args.value[l], m.value);
+      }
+      const BasisView part{b.ring, b.ids + at, b.host_ids + at, limbs};
+      k::automorphism_accumulate_kernel<<<grid_for(limbs * n), 256, 0, raw(s)>>>(
+          out + at * n, a + at * n, kk, args, map_of(part));
+    }
+    check_launch("automorphism_accumulate_kernel");
+  }
   void automorphism_async(u64* out, const u64* a, u64 kk, bool eval, const BasisView& b,
                           Stream s) override {
     ctx_.activate();
