@@ -116,6 +116,9 @@ class _DepthContext:
     def drop_level(self, a, level):
         return _Depth(level)
 
+    def chebyshev_product(self, a, b, c):
+        return _Depth(min(a.level, b.level) - 1)
+
     def linear_combination(self, cts, coeffs, constant=0.0, level=None):
         return _Depth(min(c.level for c in cts) - 1 if level is None else level)
 

@@ -642,6 +642,21 @@ class Context(KeyedContext):
         acc.scale = target
         return self._wrap(self._raw.rescale(acc), cts[0])
 
+    def chebyshev_product(self, a: Ciphertext, b: Ciphertext, c: Ciphertext) -> Ciphertext:
+        """2 a b - c for a, b at one level with its standard scale and c at that level or above
+        (any scale): c is subtracted, times the integer k = round(S_a S_b / 2 S_c), inside the
+        product's division by P q_l, so c needs no alignment (poly_eval's T_a+b)."""
+        for x in (a, b, c):
+            self._check(x)
+        if a.level != b.level or a.level == 0 or c.level < a.level:
+            raise ParameterError("chebyshev_product: a and b at one level > 0, c at or above it")
+        k = round(a.scale * b.scale / (2 * c.scale))
+        raw = self._raw.multiply_divide(
+            a._raw, b._raw, self._keys().relin, c._raw, self._residues(k, a.level)
+        )
+        raw = self._raw.multiply_scalar(raw, self._residues(2, raw.level))
+        return self._wrap(raw, a, b)
+
     def square(self, a: Ciphertext) -> Ciphertext:
         return self.multiply(a, a)
 

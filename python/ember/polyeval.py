@@ -93,8 +93,11 @@ def evaluate(ctx, x, coeffs: list[float], basis: str, interval: tuple[float, flo
             half = t[k // 2]
             return ctx.add(ctx.multiply(ctx.multiply(half, half), 2), -1.0)
         level = min(t[a].level, t[k - a].level)
-        prod = ctx.multiply(ctx.multiply(at(a, level), at(k - a, level)), 2)
         c = 2 * a - k
+        if c and hasattr(ctx, "chebyshev_product") and t[c].level >= level:
+            # T_c is subtracted inside the product's division: no alignment of T_c.
+            return ctx.chebyshev_product(at(a, level), at(k - a, level), t[c])
+        prod = ctx.multiply(ctx.multiply(at(a, level), at(k - a, level)), 2)
         if not c:
             return ctx.add(prod, -1.0)
         return ctx.sub(prod, at(c, prod.level))

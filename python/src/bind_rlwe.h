@@ -110,8 +110,14 @@ void bind_evaluator(nb::class_<Ctx>& c) {
                                    const Ciphertext& b) { return x.multiply_no_relin(a, b); })
       .def("relinearize", [](const Ctx& x, const Ciphertext& a,
                              const SwitchKey& k) { return x.relinearize(a, k); })
-      .def("multiply_divide", [](const Ctx& x, const Ciphertext& a, const Ciphertext& b,
-                                 const SwitchKey& k) { return x.multiply_divide(a, b, k); })
+      .def(
+          "multiply_divide",
+          [](const Ctx& x, const Ciphertext& a, const Ciphertext& b, const SwitchKey& k,
+             const Ciphertext* sub, const std::vector<u64>& sub_scalars) {
+            return x.multiply_divide(a, b, k, sub, sub_scalars);
+          },
+          nb::arg("a"), nb::arg("b"), nb::arg("relin"), nb::arg("sub").none() = nb::none(),
+          nb::arg("sub_scalars") = std::vector<u64>{})
       .def("multiply", [](const Ctx& x, const Ciphertext& a, const Ciphertext& b,
                           const SwitchKey& k) { return x.multiply(a, b, k); })
       .def("drop_level",

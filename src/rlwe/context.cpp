@@ -544,7 +544,8 @@ void Context::divide_extended(u64* const* out, const u64* const* in, std::size_t
 
 void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t level,
                                 const SwitchKey& key, u64 galois, u64* out0, u64* out1, Stream s,
-                                const u64* add0, const u64* add1) const {
+                                const u64* add0, const u64* add1, const u64* sub0, const u64* sub1,
+                                const std::vector<u64>& sub_scalars) const {
   if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
   if (!add0 || !add1) throw ParameterError("key_switch_divide: both addends are required");
   check_params(key.params_id, "the evaluation key");
@@ -562,9 +563,22 @@ void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t lev
   be.key_inner_product_async(q0, q1, t0 + n_, t1 + n_, kp, lv.qp.on(be), s);
   // The addends join before the division, times P (P vanishes modulo the primes of P).
   const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + level + 1);
-  be.linear_combination_async(q0, q1, {q0, add0}, {q1, add1},
-                              {std::vector<u64>(level + 1, 1), p_mod},
-                              std::vector<u64>(level + 1, 0), lv.q.on(be), s);
+  std::vector<const u64*> a0{q0, add0}, a1{q1, add1};
+  std::vector<std::vector<u64>> scalars{std::vector<u64>(level + 1, 1), p_mod};
+  if (sub0 && sub1) {
+    if (sub_scalars.size() != level + 1)
+      throw ParameterError("key_switch_divide: one subtrahend scalar per prime of the level");
+    std::vector<u64> minus(level + 1);  // -k P mod q_i
+    for (std::size_t i = 0; i <= level; ++i) {
+      const Modulus m = make_modulus(ring_->prime(i));
+      minus[i] = neg_mod(mul_mod(barrett_reduce_64(sub_scalars[i], m), p_mod[i], m), m.value);
+    }
+    a0.push_back(sub0);
+    a1.push_back(sub1);
+    scalars.push_back(std::move(minus));
+  }
+  be.linear_combination_async(q0, q1, a0, a1, scalars, std::vector<u64>(level + 1, 0), lv.q.on(be),
+                              s);
   be.copy_async(t0, q0 + level * n_, n_ * sizeof(u64), s);
   be.copy_async(t1, q1 + level * n_, n_ * sizeof(u64), s);
   u64* const outs[2] = {out0, out1};

@@ -478,8 +478,16 @@ Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b,
 }
 
 Ciphertext Evaluator::multiply_divide(const Ciphertext& a, const Ciphertext& b,
-                                      const SwitchKey& relin) const {
+                                      const SwitchKey& relin, const Ciphertext* sub,
+                                      const std::vector<u64>& sub_scalars) const {
   Ciphertext t = multiply_no_relin(a, b);
+  if (sub) {
+    check_pair_keys(t, *sub, "multiply");
+    if (sub->polys.size() != 2 || sub->level < t.level)
+      throw ParameterError(
+          "multiply: the subtracted ciphertext must be relinearized and at the product's level "
+          "or above");
+  }
   if (t.level == 0)
     throw ParameterError("multiply: the operands are at level 0; no prime left to divide by");
   if (relin.key_id != t.key_id || relin.galois != 0)
@@ -491,7 +499,9 @@ Ciphertext Evaluator::multiply_divide(const Ciphertext& a, const Ciphertext& b,
   c.polys.emplace_back(q, Form::eval, rlwe_.device());
   const backend::Buffer ext = rlwe_.mod_up(t.polys[2].data(), t.level, s);
   rlwe_.key_switch_divide(t.polys[2].data(), ext, t.level, relin, 0, c.polys[0].data(),
-                          c.polys[1].data(), s, t.polys[0].data(), t.polys[1].data());
+                          c.polys[1].data(), s, t.polys[0].data(), t.polys[1].data(),
+                          sub ? sub->polys[0].data() : nullptr,
+                          sub ? sub->polys[1].data() : nullptr, sub_scalars);
   c.level = t.level - 1;
   c.scale = t.scale / static_cast<double>(prime(t.level));
   c.factor = t.factor;

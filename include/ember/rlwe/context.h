@@ -107,9 +107,12 @@ class Context {
   /// over Q_{level-1} get (ks + P add) / (P q_level), rounded (BGV: its message-preserving rule,
   /// message times q_level^-1). add0 and add1 (over Q_level) are required. Saves the rescale's
   /// own INTT, conversion and NTT of every row. Throws ParameterError at level 0.
+  /// With sub0 / sub1 (polynomials of level >= `level`, their first rows read) and per-prime
+  /// integers `sub_scalars`, sub_scalars * (sub0, sub1) is subtracted before the division too.
   void key_switch_divide(const u64* d, const backend::Buffer& ext, std::size_t level,
                          const SwitchKey& key, u64 galois, u64* out0, u64* out1, backend::Stream s,
-                         const u64* add0, const u64* add1) const;
+                         const u64* add0, const u64* add1, const u64* sub0 = nullptr,
+                         const u64* sub1 = nullptr, const std::vector<u64>& sub_scalars = {}) const;
   /// Division of `count` polynomials over Q_level (eval form) by q_level into out[k] over
   /// Q_{level-1} (may alias in[k]): rounding, or for BGV the message-preserving rule (see
   /// DivideRound); one batched division for all.

@@ -52,8 +52,12 @@ class Evaluator {
   Ciphertext relinearize(const Ciphertext& a, const SwitchKey& relin) const;
   /// multiply_no_relin, relinearize and divide_by_last_prime with one division by P q_level
   /// (see Context::key_switch_divide): CKKS's rescaled product, BGV's switched one.
-  Ciphertext multiply_divide(const Ciphertext& a, const Ciphertext& b,
-                             const SwitchKey& relin) const;
+  /// With `sub` (a ciphertext at a level >= the product's, same key set) and per-prime integers
+  /// k (`sub_scalars`), the result is (a b - k sub) / q_level: Chebyshev's T_a+b = 2 T_a T_b -
+  /// T_a-b without aligning T_a-b first. CKKS only (the scheme sets the scales).
+  Ciphertext multiply_divide(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin,
+                             const Ciphertext* sub = nullptr,
+                             const std::vector<u64>& sub_scalars = {}) const;
   /// multiply_no_relin, then relinearize.
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin) const;
   /// Drops primes down to `level` (no division: the CKKS scale and BGV factor are unchanged).
