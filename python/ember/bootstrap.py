@@ -98,6 +98,8 @@ class _Depth:
     """A stand-in ciphertext that only tracks its level: ember.polyeval run on it with
     _DepthContext gives the exact depth of its schedule."""
 
+    scale = 1.0
+
     def __init__(self, level: int):
         self.level = level
 
@@ -108,6 +110,12 @@ class _DepthContext:
             return _Depth(min(a.level, b.level) - 1)
         return _Depth(a.level if float(b).is_integer() else a.level - 1)
 
+    def product(self, a, b):
+        return _Depth(min(a.level, b.level) - 1)
+
+    def chebyshev_product(self, a, b, c):
+        return _Depth(min(a.level, b.level) - 1)
+
     def add(self, a, b):
         return _Depth(min(a.level, b.level)) if isinstance(b, _Depth) else a
 
@@ -116,11 +124,14 @@ class _DepthContext:
     def drop_level(self, a, level):
         return _Depth(level)
 
-    def chebyshev_product(self, a, b, c):
-        return _Depth(min(a.level, b.level) - 1)
-
-    def linear_combination(self, cts, coeffs, constant=0.0, level=None):
+    def linear_combination(self, cts, coeffs, constant=0.0, level=None, scale=None):
         return _Depth(min(c.level for c in cts) - 1 if level is None else level)
+
+    def prime(self, level):
+        return 1.0
+
+    def scale_at(self, level):
+        return 1.0
 
 
 def _chebyshev_depth(degree: int) -> int:

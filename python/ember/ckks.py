@@ -616,11 +616,13 @@ class Context(KeyedContext):
         coeffs: Sequence[float],
         constant: float = 0.0,
         level: int | None = None,
+        scale: float | None = None,
     ) -> Ciphertext:
         """sum_i coeffs[i] cts[i] + constant, landing at `level` (default: one below the lowest
-        operand) with that level's standard scale, with one rescale and no alignment: every
-        operand is read at level + 1 as it is (dropping primes is free) and multiplied by the
-        integer round(c_i S_level q_(level+1) / scale_i), which absorbs its own scale."""
+        operand) with `scale` (default: that level's standard scale), with one rescale and no
+        alignment: every operand is read at level + 1 as it is (dropping primes is free) and
+        multiplied by the integer round(c_i scale q_(level+1) / scale_i), which absorbs its own
+        scale."""
         if not cts or len(cts) != len(coeffs):
             raise ParameterError("linear_combination needs as many coefficients as ciphertexts")
         for c in cts:
@@ -633,7 +635,7 @@ class Context(KeyedContext):
                 f"(lowest {low}) and at least 0"
             )
         top = level + 1
-        target = self._scales[level] * self._raw.prime(top)
+        target = (self._scales[level] if scale is None else float(scale)) * self._raw.prime(top)
         scalars = [
             self._residues(round(float(k) * target / c.scale), top) for c, k in zip(cts, coeffs)
         ]
@@ -642,17 +644,40 @@ class Context(KeyedContext):
         acc.scale = target
         return self._wrap(self._raw.rescale(acc), cts[0])
 
+    def prime(self, level: int) -> int:
+        """q_level, the prime a rescale at `level` divides by."""
+        return self._raw.prime(level)
+
+    def _same_level(self, a: Ciphertext, b: Ciphertext):
+        """The raw operands at the lower of their levels (the higher one's first rows: free)."""
+        level = min(a.level, b.level)
+        ra = a._raw if a.level == level else self._raw.drop_level(a._raw, level)
+        rb = b._raw if b.level == level else self._raw.drop_level(b._raw, level)
+        return ra, rb
+
+    def product(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        """a b relinearized and rescaled, at one level below the lower operand, with scale
+        a.scale b.scale / q_l: no level or scale matching (poly_eval plans its scales)."""
+        self._check(a)
+        self._check(b)
+        if min(a.level, b.level) == 0:
+            raise ParameterError("multiply: an operand is at level 0; no level left")
+        ra, rb = self._same_level(a, b)
+        return self._wrap(self._raw.multiply_divide(ra, rb, self._keys().relin), a, b)
+
     def chebyshev_product(self, a: Ciphertext, b: Ciphertext, c: Ciphertext) -> Ciphertext:
-        """2 a b - c for a, b at one level with its standard scale and c at that level or above
-        (any scale): c is subtracted, times the integer k = round(S_a S_b / 2 S_c), inside the
-        product's division by P q_l, so c needs no alignment (poly_eval's T_a+b)."""
+        """2 a b - c like product(a, b) (any levels and scales), with c (at the product's level
+        or above, any scale) subtracted, times k = round(S_a S_b / 2 S_c), inside the product's
+        division by P q_l: c needs no alignment (poly_eval's T_a+b = 2 T_a T_b - T_a-b)."""
         for x in (a, b, c):
             self._check(x)
-        if a.level != b.level or a.level == 0 or c.level < a.level:
-            raise ParameterError("chebyshev_product: a and b at one level > 0, c at or above it")
+        level = min(a.level, b.level)
+        if level == 0 or c.level < level:
+            raise ParameterError("chebyshev_product: a, b above level 0, c at their level or above")
+        ra, rb = self._same_level(a, b)
         k = round(a.scale * b.scale / (2 * c.scale))
         raw = self._raw.multiply_divide(
-            a._raw, b._raw, self._keys().relin, c._raw, self._residues(k, a.level)
+            ra, rb, self._keys().relin, c._raw, self._residues(k, level)
         )
         raw = self._raw.multiply_scalar(raw, self._residues(2, raw.level))
         return self._wrap(raw, a, b)

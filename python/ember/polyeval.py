@@ -14,7 +14,8 @@ degrees CKKS uses).
 Levels are planned top-down: every part of the split is computed at exactly the level where it
 is used (the highest the recursion allows), so sums never need an alignment; leaves are single
 `linear_combination` calls that read the baby steps at whatever level they sit (their scales go
-into the integer constants); only T_n operands of products are aligned, once per level (cached).
+into the integer constants); products read a higher operand at the lower level and their
+operands' scales are planned so that every sum meets at one scale: nothing is ever aligned.
 """
 
 from __future__ import annotations
@@ -76,31 +77,24 @@ def evaluate(ctx, x, coeffs: list[float], basis: str, interval: tuple[float, flo
     m = math.ceil(math.log2(d + 1))
     baby = min(1 << (m // 2), d) if m > 1 else 1
     t = {1: y}
-    aligned: dict = {}
-
-    def at(k: int, level: int):
-        """T_k at `level` with its standard scale (cached: each alignment costs a rescale)."""
-        if t[k].level == level:
-            return t[k]
-        if (k, level) not in aligned:
-            aligned[(k, level)] = ctx.drop_level(t[k], level)
-        return aligned[(k, level)]
+    # Every T_k keeps the scale its product gave it: no alignments. Products read a higher
+    # operand at the lower level (free), and each part of the split below is computed for the
+    # exact level and scale where it is used.
 
     def power(k: int):
         """T_k from lower terms, one product: T_2a = 2 T_a^2 - 1, T_a+b = 2 T_a T_b - T_a-b."""
         a = 1 << (k.bit_length() - 1)
         if a == k:
             half = t[k // 2]
-            return ctx.add(ctx.multiply(ctx.multiply(half, half), 2), -1.0)
-        level = min(t[a].level, t[k - a].level)
+            return ctx.add(ctx.multiply(ctx.product(half, half), 2), -1.0)
         c = 2 * a - k
-        if c and hasattr(ctx, "chebyshev_product") and t[c].level >= level:
-            # T_c is subtracted inside the product's division: no alignment of T_c.
-            return ctx.chebyshev_product(at(a, level), at(k - a, level), t[c])
-        prod = ctx.multiply(ctx.multiply(at(a, level), at(k - a, level)), 2)
+        if c and t[c].level >= min(t[a].level, t[k - a].level):
+            # T_c is subtracted inside the product's division.
+            return ctx.chebyshev_product(t[a], t[k - a], t[c])
+        prod = ctx.multiply(ctx.product(t[a], t[k - a]), 2)
         if not c:
             return ctx.add(prod, -1.0)
-        return ctx.sub(prod, at(c, prod.level))
+        return ctx.sub(prod, ctx.drop_level(t[c], prod.level))
 
     for k in range(2, baby + 1):
         t[k] = power(k)
@@ -128,10 +122,11 @@ def evaluate(ctx, x, coeffs: list[float], basis: str, interval: tuple[float, flo
         step, q, r = div
         return min(min(natural(q), t[step].level) - 1, natural(r))
 
-    def rec(coef: np.ndarray, level: int):
-        """The part at exactly `level` (standard scale), or a float constant, or None (zero).
+    def rec(coef: np.ndarray, level: int, scale: float):
+        """The part at exactly `level` and `scale`, or a float constant, or None (zero).
         Leaves are one linear combination of the baby steps read where they are; a product
-        q T_step takes q at level + 1 and T_step aligned there; sums meet at the same level."""
+        q T_step takes q at level + 1 with the scale that makes the product land on `scale`;
+        sums meet at the same level and scale."""
         coef, div = split(coef)
         if div is None:
             ks = [k for k in range(1, len(coef)) if coef[k] != 0.0]
@@ -139,18 +134,19 @@ def evaluate(ctx, x, coeffs: list[float], basis: str, interval: tuple[float, flo
             if not ks:
                 return const if const else None
             terms = [t[k] for k in ks]
-            return ctx.linear_combination(terms, [float(coef[k]) for k in ks], const, level)
+            return ctx.linear_combination(terms, [float(coef[k]) for k in ks], const, level, scale)
         step, q, r = div
-        qv = rec(q, level + 1)
+        ts = t[step]
+        qv = rec(q, level + 1, scale * ctx.prime(level + 1) / ts.scale)
         prod = None
         if isinstance(qv, float):
-            prod = ctx.linear_combination([t[step]], [qv], 0.0, level)
+            prod = ctx.linear_combination([ts], [qv], 0.0, level, scale)
         elif qv is not None:
-            prod = ctx.multiply(qv, at(step, level + 1))
-        return _combine(ctx, prod, rec(r, level))
+            prod = ctx.product(qv, ts)
+        return _combine(ctx, prod, rec(r, level, scale))
 
     target = natural(c)
-    out = rec(c, target) if target != inf else float(c[0])
+    out = rec(c, target, ctx.scale_at(target)) if target != inf else float(c[0])
     if out is None or isinstance(out, float):
         return ctx.add(ctx.multiply(x, 0), float(out or 0.0))
     return out
