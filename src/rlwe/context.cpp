@@ -481,15 +481,22 @@ Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {
 void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, const SwitchKey& key,
                          u64 galois, u64* out0, u64* out1, Stream s, const u64* add0,
                          const u64* add1) const {
+  check_params(key.params_id, "the evaluation key");
   auto& be = backend();
-  const std::size_t rows = level + 1 + p_count_;
-  Buffer acc(be, 2 * rows * n_ * sizeof(u64), s);
-  u64* a0 = acc.as<u64>();
-  key_product(d, ext, level, key, galois, a0, a0 + rows * n_, s);
+  const std::size_t q_words = (level + 1) * n_, p_words = p_count_ * n_;
+  // Q parts and P parts in separate buffers, the P parts back to back: the ModDown's layout, so
+  // no copies between the key product and the division.
+  Buffer acc_q(be, 2 * q_words * sizeof(u64), s);
+  Buffer acc_p(be, 2 * p_words * sizeof(u64), s);
+  u64* q0 = acc_q.as<u64>();
+  u64* p0 = acc_p.as<u64>();
+  be.key_inner_product_async(q0, q0 + q_words, p0, p0 + p_words,
+                             product_view(d, ext, level, key, galois), levels_.at(level).qp.on(be),
+                             s);
   u64* const outs[2] = {out0, out1};
-  const u64* const ins[2] = {a0, a0 + rows * n_};
+  const u64* const qs[2] = {q0, q0 + q_words};
   const u64* const adds[2] = {add0, add1};
-  mod_down_polys(outs, ins, 2, level, s, adds);
+  levels_.at(level).mod_down->apply_many_async(outs, qs, p0, 2, be, s, adds);
 }
 
 backend::KeyProductView Context::product_view(const u64* d, const Buffer& ext, std::size_t level,
