@@ -131,7 +131,7 @@ Ciphertext Context::mod_raise(const Ciphertext& a, std::size_t level) const {
   const auto s = be.default_stream();
   const ring::BaseConverter& conv = raise_converter(level);
   const std::size_t n = rlwe_.n();
-  Ciphertext c;
+  Ciphertext c = like(a, 0, level);  // the polynomials are built below
   for (const auto& p : a.polys) {
     RnsPoly low = p.copy();
     low.intt_inplace();
@@ -142,11 +142,6 @@ Ciphertext Context::mod_raise(const Ciphertext& a, std::size_t level) const {
     out.ntt_inplace();
     c.polys.push_back(std::move(out));
   }
-  c.level = level;
-  c.scale = a.scale;
-  c.factor = a.factor;
-  c.key_id = a.key_id;
-  c.params_id = a.params_id;
   return c;
 }
 

@@ -37,16 +37,39 @@ void Evaluator::check_pair(const Ciphertext& a, const Ciphertext& b, const char*
                         std::to_string(a.level) + " and " + std::to_string(b.level) + ")");
 }
 
-Ciphertext Evaluator::like(const Ciphertext& a, std::size_t polys) const {
+Ciphertext Evaluator::like(const Ciphertext& a, std::size_t polys, std::size_t level) const {
   Ciphertext c;
-  const ring::RnsBasis& q = rlwe_.q_basis(a.level);
+  const ring::RnsBasis& q = rlwe_.q_basis(level);
   for (std::size_t i = 0; i < polys; ++i) c.polys.emplace_back(q, Form::eval, rlwe_.device());
-  c.level = a.level;
+  c.level = level;
   c.scale = a.scale;
   c.factor = a.factor;
   c.key_id = a.key_id;
   c.params_id = a.params_id;
   return c;
+}
+
+Ciphertext Evaluator::divided_like(const Ciphertext& a, std::size_t polys) const {
+  Ciphertext c = like(a, polys, a.level - 1);
+  c.scale = a.scale / static_cast<double>(prime(a.level));
+  if (rlwe_.error_factor() != 1) {
+    const u64 t = rlwe_.plain_modulus();
+    c.factor = mul_mod(a.factor, inverse_mod(prime(a.level) % t, t), make_modulus(t));
+  }
+  return c;
+}
+
+void Evaluator::dot_plain_rows(u64* out0, u64* out1, const std::vector<const u64*>& a0,
+                               const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
+                               const backend::BasisView& v, Stream s) const {
+  auto& be = rlwe_.backend();
+  constexpr std::size_t kChunk = backend::Backend::kMaxDotTerms;
+  for (std::size_t at = 0; at < p.size(); at += kChunk) {
+    const std::size_t end = std::min(p.size(), at + kChunk);
+    be.dot_plain_async(out0, out1, {a0.begin() + at, a0.begin() + end},
+                       {a1.begin() + at, a1.begin() + end}, {p.begin() + at, p.begin() + end},
+                       at ? out0 : nullptr, at ? out1 : nullptr, v, s);
+  }
 }
 
 Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
@@ -151,14 +174,7 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& c
   auto& be = rlwe_.backend();
   const Stream s = be.default_stream();
   const auto v = rlwe_.q_basis(level).on(be);
-  Ciphertext c;
-  for (int k = 0; k < 2; ++k)
-    c.polys.emplace_back(rlwe_.q_basis(level), Form::eval, rlwe_.device());
-  c.level = level;
-  c.scale = first.scale;
-  c.factor = first.factor;
-  c.key_id = first.key_id;
-  c.params_id = first.params_id;
+  Ciphertext c = like(first, 2, level);
   u64* o0 = c.polys[0].data();
   u64* o1 = c.polys[1].data();
   // Chunks of kMaxLinearTerms; every later chunk carries the running sum as a term times 1.
@@ -225,21 +241,14 @@ Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts,
     if (p->basis() != q || p->form() != Form::eval)
       throw MismatchError("dot_plain: a plaintext is not in eval form at the ciphertexts' level");
   auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
-  const auto v = q.on(be);
   Ciphertext c = like(first, 2);
-  constexpr std::size_t kChunk = backend::Backend::kMaxDotTerms;
-  for (std::size_t at = 0; at < cts.size(); at += kChunk) {
-    std::vector<const u64*> a0, a1, p;
-    for (std::size_t i = at; i < std::min(cts.size(), at + kChunk); ++i) {
-      a0.push_back(cts[i]->polys[0].data());
-      a1.push_back(cts[i]->polys[1].data());
-      p.push_back(pts[i]->data());
-    }
-    u64* o0 = c.polys[0].data();
-    u64* o1 = c.polys[1].data();
-    be.dot_plain_async(o0, o1, a0, a1, p, at ? o0 : nullptr, at ? o1 : nullptr, v, s);
+  std::vector<const u64*> a0, a1, p;
+  for (std::size_t i = 0; i < cts.size(); ++i) {
+    a0.push_back(cts[i]->polys[0].data());
+    a1.push_back(cts[i]->polys[1].data());
+    p.push_back(pts[i]->data());
   }
+  dot_plain_rows(c.polys[0].data(), c.polys[1].data(), a0, a1, p, q.on(be), be.default_stream());
   return c;
 }
 
@@ -297,7 +306,6 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
   bool have = false;
   Ciphertext plain_sum;  // without rotating giant steps: the sum, rescaled at the end
   std::vector<Ciphertext> identity_parts;
-  constexpr std::size_t kChunk = backend::Backend::kMaxDotTerms;
   for (const auto& g : giants) {
     std::vector<const u64*> e0, e1, ep, i0, i1, ip;  // extended (babies 1..) and identity terms
     for (const auto& [b, p] : g.terms) {
@@ -314,28 +322,18 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
     Ciphertext part = like(x, 2);
     u64* out0 = part.polys[0].data();
     u64* out1 = part.polys[1].data();
-    auto dot = [&](u64* o0, u64* o1, const std::vector<const u64*>& a0,
-                   const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
-                   const backend::BasisView& v) {
-      for (std::size_t at = 0; at < p.size(); at += kChunk) {
-        const std::size_t end = std::min(p.size(), at + kChunk);
-        be.dot_plain_async(o0, o1, {a0.begin() + at, a0.begin() + end},
-                           {a1.begin() + at, a1.begin() + end}, {p.begin() + at, p.begin() + end},
-                           at ? o0 : nullptr, at ? o1 : nullptr, v, s);
-      }
-    };
     if (e0.empty()) {
-      dot(out0, out1, i0, i1, ip, vq);
+      dot_plain_rows(out0, out1, i0, i1, ip, vq, s);
     } else {
       backend::Buffer ext_sum(be, 2 * rows * n * sizeof(u64), s);
       u64* s0 = ext_sum.as<u64>();
       u64* s1 = s0 + rows * n;
-      dot(s0, s1, e0, e1, ep, vqp);
+      dot_plain_rows(s0, s1, e0, e1, ep, vqp, s);
       backend::Buffer ident;
       const u64* adds[2] = {nullptr, nullptr};
       if (!i0.empty()) {
         ident = backend::Buffer(be, 2 * q_rows * n * sizeof(u64), s);
-        dot(ident.as<u64>(), ident.as<u64>() + q_rows * n, i0, i1, ip, vq);
+        dot_plain_rows(ident.as<u64>(), ident.as<u64>() + q_rows * n, i0, i1, ip, vq, s);
         adds[0] = ident.as<u64>();
         adds[1] = ident.as<u64>() + q_rows * n;
       }
@@ -368,18 +366,10 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
     be.automorphism_accumulate_async(a0, part.polys[0].data(), 1, p_mod, vq, s);
     be.automorphism_accumulate_async(a1, part.polys[1].data(), 1, p_mod, vq, s);
   }
-  Ciphertext c;
-  const ring::RnsBasis& lower = rlwe_.q_basis(level - 1);
-  c.polys.emplace_back(lower, Form::eval, rlwe_.device());
-  c.polys.emplace_back(lower, Form::eval, rlwe_.device());
+  Ciphertext c = divided_like(x, 2);
   u64* const outs[2] = {c.polys[0].data(), c.polys[1].data()};
   const u64* const ins[2] = {a0, a1};
   rlwe_.divide_extended(outs, ins, 2, level, s);
-  c.level = level - 1;
-  c.scale = x.scale / static_cast<double>(prime(level));
-  c.factor = x.factor;
-  c.key_id = x.key_id;
-  c.params_id = x.params_id;
   return c;
 }
 
@@ -402,18 +392,10 @@ Ciphertext Evaluator::drop_level(const Ciphertext& a, std::size_t level) const {
     throw ParameterError("drop_level: target level " + std::to_string(level) +
                          " is above the ciphertext's level " + std::to_string(a.level));
   auto& be = rlwe_.backend();
-  Ciphertext c;
-  const ring::RnsBasis& q = rlwe_.q_basis(level);
-  for (const auto& p : a.polys) {
-    RnsPoly r(q, Form::eval, rlwe_.device());
-    be.copy_async(r.data(), p.data(), r.words() * sizeof(u64), be.default_stream());
-    c.polys.push_back(std::move(r));
-  }
-  c.level = level;
-  c.scale = a.scale;
-  c.factor = a.factor;
-  c.key_id = a.key_id;
-  c.params_id = a.params_id;
+  Ciphertext c = like(a, a.polys.size(), level);
+  for (std::size_t p = 0; p < a.polys.size(); ++p)
+    be.copy_async(c.polys[p].data(), a.polys[p].data(), c.polys[p].words() * sizeof(u64),
+                  be.default_stream());
   return c;
 }
 
@@ -448,27 +430,15 @@ Ciphertext Evaluator::divide_by_last_prime(const Ciphertext& a) const {
   check_one(a, "rescale");
   if (a.level == 0)
     throw ParameterError("rescale: the ciphertext is at level 0; no prime left to divide by");
-  auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
-  Ciphertext c;
-  const ring::RnsBasis& q = rlwe_.q_basis(a.level - 1);
+  Ciphertext c = divided_like(a, a.polys.size());
   std::vector<u64*> outs;
   std::vector<const u64*> ins;
-  for (const auto& p : a.polys) {
-    c.polys.emplace_back(q, Form::eval, rlwe_.device());
-    outs.push_back(c.polys.back().data());
-    ins.push_back(p.data());
+  for (std::size_t k = 0; k < a.polys.size(); ++k) {
+    outs.push_back(c.polys[k].data());
+    ins.push_back(a.polys[k].data());
   }
-  rlwe_.rescale_polys(outs.data(), ins.data(), outs.size(), a.level, s);
-  c.level = a.level - 1;
-  c.scale = a.scale / static_cast<double>(prime(a.level));
-  c.factor = a.factor;
-  if (rlwe_.error_factor() != 1) {  // BGV: the message became m q_level^-1 mod t
-    const u64 t = rlwe_.plain_modulus();
-    c.factor = mul_mod(a.factor, inverse_mod(prime(a.level) % t, t), make_modulus(t));
-  }
-  c.key_id = a.key_id;
-  c.params_id = a.params_id;
+  rlwe_.rescale_polys(outs.data(), ins.data(), outs.size(), a.level,
+                      rlwe_.backend().default_stream());
   return c;
 }
 
@@ -493,24 +463,12 @@ Ciphertext Evaluator::multiply_divide(const Ciphertext& a, const Ciphertext& b,
   if (relin.key_id != t.key_id || relin.galois != 0)
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
   const Stream s = rlwe_.backend().default_stream();
-  Ciphertext c;
-  const ring::RnsBasis& q = rlwe_.q_basis(t.level - 1);
-  c.polys.emplace_back(q, Form::eval, rlwe_.device());
-  c.polys.emplace_back(q, Form::eval, rlwe_.device());
+  Ciphertext c = divided_like(t, 2);
   const backend::Buffer ext = rlwe_.mod_up(t.polys[2].data(), t.level, s);
   rlwe_.key_switch_divide(t.polys[2].data(), ext, t.level, relin, 0, c.polys[0].data(),
                           c.polys[1].data(), s, t.polys[0].data(), t.polys[1].data(),
                           sub ? sub->polys[0].data() : nullptr,
                           sub ? sub->polys[1].data() : nullptr, sub_scalars);
-  c.level = t.level - 1;
-  c.scale = t.scale / static_cast<double>(prime(t.level));
-  c.factor = t.factor;
-  if (rlwe_.error_factor() != 1) {  // BGV: the message became m q_level^-1 mod t
-    const u64 pt = rlwe_.plain_modulus();
-    c.factor = mul_mod(t.factor, inverse_mod(prime(t.level) % pt, pt), make_modulus(pt));
-  }
-  c.key_id = t.key_id;
-  c.params_id = t.params_id;
   return c;
 }
 

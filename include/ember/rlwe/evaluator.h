@@ -98,7 +98,16 @@ class Evaluator {
   /// Same parameters, key set and level.
   void check_pair(const Ciphertext& a, const Ciphertext& b, const char* op) const;
   /// Uninitialized ciphertext with a's level, scale, factor and key set.
-  Ciphertext like(const Ciphertext& a, std::size_t polys) const;
+  Ciphertext like(const Ciphertext& a, std::size_t polys) const { return like(a, polys, a.level); }
+  /// The same at another level (scale, factor and key set kept).
+  Ciphertext like(const Ciphertext& a, std::size_t polys, std::size_t level) const;
+  /// Uninitialized ciphertext for a divided by its last prime: level - 1, scale / q_level, and
+  /// for BGV the factor times q_level^-1 (the message became m q_level^-1 mod t).
+  Ciphertext divided_like(const Ciphertext& a, std::size_t polys) const;
+  /// out0/out1 = sum_i a0[i]/a1[i] * p[i] over the basis view, in chunks of kMaxDotTerms.
+  void dot_plain_rows(u64* out0, u64* out1, const std::vector<const u64*>& a0,
+                      const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
+                      const backend::BasisView& v, backend::Stream s) const;
   Context rlwe_;
 };
 
