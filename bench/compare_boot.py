@@ -1,5 +1,6 @@
-"""Markdown table of one full-slot bootstrap: Ember (``ember bench boot`` JSON) against DESILO
-FHE's bootstrap from the same run (JSON lines of the peer harness; optional).
+"""Markdown table of one full-slot bootstrap, of complex and of real values: Ember (``ember bench
+boot`` JSON) against DESILO FHE's bootstrap from the same run (JSON lines of the peer harness,
+optional; each line's "values" says which input it bootstrapped, real when absent).
 
     python bench/compare_boot.py bench_boot.json [desilo_boot.jsonl]
 """
@@ -25,36 +26,46 @@ def main(argv: list[str]) -> int:
         f"dnum {ember['dnum']})\n"
     )
     print(
-        "| library | bootstrap ms | precision mean / min bits | levels left | key memory GB "
-        "| Ember speedup |"
+        "| library | values | bootstrap ms | precision mean / min bits | levels left "
+        "| key memory GB | Ember speedup |"
     )
-    print("|---|---|---|---|---|---|")
-    ms = ember["bootstrap_ms"]
-    print(
-        f"| Ember | {ms:.1f} | {ember['precision_mean_bits']:.1f} / "
-        f"{ember['precision_min_bits']:.1f} | {ember['levels_left']} | "
+    print("|---|---|---|---|---|---|---|")
+    # Ember's figure for each kind of input: the complex circuit, the real variant.
+    ours = {"complex": ember}
+    if ember.get("real"):
+        ours["real"] = ember["real"]
+    keys = (
         f"{ember['key_memory_mb'] / 1024:.1f} (+ {ember['diagonal_memory_mb'] / 1024:.1f} "
-        "diagonals) | 1.00x |"
+        "diagonals)"
     )
+    for kind, rec in ours.items():
+        print(
+            f"| Ember | {kind} | {rec['bootstrap_ms']:.1f} | {rec['precision_mean_bits']:.1f} / "
+            f"{rec['precision_min_bits']:.1f} | {ember['levels_left']} | {keys} | 1.00x |"
+        )
     for p in peers:
+        kind = p.get("values", "real")
         key = p.get("key_nbytes")
         key_gb = f"{key / 2**30:.1f}" if key else "-"
+        mine = ours.get(kind, ember)["bootstrap_ms"]
         print(
-            f"| DESILO {p['op']} | {p['median_ms']:.1f} | {p['precision_mean_bits']:.1f} / "
-            f"{p['precision_min_bits']:.1f} | {p.get('output_level', '-')} | {key_gb} | "
-            f"{p['median_ms'] / ms:.2f}x |"
+            f"| DESILO {p['op']} | {kind} | {p['median_ms']:.1f} | "
+            f"{p['precision_mean_bits']:.1f} / {p['precision_min_bits']:.1f} | "
+            f"{p.get('output_level', '-')} | {key_gb} | {p['median_ms'] / mine:.2f}x |"
         )
     sp = ember.get("sparse")
     if sp:
         print(
-            f"| Ember, sparse {sp['slots']} slots | {sp['bootstrap_ms']:.1f} | "
+            f"| Ember, sparse {sp['slots']} slots | complex | {sp['bootstrap_ms']:.1f} | "
             f"{sp['precision_mean_bits']:.1f} / {sp['precision_min_bits']:.1f} | "
             f"{ember['levels_left']} | - | - |"
         )
-    phases = ", ".join(f"{k} {v:.1f}" for k, v in ember["phases_ms"].items())
+    for kind, rec in ours.items():
+        phases = ", ".join(f"{k} {v:.1f}" for k, v in rec["phases_ms"].items())
+        print(f"\nEmber phases, {kind} values (ms, synchronized): {phases}.")
     print(
-        f"\nEmber phases (ms, synchronized): {phases}. Amortized multiplication time per slot "
-        f"(Jung et al.): {ember['amortized_mult_us_per_slot']:.3f} us. Key generation: "
+        f"Amortized multiplication time per slot (Jung et al., complex circuit): "
+        f"{ember['amortized_mult_us_per_slot']:.3f} us. Key generation: "
         f"{ember['keygen_s']:.2f} s for {ember['eval_keys']} keys."
     )
     return 0

@@ -149,8 +149,9 @@ def _median_ms(fn, runs: int, sync) -> float:
 
 
 def bench_boot(device: str | None = None, quick: bool = False) -> dict:
-    """One full-slot bootstrap (N16_boot on a GPU; N12_boot_insecure on the CPU or with quick),
-    and one sparse-slot bootstrap of slots/8 values:
+    """One full-slot bootstrap of complex values (N16_boot on a GPU; N12_boot_insecure on the
+    CPU or with quick), one of real values (the real variant), and one sparse-slot bootstrap of
+    slots/8 values:
     latency (host wall clock, synchronized, median), its phases, precision (mean and worst slot,
     bits), output level, key memory and count, key generation time, and the amortized
     multiplication time per slot of Jung et al.: (bootstrap + one multiplication at each usable
@@ -179,7 +180,8 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
     ek = ctx.eval_keys(sk, bootstrap=True, bootstrap_slots=[sparse], progress=False)
     ctx.set_eval_keys(ek)
     rng = np.random.default_rng(0)
-    values = rng.uniform(-1, 1, ctx.slots)
+    # Complex values (the circuit with two EvalMods), then real values (the real variant).
+    values = rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots)
     ct = ctx.encrypt(values, pk, level=0)
     t0 = time.perf_counter()
     out = ctx.bootstrap(ct)  # first call: encodes the transforms' diagonals
@@ -189,6 +191,13 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
     boot_ms = _median_ms(lambda: ctx.bootstrap(ct), runs, sync)
     phases: dict = {}
     ctx._boot().bootstrap(ct, phases=phases, sync=sync)
+    reals = rng.uniform(-1, 1, ctx.slots)
+    rct = ctx.encrypt(reals, pk, level=0)
+    rout = ctx.bootstrap(rct)
+    rerr = np.abs(ctx.decrypt(rout, sk) - reals)
+    real_ms = _median_ms(lambda: ctx.bootstrap(rct), runs, sync)
+    real_phases: dict = {}
+    ctx._boot().bootstrap(rct, phases=real_phases, sync=sync)
     few = rng.uniform(-1, 1, sparse)
     sct = ctx.encrypt(few, pk, level=1, sparse=True)
     sout = ctx.bootstrap(sct, slots=sparse)
@@ -217,6 +226,12 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
         "precision_mean_bits": float(-np.log2(err.mean())),
         "precision_min_bits": float(-np.log2(err.max())),
         "levels_left": out.level,
+        "real": {
+            "bootstrap_ms": real_ms,
+            "phases_ms": real_phases,
+            "precision_mean_bits": float(-np.log2(rerr.mean())),
+            "precision_min_bits": float(-np.log2(rerr.max())),
+        },
         "sparse": {
             "slots": sparse,
             "bootstrap_ms": sparse_ms,

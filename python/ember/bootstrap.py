@@ -305,8 +305,17 @@ class Bootstrapper:
                 slots: np.concatenate([1j * half, half]),
             }
             stc[0] = _compose(stc[0], unpack, self.period)
-        self.cts = [self._planned(m) for m in cts]
-        self.stc = [self._planned(m) for m in stc]
+        self.cts = [("cts", i, self._planned(m)) for i, m in enumerate(cts)]
+        self.stc = [("stc", i, self._planned(m)) for i, m in enumerate(stc)]
+        # Real variant (full slots): SlotToCoeff of the low half of the coefficients alone,
+        # with coefficient 0 halved (D); its real part doubled is the whole decoding (see
+        # bootstrap()). Only the first stage differs from the complex one.
+        self.stc_real = None
+        if not self.sparse:
+            d = np.ones(full)
+            d[0] = 0.5  # coefficient 0 sits in slot 0 of the bit-reversed order
+            first = _compose(stc[0], {0: d}, full)
+            self.stc_real = [("stc_real", 0, self._planned(first))] + self.stc[1:]
         self.top = ctx._raw.max_level
         self.out_level = ctx.max_level
         self.eval_top = self.top - bp.cts_levels
@@ -344,7 +353,7 @@ class Bootstrapper:
     def rotations(self) -> list[int]:
         """Rotation steps whose keys the transforms (and SubSum) need."""
         steps = set(self._sub_sum_steps())
-        for _, d, n1, plan in self.cts + self.stc:
+        for _, _, (_, d, n1, plan) in self.cts + self.stc + (self.stc_real or []):
             steps.update(b for _, _, b in plan)
             steps.update(g for _, g, _ in plan)
         return sorted(s for s in steps if s % self.slots)
@@ -386,19 +395,19 @@ class Bootstrapper:
         out._raw.scale = target_scale  # x.scale * pt_scale / q_level
         return out
 
-    def _run_transforms(self, x, stages, factor: complex, final_scale: float, name: str):
+    def _run_transforms(self, x, stages, factor: complex, final_scale: float):
         """The stages in order, the first times `factor`, ending at `final_scale`. The product
         of the plaintext scales is fixed (final * prod q / input scale); it is spread evenly so
         that no stage's diagonals or rescaling lose precision."""
         raw = self.ctx._raw
-        for i, planned in enumerate(stages):
+        for i, (stage_name, index, planned) in enumerate(stages):
             remaining = len(stages) - i
             qs = [float(raw.prime(x.level - j)) for j in range(remaining)]
             log_pt = math.log2(final_scale) + sum(map(math.log2, qs)) - math.log2(x.scale)
             pt_scale = 2.0 ** (log_pt / remaining)
             target = final_scale if remaining == 1 else x.scale * pt_scale / qs[0]
             f = factor if i == 0 else 1.0
-            x = self._transform(x, planned, f, target, (name, i, f))
+            x = self._transform(x, planned, f, target, (stage_name, index, f))
         return x
 
     def _times_i(self, x, sign: int = 1):
@@ -433,9 +442,10 @@ class Bootstrapper:
         return self.ctx.drop_level(y, level) if y.level > level else y
 
     # ---------------------------------------------------------------- the whole circuit
-    def bootstrap(self, ct, phases: dict | None = None, sync=None):
-        """The circuit; with `phases` (and a device `sync`), the milliseconds of each step are
-        recorded there (benchmarks)."""
+    def bootstrap(self, ct, real: bool | None = None, phases: dict | None = None, sync=None):
+        """The circuit. real=None follows ct.is_complex; real=True bootstraps the real part of
+        the slots (one EvalMod with full slots instead of two). With `phases` (and a device
+        `sync`), the milliseconds of each step are recorded there (benchmarks)."""
         import time
 
         marks = [time.perf_counter()]
@@ -461,6 +471,12 @@ class Bootstrapper:
             # quadratically in them; the input is scaled down by that factor on its way to
             # level 0 (free: the drop rescales anyway), which keeps full-slot precision.
             ct = ctx._to_level(ct, 0, ctx.scale_at(0) / self._sparse_headroom)
+        real = not ct.is_complex if real is None else bool(real)
+        if real and ct.is_complex:
+            # The real part first, (ct + conj ct) / 2: a level-0 key switch, the 1/2 in the scale.
+            halved = ctx._wrap(raw.add(ct._raw, ctx.conj(ct)._raw), ct)
+            halved._raw.scale = ct.scale * 2
+            ct = halved
         scale_in = ct.scale
         c = ct._raw
         if bp.sparse_hw:
@@ -480,7 +496,7 @@ class Bootstrapper:
         # CoeffToSlot, landing at the EvalMod top level's standard scale; 1/2 for the split
         # (sparse: in the packing mask of the last stage).
         first = 1.0 if self.sparse else 0.5
-        x = self._run_transforms(x, self.cts, first, ctx.scale_at(self.eval_top), "cts")
+        x = self._run_transforms(x, self.cts, first, ctx.scale_at(self.eval_top))
         if x.level != self.eval_top:
             raise AssertionError("bootstrap: CoeffToSlot ended at an unexpected level")
         mark("coeff_to_slot")
@@ -491,6 +507,12 @@ class Bootstrapper:
             v = ctx._wrap(raw.add(x._raw, conj._raw), x)
             v.is_complex = False
             w = self._aligned(self._eval_mod(v), stc_top)
+        elif real:
+            # Real slots: the message polynomial m satisfies m(1/X) = m(X), i.e. m_(N-j) = -m_j,
+            # so its low half of coefficients (Re of the slots here) determines it: one EvalMod.
+            w = ctx._wrap(raw.add(x._raw, conj._raw), x)
+            w.is_complex = False
+            w = self._aligned(self._eval_mod(w), stc_top)
         else:
             re = ctx._wrap(raw.add(x._raw, conj._raw), x)
             im = self._times_i(ctx._wrap(raw.sub(x._raw, conj._raw), x), -1)
@@ -503,8 +525,14 @@ class Bootstrapper:
         mark("eval_mod")
         # SlotToCoeff: U0 w q_0 / (2 pi scale_in), landing at the message top level.
         factor = self.q0 / (2 * np.pi * scale_in)
-        w = self._run_transforms(w, self.stc, factor, ctx.scale_at(self.out_level), "stc")
-        w.is_complex = ct.is_complex
+        full_real = real and not self.sparse
+        stages = self.stc_real if full_real else self.stc
+        w = self._run_transforms(w, stages, factor, ctx.scale_at(self.out_level))
+        if full_real:
+            # With v the low half (v_0 halved by D): z_k = sum_j m_j zeta_k^j over all N
+            # coefficients = 2 Re(U0 D v)_k, so the slots are t + conj(t) for t = U0 D v.
+            w = ctx._wrap(raw.add(w._raw, ctx.conj(w)._raw), w)
+        w.is_complex = not real
         mark("slot_to_coeff")
         return w
 

@@ -48,4 +48,5 @@ def matvec(ctx, matrix: np.ndarray, x):
         out = part if out is None else ctx.add(out, part)
     if out is None:
         return ctx.multiply(x, 0)
+    out.is_complex = x.is_complex or bool(np.iscomplexobj(matrix) and np.any(matrix.imag))
     return out

@@ -1,10 +1,11 @@
 """CKKS bootstrapping, CPU vs GPU, and at full size on the GPU.
 
 - N12_boot_insecure with the same fixed sampler key on both devices: identical keys (the
-  encapsulation keys included) and a bit-identical bootstrapped ciphertext.
-- N16_boot (128-bit secure, N = 2^16, full slots) on the GPU: at least 20 bits of mean precision,
-  the promised output level (10), a product after bootstrapping, sparse slots (4096), and ten
-  bootstraps in a row.
+  encapsulation keys included) and a bit-identical bootstrapped ciphertext (real variant and
+  complex circuit).
+- N16_boot (128-bit secure, N = 2^16, full slots) on the GPU: at least 20 bits of mean precision
+  for real values (the real variant) and complex values, the promised output level (10), a
+  product after bootstrapping, sparse slots (4096), and ten bootstraps in a row.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ def side(name: str, device: str, sparse=()):
     return ctx, sk, pk, ek
 
 
-def test_bootstrap_bit_identical_to_cpu(gpu):
+@pytest.mark.parametrize("real", [None, False])
+def test_bootstrap_bit_identical_to_cpu(gpu, real):
+    """Real values, by the real variant (default) and by the complex circuit."""
     cpu = side("N12_boot_insecure", "cpu")
     dev = side("N12_boot_insecure", gpu)
     for k_cpu, k_dev in zip(cpu[3].boot, dev[3].boot):
@@ -44,7 +47,7 @@ def test_bootstrap_bit_identical_to_cpu(gpu):
     v = np.random.default_rng(1).uniform(-1, 1, cpu[0].slots)
     outs = []
     for ctx, sk, pk, _ in (cpu, dev):
-        out = ctx.bootstrap(ctx.encrypt(v, pk, level=0))
+        out = ctx.bootstrap(ctx.encrypt(v, pk, level=0), real=real)
         outs.append(out)
         assert out.level == ctx.max_level
         assert bits(ctx.decrypt(out, sk), v)[0] >= 20
@@ -72,6 +75,17 @@ def test_full_size_precision_and_level(full):
     assert min_bits >= 15, f"worst slot {min_bits:.1f} bits"
     y = out * out
     assert bits(ctx.decrypt(y, sk), v * v)[0] >= 19
+
+
+def test_full_size_complex_values(full):
+    ctx, sk, pk, _ = full
+    rng = np.random.default_rng(5)
+    v = rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots)
+    out = ctx.bootstrap(ctx.encrypt(v, pk, level=0))
+    assert out.is_complex and out.level == ctx.max_level
+    mean_bits, min_bits = bits(ctx.decrypt(out, sk), v)
+    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+    assert min_bits >= 15, f"worst slot {min_bits:.1f} bits"
 
 
 def test_full_size_sparse_slots(full):

@@ -1,6 +1,6 @@
 """CKKS bootstrapping on the CPU (small insecure ring N = 2^12, the N12_boot_insecure preset):
 precision of one bootstrap (mean and worst slot), the promised output level, computing after a
-bootstrap, ten bootstraps in a row, complex values, inputs above level 0, the factored DFT
+bootstrap, ten bootstraps in a row, complex values, the real variant, inputs above level 0, the factored DFT
 against the dense decoding matrix, key serialization and the errors a user can hit.
 
 Precision is -log2 of the mean (and max) absolute slot error against the encrypted values in
@@ -91,12 +91,14 @@ def test_compute_after_bootstrap(boot):
     assert mean_bits >= 18, f"mean precision {mean_bits:.1f} bits"
 
 
-def test_ten_bootstraps_in_a_row(boot):
+@pytest.mark.parametrize("real", [None, False])
+def test_ten_bootstraps_in_a_row(boot, real):
+    """Real values, by the real variant (default) and by the complex circuit."""
     ctx, sk, pk, _ = boot
     v = np.random.default_rng(3).uniform(-1, 1, ctx.slots)
     ct = ctx.encrypt(v, pk, level=0)
     for _ in range(10):
-        ct = ctx.bootstrap(ctx.drop_level(ct, 0))
+        ct = ctx.bootstrap(ctx.drop_level(ct, 0), real=real)
     assert ct.level == ctx.max_level
     mean_bits, min_bits = bits(ctx.decrypt(ct, sk), v)
     assert mean_bits >= 19, f"mean precision after 10 bootstraps {mean_bits:.1f} bits"
@@ -110,6 +112,61 @@ def test_complex_values(boot):
     out = ctx.bootstrap(ctx.encrypt(v, pk, level=0))
     assert out.is_complex
     mean_bits, _ = bits(ctx.decrypt(out, sk), v)
+    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+
+
+def test_real_decoding_identity():
+    """The real variant's algebra: a real slot vector's polynomial has m_(N-j) = -m_j and
+    m_(N/2) = 0, and its slots are 2 Re(U0 D v) for v its low half, D halving v_0."""
+    n = 64
+    slots = n // 2
+    zeta = np.exp(1j * np.pi / n)
+    rot = bootstrap._rot_group(slots, n)
+    full = zeta ** np.outer(rot, np.arange(n))  # canonical embedding of all N coefficients
+    z = np.random.default_rng(5).uniform(-1, 1, slots)
+    m = np.linalg.lstsq(np.vstack([full, full.conj()]), np.concatenate([z, z]), rcond=None)[0]
+    np.testing.assert_allclose(m.imag, 0, atol=1e-12)
+    m = m.real
+    np.testing.assert_allclose(m[n - 1 : n // 2 : -1], -m[1 : n // 2], atol=1e-12)
+    assert abs(m[n // 2]) < 1e-12
+    v = m[:slots].copy()
+    v[0] /= 2
+    np.testing.assert_allclose(2 * (full[:, :slots] @ v).real, z, atol=1e-12)
+
+
+def test_real_variant(boot):
+    """A real ciphertext takes one EvalMod (full slots) and stays real: its imaginary part is
+    noise, not the complex circuit's second EvalMod output."""
+    ctx, sk, pk, _ = boot
+    v = np.random.default_rng(6).uniform(-1, 1, ctx.slots)
+    ct = ctx.encrypt(v, pk, level=0)
+    assert not ct.is_complex
+    out = ctx.bootstrap(ct)
+    assert not out.is_complex and out.level == ctx.max_level
+    assert out.scale == pytest.approx(ctx.scale_at(ctx.max_level), rel=1e-12)
+    got = ctx.decrypt(out, sk, complex=True)
+    mean_bits, min_bits = bits(got.real, v)
+    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+    assert min_bits >= 17, f"worst-slot precision {min_bits:.1f} bits"
+    assert np.abs(got.imag).max() < 2.0**-20
+    forced = ctx.bootstrap(ct, real=False)
+    assert forced.is_complex
+    assert bits(ctx.decrypt(forced, sk, complex=True), v)[0] >= 20
+
+
+@pytest.mark.parametrize("slots", [None, 16])
+def test_real_part_of_complex_values(boot, slots):
+    """real=True on complex values bootstraps their real part (full and sparse slots)."""
+    ctx, sk, pk, _ = boot
+    n = slots or ctx.slots
+    rng = np.random.default_rng(7)
+    v = rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n)
+    ct = ctx.encrypt(v, pk, level=1, sparse=slots is not None)  # sparse: headroom above 0
+    out = ctx.bootstrap(ct, slots=slots, real=True)
+    assert not out.is_complex and out.level == ctx.max_level
+    got = ctx.decrypt(out, sk, complex=True)
+    want = np.tile(v.real, ctx.slots // n)
+    mean_bits, _ = bits(got, want)
     assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
 
 

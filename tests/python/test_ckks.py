@@ -774,6 +774,19 @@ def test_matvec_dense_complex(k10, rng):
     check(k10.dec(out, complex=True), m @ z, _matvec_bound(P10, m), "matvec dense complex")
 
 
+def test_matvec_complex_matrix_real_vector(k10, rng):
+    """A complex matrix times a real ciphertext is complex: decrypt (and bootstrap) must not
+    drop the imaginary part."""
+    ctx = k10.ctx
+    ctx.set_eval_keys(k10.ek_all)
+    n = ctx.slots
+    m = (rng.uniform(-1, 1, (n, n)) + 1j * rng.uniform(-1, 1, (n, n))) / n
+    x = uniform(rng, n)
+    out = ctx.matvec(m, ctx.encrypt(x, k10.pk))
+    assert out.is_complex
+    check(k10.dec(out), m @ x, _matvec_bound(P10, m), "matvec complex matrix, real vector")
+
+
 def test_matvec_banded(k10, rng):
     ctx = k10.ctx
     ctx.set_eval_keys(k10.ek_all)
