@@ -34,6 +34,8 @@ def main(argv: list[str]) -> int:
     ours = {"complex": ember}
     if ember.get("real"):
         ours["real"] = ember["real"]
+    if ember.get("real_pair"):
+        ours["real pair"] = ember["real_pair"]
     keys = (
         f"{ember['key_memory_mb'] / 1024:.1f} (+ {ember['diagonal_memory_mb'] / 1024:.1f} "
         "diagonals)"
@@ -60,7 +62,14 @@ def main(argv: list[str]) -> int:
             f"{sp['precision_mean_bits']:.1f} / {sp['precision_min_bits']:.1f} | "
             f"{ember['levels_left']} | - | - |"
         )
+    if "real pair" in ours:
+        print(
+            f"\nA real pair is two ciphertexts of real values in one bootstrap "
+            f"({ours['real pair']['per_ciphertext_ms']:.1f} ms per ciphertext for Ember)."
+        )
     for kind, rec in ours.items():
+        if "phases_ms" not in rec:
+            continue
         phases = ", ".join(f"{k} {v:.1f}" for k, v in rec["phases_ms"].items())
         print(f"\nEmber phases, {kind} values (ms, synchronized): {phases}.")
     print(

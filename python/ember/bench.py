@@ -150,8 +150,8 @@ def _median_ms(fn, runs: int, sync) -> float:
 
 def bench_boot(device: str | None = None, quick: bool = False) -> dict:
     """One full-slot bootstrap of complex values (N16_boot on a GPU; N12_boot_insecure on the
-    CPU or with quick), one of real values (the real variant), and one sparse-slot bootstrap of
-    slots/8 values:
+    CPU or with quick), one of real values (the real variant), two real ciphertexts in one
+    bootstrap (bootstrap_many), and one sparse-slot bootstrap of slots/8 values:
     latency (host wall clock, synchronized, median), its phases, precision (mean and worst slot,
     bits), output level, key memory and count, key generation time, and the amortized
     multiplication time per slot of Jung et al.: (bootstrap + one multiplication at each usable
@@ -198,6 +198,12 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
     real_ms = _median_ms(lambda: ctx.bootstrap(rct), runs, sync)
     real_phases: dict = {}
     ctx._boot().bootstrap(rct, phases=real_phases, sync=sync)
+    # Two real ciphertexts in one complex bootstrap.
+    others = rng.uniform(-1, 1, ctx.slots)
+    pair = [rct, ctx.encrypt(others, pk, level=0)]
+    pout = ctx.bootstrap_many(pair)
+    perr = np.concatenate([np.abs(ctx.decrypt(o, sk) - v) for o, v in zip(pout, (reals, others))])
+    pair_ms = _median_ms(lambda: ctx.bootstrap_many(pair), runs, sync)
     few = rng.uniform(-1, 1, sparse)
     sct = ctx.encrypt(few, pk, level=1, sparse=True)
     sout = ctx.bootstrap(sct, slots=sparse)
@@ -231,6 +237,12 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
             "phases_ms": real_phases,
             "precision_mean_bits": float(-np.log2(rerr.mean())),
             "precision_min_bits": float(-np.log2(rerr.max())),
+        },
+        "real_pair": {
+            "bootstrap_ms": pair_ms,
+            "per_ciphertext_ms": pair_ms / 2,
+            "precision_mean_bits": float(-np.log2(perr.mean())),
+            "precision_min_bits": float(-np.log2(perr.max())),
         },
         "sparse": {
             "slots": sparse,

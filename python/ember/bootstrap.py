@@ -27,6 +27,7 @@ primes the user computes with, q_0 (see BootstrapParams).
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -328,7 +329,11 @@ class Bootstrapper:
         self.cheb = chebyshev_coefficients(
             lambda u: np.cos(2 * np.pi * (span * u - 0.25) / (1 << r)), bp.degree
         )
-        self._plain_cache: dict = {}
+        # Encoded diagonals by (stage, factor, level, plaintext scale). The first stage's depend
+        # on the input's scale (SlotToCoeff folds q_0 / (2 pi scale_in) into them), so entries
+        # beyond one set per stage are evicted least recently used: bounded device memory.
+        self._plain_cache: OrderedDict = OrderedDict()
+        self._plain_cache_limit = len(self.cts) + len(self.stc) + 1 + 3
         self._monomials: dict = {}
         x_n2 = np.zeros(n)
         x_n2[n // 2] = 1.0
@@ -368,6 +373,8 @@ class Bootstrapper:
         pt_scale = target_scale * raw.prime(level) / x.scale
         cache_key = key + (level, round(math.log2(pt_scale) * 1e9))
         plains = self._plain_cache.get(cache_key)
+        if plains is not None:
+            self._plain_cache.move_to_end(cache_key)
         if plains is None:
             plains = {}
             reps = self.slots // self.period
@@ -377,6 +384,8 @@ class Bootstrapper:
                 # Over Q_l u P: the baby steps stay in that basis until each giant's ModDown.
                 plains[o] = raw.encode_coeffs(coeffs, level, pt_scale, True)
             self._plain_cache[cache_key] = plains
+            while len(self._plain_cache) > self._plain_cache_limit:
+                self._plain_cache.popitem(last=False)
         by_giant: dict[int, list] = {}
         for o, g, b in plan:
             by_giant.setdefault(g, []).append((o, b))
@@ -442,10 +451,58 @@ class Bootstrapper:
         return self.ctx.drop_level(y, level) if y.level > level else y
 
     # ---------------------------------------------------------------- the whole circuit
+    def _input(self, ct, real: bool | None):
+        """ct at level 0 as the circuit takes it, and whether it bootstraps real values."""
+        ctx = self.ctx
+        if ctx._keys().boot is None and self.bp.sparse_hw:
+            raise MissingKeyError(
+                "no bootstrapping keys: generate them with ctx.eval_keys(sk, bootstrap=True)"
+            )
+        if ct.level > 0:
+            # Sparse slots: the message polynomial's 2n coefficients are sqrt(N / 2n) times
+            # larger than with full slots, and sin(2 pi m / q_0) ~ 2 pi m / q_0 loses precision
+            # quadratically in them; the input is scaled down by that factor on its way to
+            # level 0 (free: the drop rescales anyway), which keeps full-slot precision.
+            ct = ctx._to_level(ct, 0, ctx.scale_at(0) / self._sparse_headroom)
+        real = not ct.is_complex if real is None else bool(real)
+        if real and ct.is_complex:
+            # The real part first, (ct + conj ct) / 2: a level-0 key switch, the 1/2 in the scale.
+            halved = ctx._wrap(ctx._raw.add(ct._raw, ctx.conj(ct)._raw), ct)
+            halved._raw.scale = ct.scale * 2
+            halved.is_complex = False
+            ct = halved
+        return ct, real
+
     def bootstrap(self, ct, real: bool | None = None, phases: dict | None = None, sync=None):
         """The circuit. real=None follows ct.is_complex; real=True bootstraps the real part of
         the slots (one EvalMod with full slots instead of two). With `phases` (and a device
         `sync`), the milliseconds of each step are recorded there (benchmarks)."""
+        ct, real = self._input(ct, real)
+        return self._circuit(ct, real, 1.0, phases, sync)
+
+    def bootstrap_pair(self, a, b):
+        """Two ciphertexts of real values in one complex bootstrap: a + i b (i is the monomial
+        X^(N/2), exact and free) is bootstrapped with a factor 1/2 folded into SlotToCoeff, then
+        t + conj(t) = a and -i (t - conj(t)) = b. Returns None when the two cannot share a
+        bootstrap (their scales at level 0 differ)."""
+        ctx = self.ctx
+        raw = ctx._raw
+        a, _ = self._input(a, True)
+        b, _ = self._input(b, True)
+        if not math.isclose(a.scale, b.scale, rel_tol=1e-12):
+            return None
+        packed = ctx._wrap(raw.add(a._raw, self._times_i(b)._raw), a)
+        packed.is_complex = True
+        t = self._circuit(packed, False, 0.5, None, None)
+        conj = ctx.conj(t)
+        out_a = ctx._wrap(raw.add(t._raw, conj._raw), t)
+        out_b = self._times_i(ctx._wrap(raw.sub(t._raw, conj._raw), t), -1)
+        out_a.is_complex = out_b.is_complex = False
+        return out_a, out_b
+
+    def _circuit(self, ct, real: bool, out_factor: float, phases: dict | None, sync):
+        """ModRaise to SlotToCoeff on a level-0 ciphertext; the output is out_factor times the
+        values."""
         import time
 
         marks = [time.perf_counter()]
@@ -461,22 +518,6 @@ class Bootstrapper:
         raw = ctx._raw
         bp = self.bp
         keys = ctx._keys()
-        if keys.boot is None and bp.sparse_hw:
-            raise MissingKeyError(
-                "no bootstrapping keys: generate them with ctx.eval_keys(sk, bootstrap=True)"
-            )
-        if ct.level > 0:
-            # Sparse slots: the message polynomial's 2n coefficients are sqrt(N / 2n) times
-            # larger than with full slots, and sin(2 pi m / q_0) ~ 2 pi m / q_0 loses precision
-            # quadratically in them; the input is scaled down by that factor on its way to
-            # level 0 (free: the drop rescales anyway), which keeps full-slot precision.
-            ct = ctx._to_level(ct, 0, ctx.scale_at(0) / self._sparse_headroom)
-        real = not ct.is_complex if real is None else bool(real)
-        if real and ct.is_complex:
-            # The real part first, (ct + conj ct) / 2: a level-0 key switch, the 1/2 in the scale.
-            halved = ctx._wrap(raw.add(ct._raw, ctx.conj(ct)._raw), ct)
-            halved._raw.scale = ct.scale * 2
-            ct = halved
         scale_in = ct.scale
         c = ct._raw
         if bp.sparse_hw:
@@ -524,7 +565,7 @@ class Bootstrapper:
         w.is_complex = True
         mark("eval_mod")
         # SlotToCoeff: U0 w q_0 / (2 pi scale_in), landing at the message top level.
-        factor = self.q0 / (2 * np.pi * scale_in)
+        factor = out_factor * self.q0 / (2 * np.pi * scale_in)
         full_real = real and not self.sparse
         stages = self.stc_real if full_real else self.stc
         w = self._run_transforms(w, stages, factor, ctx.scale_at(self.out_level))

@@ -740,6 +740,31 @@ class Context(KeyedContext):
         self._check(a)
         return self._boot(slots).bootstrap(a, real)
 
+    def bootstrap_many(
+        self, cts: Sequence[Ciphertext], slots: int | None = None, real: bool | None = None
+    ) -> list[Ciphertext]:
+        """ctx.bootstrap of each ciphertext (same order), with the ones of real values taken two
+        at a time: a + i b goes through one complex bootstrap and the two come back by a
+        conjugation, so a pair costs about a complex bootstrap (an odd one out takes the real
+        variant). real=True treats every ciphertext as real (their real parts), real=False
+        bootstraps each one alone by the complex circuit."""
+        for a in cts:
+            self._check(a)
+        boot = self._boot(slots)
+        out: list = [None] * len(cts)
+        reals = [i for i, a in enumerate(cts) if (not a.is_complex if real is None else bool(real))]
+        for i, j in zip(reals[0::2], reals[1::2]):
+            pair = boot.bootstrap_pair(cts[i], cts[j])
+            if pair is None:  # their level-0 scales differ: one at a time
+                pair = boot.bootstrap(cts[i], True), boot.bootstrap(cts[j], True)
+            out[i], out[j] = pair
+        if len(reals) % 2:
+            out[reals[-1]] = boot.bootstrap(cts[reals[-1]], True)
+        for i, a in enumerate(cts):
+            if out[i] is None:
+                out[i] = boot.bootstrap(a, False)
+        return out
+
     def matvec(self, matrix, a: Ciphertext) -> Ciphertext:
         """matrix @ a for a plaintext slots x slots matrix (diagonal method, baby-step
         giant-step with hoisted baby steps); see ember.linalg."""

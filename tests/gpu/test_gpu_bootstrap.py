@@ -1,10 +1,11 @@
 """CKKS bootstrapping, CPU vs GPU, and at full size on the GPU.
 
 - N12_boot_insecure with the same fixed sampler key on both devices: identical keys (the
-  encapsulation keys included) and a bit-identical bootstrapped ciphertext (real variant and
-  complex circuit).
+  encapsulation keys included) and bit-identical bootstrapped ciphertexts (real variant,
+  complex circuit, a pair of real ciphertexts).
 - N16_boot (128-bit secure, N = 2^16, full slots) on the GPU: at least 20 bits of mean precision
-  for real values (the real variant) and complex values, the promised output level (10), a
+  for real values (the real variant), complex values and a pair of real ciphertexts in one
+  bootstrap (bootstrap_many), the promised output level (10), a
   product after bootstrapping, sparse slots (4096), and ten bootstraps in a row.
 """
 
@@ -57,6 +58,23 @@ def test_bootstrap_bit_identical_to_cpu(gpu, real):
         )
 
 
+def test_bootstrap_pair_bit_identical_to_cpu(gpu):
+    """Two real ciphertexts through one complex bootstrap (bootstrap_many)."""
+    rng = np.random.default_rng(11)
+    vals = [rng.uniform(-1, 1, 2048) for _ in range(2)]
+    outs = []
+    for ctx, sk, pk, _ in (side("N12_boot_insecure", "cpu"), side("N12_boot_insecure", gpu)):
+        pair = ctx.bootstrap_many([ctx.encrypt(v, pk, level=0) for v in vals])
+        for o, v in zip(pair, vals):
+            assert bits(ctx.decrypt(o, sk), v)[0] >= 20
+        outs.append(pair)
+    for k in range(2):
+        for i in range(2):
+            np.testing.assert_array_equal(
+                outs[1][k]._raw.poly(i).to_numpy(), outs[0][k]._raw.poly(i).to_numpy()
+            )
+
+
 @pytest.fixture(scope="module")
 def full(gpu):
     if gpu == "cpu":
@@ -86,6 +104,18 @@ def test_full_size_complex_values(full):
     mean_bits, min_bits = bits(ctx.decrypt(out, sk), v)
     assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
     assert min_bits >= 15, f"worst slot {min_bits:.1f} bits"
+
+
+def test_full_size_real_pair(full):
+    ctx, sk, pk, _ = full
+    rng = np.random.default_rng(6)
+    vals = [rng.uniform(-1, 1, ctx.slots) for _ in range(2)]
+    outs = ctx.bootstrap_many([ctx.encrypt(v, pk, level=0) for v in vals])
+    for o, v in zip(outs, vals):
+        assert not o.is_complex and o.level == ctx.max_level
+        mean_bits, min_bits = bits(ctx.decrypt(o, sk), v)
+        assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+        assert min_bits >= 15, f"worst slot {min_bits:.1f} bits"
 
 
 def test_full_size_sparse_slots(full):

@@ -170,6 +170,48 @@ def test_real_part_of_complex_values(boot, slots):
     assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
 
 
+def test_bootstrap_many_pairs_real_ciphertexts(boot):
+    """Three real ciphertexts (a pair through one complex bootstrap, then the odd one by the real
+    variant) and a complex one, each back at the top level with its standard scale."""
+    ctx, sk, pk, _ = boot
+    rng = np.random.default_rng(8)
+    vals = [rng.uniform(-1, 1, ctx.slots) for _ in range(3)]
+    vals.append(rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots))
+    cts = [ctx.encrypt(v, pk, level=i % 2) for i, v in enumerate(vals)]
+    outs = ctx.bootstrap_many(cts)
+    assert [o.is_complex for o in outs] == [False, False, False, True]
+    for o, v in zip(outs, vals):
+        assert o.level == ctx.max_level
+        assert o.scale == pytest.approx(ctx.scale_at(ctx.max_level), rel=1e-12)
+        got = ctx.decrypt(o, sk, complex=True)
+        mean_bits, min_bits = bits(got, v)
+        assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+        assert min_bits >= 17, f"worst-slot precision {min_bits:.1f} bits"
+    assert ctx.bootstrap_many([]) == []
+
+
+def test_bootstrap_many_sparse_pair(boot):
+    ctx, sk, pk, _ = boot
+    rng = np.random.default_rng(9)
+    vals = [rng.uniform(-1, 1, 16) for _ in range(2)]
+    outs = ctx.bootstrap_many([ctx.encrypt(v, pk, level=1, sparse=True) for v in vals], slots=16)
+    for o, v in zip(outs, vals):
+        assert not o.is_complex and o.level == ctx.max_level
+        assert bits(ctx.decrypt(o, sk), np.tile(v, ctx.slots // 16))[0] >= 20
+
+
+def test_transform_diagonal_cache_is_bounded(boot):
+    """Input scales off the standard one get their own first-stage diagonals; the cache keeps a
+    bounded number of stage sets."""
+    ctx, sk, pk, _ = boot
+    b = ctx._boot()
+    v = np.random.default_rng(10).uniform(-1, 1, ctx.slots)
+    for k in range(6):
+        ct = ctx.encrypt(ctx.encode(v, 0, ctx.scale_at(0) * (1 + k / 8)), pk)
+        assert bits(ctx.decrypt(ctx.bootstrap(ct), sk), v)[0] >= 20
+    assert len(b._plain_cache) <= b._plain_cache_limit
+
+
 @pytest.mark.parametrize("slots", [16, 256])
 def test_sparse_slots(boot, slots):
     """Sparse packing (n values repeated over the slots) with the sparse circuit: SubSum,
