@@ -119,18 +119,8 @@ void bind_ring(nb::module_& m) {
            [](const RnsPoly& p, const std::string& d) { return p.to(backend::parse_device(d)); })
       .def("ntt_inplace", [](RnsPoly& p) { p.ntt_inplace(); })
       .def("intt_inplace", [](RnsPoly& p) { p.intt_inplace(); })
-      .def("ntt",
-           [](const RnsPoly& p) {
-             auto c = p.copy();
-             c.ntt_inplace();
-             return c;
-           })
-      .def("intt",
-           [](const RnsPoly& p) {
-             auto c = p.copy();
-             c.intt_inplace();
-             return c;
-           })
+      .def("ntt", &RnsPoly::ntt)
+      .def("intt", &RnsPoly::intt)
       .def("add", &RnsPoly::add)
       .def("sub", &RnsPoly::sub)
       .def("negate", &RnsPoly::negate)

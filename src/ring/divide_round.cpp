@@ -73,9 +73,8 @@ void DivideRound::apply_many_async(u64* const* out, const u64* const* a_q, u64* 
   be.base_convert_many_async(jobs, s);
   const auto q_view = q_.on(be);
   be.ntt_forward_async(delta.as<u64>(), q_view, count, s);
-  for (std::size_t k = 0; k < count; ++k)
-    be.affine_sub_async(out[k], a_q[k], delta.as<u64>() + k * q_words, tab.t_inv.as<u64>(),
-                        tab.t_inv_shoup.as<u64>(), addends ? addends[k] : nullptr, q_view, s);
+  be.affine_sub_async(out, a_q, delta.as<u64>(), tab.t_inv.as<u64>(), tab.t_inv_shoup.as<u64>(),
+                      addends, count, q_view, s);
 }
 
 void DivideRound::apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
@@ -94,9 +93,8 @@ void DivideRound::apply_coeff_many_async(u64* const* out, const u64* const* a_q,
     jobs.push_back(t_to_q_.job(delta.as<u64>() + k * q_words, a_t[k], be));
   be.base_convert_many_async(jobs, s);
   const auto q_view = q_.on(be);
-  for (std::size_t k = 0; k < count; ++k)
-    be.affine_sub_async(out[k], a_q[k], delta.as<u64>() + k * q_words, tab.t_inv.as<u64>(),
-                        tab.t_inv_shoup.as<u64>(), nullptr, q_view, s);
+  be.affine_sub_async(out, a_q, delta.as<u64>(), tab.t_inv.as<u64>(), tab.t_inv_shoup.as<u64>(),
+                      nullptr, count, q_view, s);
 }
 
 }  // namespace ember::ring

@@ -110,6 +110,22 @@ RnsPoly& RnsPoly::intt_inplace() {
   return *this;
 }
 
+RnsPoly RnsPoly::ntt() const {
+  if (form_ != Form::coeff) throw MismatchError("ntt: the polynomial is already in eval form");
+  RnsPoly r(basis_, Form::eval, device_);
+  auto& be = backend();
+  be.ntt_forward_async(r.data(), data(), view(), 1, be.default_stream());
+  return r;
+}
+
+RnsPoly RnsPoly::intt() const {
+  if (form_ != Form::eval) throw MismatchError("intt: the polynomial is already in coeff form");
+  RnsPoly r(basis_, Form::coeff, device_);
+  auto& be = backend();
+  be.ntt_inverse_async(r.data(), data(), view(), 1, be.default_stream());
+  return r;
+}
+
 RnsPoly RnsPoly::add(const RnsPoly& o) const {
   check_same(o, "add");
   RnsPoly r(basis_, form_, device_);

@@ -463,8 +463,7 @@ Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {
   const Level& lv = levels_.at(level);
   const std::size_t rows_q = level + 1;
   Buffer coeff(be, rows_q * n_ * sizeof(u64), s);
-  be.copy_async(coeff.as<u64>(), d, rows_q * n_ * sizeof(u64), s);
-  be.ntt_inverse_async(coeff.as<u64>(), lv.q.on(be), 1, s);
+  be.ntt_inverse_async(coeff.as<u64>(), d, lv.q.on(be), 1, s);
   Buffer ext(be, lv.ext.size() * n_ * sizeof(u64), s);
   const std::size_t rows = rows_q + p_count_;
   std::vector<backend::ConvJob> jobs;  // every digit's conversion in one launch

@@ -155,6 +155,11 @@ class Backend {
                                  Stream stream) = 0;
   virtual void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count,
                                  Stream stream) = 0;
+  // Out of place: out = NTT(in) / INTT(in), `in` unchanged (the first pass reads it, so no copy).
+  virtual void ntt_forward_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
+                                 Stream stream) = 0;
+  virtual void ntt_inverse_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
+                                 Stream stream) = 0;
 
   // Pointwise arithmetic over limbs x N words; inputs reduced, outputs reduced.
   virtual void add_async(u64* out, const u64* a, const u64* c, const BasisView& b,
@@ -200,12 +205,14 @@ class Backend {
                                         const std::vector<std::vector<u64>>& scalars,
                                         const std::vector<u64>& constant, const BasisView& b,
                                         Stream stream) = 0;
-  /// out = (a - c) * mul[limb] (+ addend when not null): the last step of a division by
-  /// trailing primes, with the polynomial it is added to fused in. mul (and its Shoup
-  /// companions) in backend memory; out may alias a or addend.
-  virtual void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* mul,
-                                const u64* mul_companion, const u64* addend, const BasisView& b,
-                                Stream stream) = 0;
+  /// out[k] = (a[k] - c_k) * mul[limb] (+ addends[k] when addends and it are not null) for the
+  /// k < count polynomials, c_k = c + k limbs N (back to back), in one pass: the last step of a
+  /// division by trailing primes, with the polynomial it is added to fused in. mul (and its Shoup
+  /// companions) in backend memory; out[k] may alias a[k] or addends[k].
+  static constexpr std::size_t kMaxAffineTerms = 8;
+  virtual void affine_sub_async(u64* const* out, const u64* const* a, const u64* c, const u64* mul,
+                                const u64* mul_companion, const u64* const* addends,
+                                std::size_t count, const BasisView& b, Stream stream) = 0;
   /// BFV plaintext scaling: out[limb][i] = round(Q m[i] / t) mod q_limb for one row m of values
   /// in [0, t) (backend memory); q_div_t[limb] = floor(Q/t) mod q_limb (backend memory).
   virtual void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,

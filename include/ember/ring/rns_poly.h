@@ -50,9 +50,12 @@ class RnsPoly {
   /// Sets the form tag without computing (for data written by a primitive).
   void set_form(Form f) { form_ = f; }
 
-  // Transforms (in place; throw MismatchError when already in the target form).
+  // Transforms (in place, or into a new polynomial without a copy; throw MismatchError when
+  // already in the target form).
   RnsPoly& ntt_inplace();
   RnsPoly& intt_inplace();
+  RnsPoly ntt() const;
+  RnsPoly intt() const;
 
   // Arithmetic; operands must share basis, form and device (else MismatchError).
   RnsPoly add(const RnsPoly& o) const;

@@ -57,25 +57,36 @@ class CpuBackend final : public Backend {
   }
   std::string ntt_variant_for(std::size_t, std::size_t) const override { return "harvey"; }
 
-  void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream) override {
+  void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
+    ntt_forward_async(data, data, b, count, s);
+  }
+  void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
+    ntt_inverse_async(data, data, b, count, s);
+  }
+  void ntt_forward_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
+                         Stream) override {
     const auto& r = *b.ring;
     const long total = static_cast<long>(count * b.limbs);
 #pragma omp parallel for schedule(static)
     for (long t = 0; t < total; ++t) {
       const u32 id = b.host_ids[t % b.limbs];
-      cpu::ntt_forward_limb(data + t * r.n, r.n, r.psi_rev + id * r.n, r.psi_rev_shoup + id * r.n,
+      u64* limb = out + t * r.n;
+      if (in != out) std::copy(in + t * r.n, in + (t + 1) * r.n, limb);
+      cpu::ntt_forward_limb(limb, r.n, r.psi_rev + id * r.n, r.psi_rev_shoup + id * r.n,
                             r.moduli[id].value);
     }
   }
-  void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count, Stream) override {
+  void ntt_inverse_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
+                         Stream) override {
     const auto& r = *b.ring;
     const long total = static_cast<long>(count * b.limbs);
 #pragma omp parallel for schedule(static)
     for (long t = 0; t < total; ++t) {
       const u32 id = b.host_ids[t % b.limbs];
-      cpu::ntt_inverse_limb(data + t * r.n, r.n, r.psi_inv_rev + id * r.n,
-                            r.psi_inv_rev_shoup + id * r.n, r.n_inv[id], r.n_inv_shoup[id],
-                            r.moduli[id].value);
+      u64* limb = out + t * r.n;
+      if (in != out) std::copy(in + t * r.n, in + (t + 1) * r.n, limb);
+      cpu::ntt_inverse_limb(limb, r.n, r.psi_inv_rev + id * r.n, r.psi_inv_rev_shoup + id * r.n,
+                            r.n_inv[id], r.n_inv_shoup[id], r.moduli[id].value);
     }
   }
 
@@ -215,16 +226,21 @@ class CpuBackend final : public Backend {
       }
     });
   }
-  void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* mul,
-                        const u64* mul_companion, const u64* addend, const BasisView& b,
-                        Stream) override {
-    const std::size_t n = b.ring->n;
-    per_limb(b, [&](long l, const Modulus& m) {
-      for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
-        const u64 v = mul_shoup(sub_mod(a[i], c[i], m.value), mul[l], mul_companion[l], m.value);
-        out[i] = addend ? add_mod(v, addend[i], m.value) : v;
-      }
-    });
+  void affine_sub_async(u64* const* out, const u64* const* a, const u64* c, const u64* mul,
+                        const u64* mul_companion, const u64* const* addends, std::size_t count,
+                        const BasisView& b, Stream) override {
+    const std::size_t n = b.ring->n, words = b.limbs * n;
+    for (std::size_t k = 0; k < count; ++k) {
+      const u64* addend = addends ? addends[k] : nullptr;
+      const u64* ck = c + k * words;
+      per_limb(b, [&](long l, const Modulus& m) {
+        for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
+          const u64 v =
+              mul_shoup(sub_mod(a[k][i], ck[i], m.value), mul[l], mul_companion[l], m.value);
+          out[k][i] = addend ? add_mod(v, addend[i], m.value) : v;
+        }
+      });
+    }
   }
 
   void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,

@@ -28,6 +28,13 @@ struct NttBatch {
   const u64* n_inv_shoup;
   u32 n;
   u32 limbs;  // limbs per polynomial; blockIdx.y runs over count * limbs
+  // Out of place: the first kernel of a schedule reads here (same layout as data) and writes
+  // data; nullptr transforms data in place.
+  const u64* src = nullptr;
+  /// Where the first pass reads the word at `offset` of the batch.
+  __device__ __forceinline__ const u64* input(std::size_t offset) const {
+    return (src ? src : data) + offset;
+  }
 };
 
 /// One radix-2^R round of forward stages on 8 register values: 8 >> R groups of 2^R values, each
@@ -102,12 +109,13 @@ __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
   const u32 id = a.ids[limb % a.limbs];
   const u64 q = a.moduli[id].value;
   u64* d = a.data + static_cast<std::size_t>(limb) * a.n;
+  const u64* in = a.input(static_cast<std::size_t>(limb) * a.n);
   const u32 t = 1u << log_t;
   const u32 i = b >> log_t;
   const u32 p = (i << (log_t + 1)) + (b & (t - 1));
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
-  u64 x = d[p], y = d[p + t];
+  u64 x = in[p], y = in[p + t];
   if constexpr (kForward) {
     ct_butterfly(x, y, tw[m + i], tws[m + i], q);
     if (last) {
@@ -196,12 +204,13 @@ __device__ __forceinline__ u64 finish(u64 v, bool last, u64 q, u64 ninv, u64 nin
 template <bool kForward, int kLogSubs>
 struct ColumnMem {
   u64* __restrict__ d;
+  const u64* __restrict__ in;  // d, or the out-of-place source at the same offset
   u64* sm;
   u32 h, log_n2;
   bool last;
   u64 q, ninv, ninv_s;
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
-    return d[((base + off) << log_n2) + h];
+    return in[((base + off) << log_n2) + h];
   }
   __device__ __forceinline__ u64 load(u32 p) const { return sm[(p << kLogSubs) + h]; }
   __device__ __forceinline__ void store(u32 p, u64 v) const { sm[(p << kLogSubs) + h] = v; }
@@ -216,11 +225,12 @@ struct ColumnMem {
 template <bool kForward>
 struct ChunkMem {
   u64* __restrict__ d;
+  const u64* __restrict__ in;  // d, or the out-of-place source at the same offset
   u64* s;
   bool last;
   u64 q, ninv, ninv_s;
   __device__ __forceinline__ static u32 swz(u32 p) { return p ^ ((p >> 4) & 15u); }
-  __device__ __forceinline__ u64 first_load(u32 base, u32 off) const { return d[base + off]; }
+  __device__ __forceinline__ u64 first_load(u32 base, u32 off) const { return in[base + off]; }
   __device__ __forceinline__ u64 load(u32 p) const { return s[swz(p)]; }
   __device__ __forceinline__ void store(u32 p, u64 v) const { s[swz(p)] = v; }
   __device__ __forceinline__ void last_store(u32 base, u32 off, u64 v) const {
@@ -239,15 +249,16 @@ __global__ void ntt_column_kernel(NttBatch a, bool last) {
   const u32 id = a.ids[limb % a.limbs];
   const u32 h = threadIdx.x & ((1u << kLogSubs) - 1);
   const u32 tau = threadIdx.x >> kLogSubs;
-  ColumnMem<kForward, kLogSubs> mem{
-      a.data + static_cast<std::size_t>(limb) * a.n + (blockIdx.x << kLogSubs),
-      sm,
-      h,
-      static_cast<u32>(__ffs(a.n) - 1 - kLogRows),
-      last,
-      a.moduli[id].value,
-      a.n_inv[id],
-      a.n_inv_shoup[id]};
+  const std::size_t offset = static_cast<std::size_t>(limb) * a.n + (blockIdx.x << kLogSubs);
+  ColumnMem<kForward, kLogSubs> mem{a.data + offset,
+                                    a.input(offset),
+                                    sm,
+                                    h,
+                                    static_cast<u32>(__ffs(a.n) - 1 - kLogRows),
+                                    last,
+                                    a.moduli[id].value,
+                                    a.n_inv[id],
+                                    a.n_inv_shoup[id]};
   // Column stages use global entries m + i (base 1): the first N1 entries, shared by all columns.
   ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (1u << (kLogRows + kLogSubs)));
   load_local_twiddles(twl, kLogRows, 1u, a.tw + static_cast<std::size_t>(id) * a.n,
@@ -267,13 +278,15 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   const u32 tau = threadIdx.x % kPerSub;
   const u32 chunk = blockIdx.x * subs + h;
   const u32 n1 = a.n >> kLogS;
-  ChunkMem<kForward> mem{
-      a.data + static_cast<std::size_t>(limb) * a.n + (static_cast<std::size_t>(chunk) << kLogS),
-      sm + (static_cast<std::size_t>(h) << kLogS),
-      last,
-      a.moduli[id].value,
-      a.n_inv[id],
-      a.n_inv_shoup[id]};
+  const std::size_t offset =
+      static_cast<std::size_t>(limb) * a.n + (static_cast<std::size_t>(chunk) << kLogS);
+  ChunkMem<kForward> mem{a.data + offset,
+                         a.input(offset),
+                         sm + (static_cast<std::size_t>(h) << kLogS),
+                         last,
+                         a.moduli[id].value,
+                         a.n_inv[id],
+                         a.n_inv_shoup[id]};
   // Chunk j's stage with m local groups uses global entries (N1 + j) m + i: gathered per chunk.
   ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (static_cast<std::size_t>(subs) << kLogS)) +
                     (static_cast<std::size_t>(h) << kLogS);
@@ -298,12 +311,13 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
   const u64 two_q = 2 * q;
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
-  u64* d = a.data + static_cast<std::size_t>(limb) * a.n + chunk * 256u + lane * 8u;
+  const std::size_t offset = static_cast<std::size_t>(limb) * a.n + chunk * 256u + lane * 8u;
+  u64* d = a.data + offset;
   const u32 base = n1 + chunk;
 
   u64 x[8];
   {
-    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(d);
+    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(a.input(offset));
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
       ulonglong2 p = src[v];

@@ -311,15 +311,28 @@ __global__ void key_inner_product_kernel(u64* q0, u64* q1, u64* p0, u64* p1,
 }
 
 /// out = (a - c) * mul[limb] (+ addend) (ModDown, rescale).
-__global__ void affine_sub_kernel(u64* out, const u64* a, const u64* c, const u64* mul,
-                                  const u64* mul_companion, const u64* addend, LimbMap map) {
-  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
-       i += std::size_t{gridDim.x} * blockDim.x) {
+/// The polynomials of one affine_sub launch, passed by value.
+struct AffineArgs {
+  u64* out[backend::Backend::kMaxAffineTerms];
+  const u64* a[backend::Backend::kMaxAffineTerms];
+  const u64* addend[backend::Backend::kMaxAffineTerms];
+  u32 count;
+};
+
+/// out[k] = (a[k] - c[k]) * mul[limb] (+ addend[k]) for every polynomial k: one pass.
+__global__ void affine_sub_kernel(const __grid_constant__ AffineArgs args, const u64* c,
+                                  const u64* mul, const u64* mul_companion, LimbMap map) {
+  const std::size_t words = static_cast<std::size_t>(map.limbs) << map.log_n;
+  const std::size_t total = words * args.count;
+  for (std::size_t j = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; j < total;
+       j += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 k = static_cast<u32>(j / words);
+    const std::size_t i = j - k * words;
     const u32 limb = static_cast<u32>(i >> map.log_n);
     const u64 q = map.mod(limb).value;
-    const u64 v = mul_shoup(sub_mod(a[i], c[i], q), mul[limb], mul_companion[limb], q);
-    out[i] = addend ? add_mod(v, addend[i], q) : v;
+    const u64 v = mul_shoup(sub_mod(args.a[k][i], c[j], q), mul[limb], mul_companion[limb], q);
+    const u64* addend = args.addend[k];
+    args.out[k][i] = addend ? add_mod(v, addend[i], q) : v;
   }
 }
 

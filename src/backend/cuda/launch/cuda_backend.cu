@@ -119,7 +119,8 @@ class CudaBackend final : public Backend {
     return variant_ == "auto" ? cuda::tuned_ntt_variant(n, limbs) : variant_;
   }
 
-  void ntt(u64* data, const BasisView& b, std::size_t count, bool forward, Stream s) {
+  void ntt(u64* data, const u64* src, const BasisView& b, std::size_t count, bool forward,
+           Stream s) {
     ctx_.activate();
     const auto& r = *b.ring;
     k::NttBatch batch{data,
@@ -130,7 +131,8 @@ class CudaBackend final : public Backend {
                       r.n_inv,
                       r.n_inv_shoup,
                       static_cast<u32>(r.n),
-                      static_cast<u32>(b.limbs)};
+                      static_cast<u32>(b.limbs),
+                      src == data ? nullptr : src};
     std::string variant;
     {
       std::lock_guard lock(mutex_);
@@ -139,10 +141,18 @@ class CudaBackend final : public Backend {
     cuda::launch_ntt(batch, count, forward, variant, raw(s));
   }
   void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
-    ntt(data, b, count, true, s);
+    ntt(data, data, b, count, true, s);
   }
   void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
-    ntt(data, b, count, false, s);
+    ntt(data, data, b, count, false, s);
+  }
+  void ntt_forward_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
+                         Stream s) override {
+    ntt(out, in, b, count, true, s);
+  }
+  void ntt_inverse_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
+                         Stream s) override {
+    ntt(out, in, b, count, false, s);
   }
 
   /// Output rows per thread of the fused conversion kernels.
@@ -388,13 +398,23 @@ class CudaBackend final : public Backend {
                                                                    map_of(b));
     check_launch("scale_plain_kernel");
   }
-  void affine_sub_async(u64* out, const u64* a, const u64* c, const u64* mul,
-                        const u64* mul_companion, const u64* addend, const BasisView& b,
-                        Stream s) override {
+  void affine_sub_async(u64* const* out, const u64* const* a, const u64* c, const u64* mul,
+                        const u64* mul_companion, const u64* const* addends, std::size_t count,
+                        const BasisView& b, Stream s) override {
     ctx_.activate();
-    k::affine_sub_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(
-        out, a, c, mul, mul_companion, addend, map_of(b));
-    check_launch("affine_sub_kernel");
+    const std::size_t words = b.limbs * b.ring->n;
+    for (std::size_t first = 0; first < count; first += kMaxAffineTerms) {
+      k::AffineArgs args{};
+      args.count = static_cast<u32>(std::min(count - first, kMaxAffineTerms));
+      for (u32 k = 0; k < args.count; ++k) {
+        args.out[k] = out[first + k];
+        args.a[k] = a[first + k];
+        args.addend[k] = addends ? addends[first + k] : nullptr;
+      }
+      k::affine_sub_kernel<<<grid_for(args.count * words), 256, 0, raw(s)>>>(
+          args, c + first * words, mul, mul_companion, map_of(b));
+      check_launch("affine_sub_kernel");
+    }
   }
   void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                const BasisView& qlp, Stream s) override {

@@ -17,6 +17,12 @@ using kernels::NttBatch;
 
 namespace {
 
+/// The batch the kernels after a schedule's first one take: in place on the output.
+NttBatch in_place(NttBatch a) {
+  a.src = nullptr;
+  return a;
+}
+
 u32 log2u(std::size_t x) {
   u32 l = 0;
   while ((std::size_t{1} << l) < x) ++l;
@@ -110,9 +116,11 @@ void warp_chunks(const NttBatch& a, std::size_t rows, bool forward, bool last, c
 void per_stage_range(const NttBatch& a, std::size_t rows, bool forward, u32 min_t, bool last,
                      cudaStream_t s) {
   if (forward) {
-    for (u32 t = a.n / 2; t >= min_t && t >= 1; t >>= 1) stage(a, rows, true, t, last && t == 1, s);
+    for (u32 t = a.n / 2; t >= min_t && t >= 1; t >>= 1)
+      stage(t == a.n / 2 ? a : in_place(a), rows, true, t, last && t == 1, s);
   } else {
-    for (u32 t = min_t; t <= a.n / 2; t <<= 1) stage(a, rows, false, t, last && t == a.n / 2, s);
+    for (u32 t = min_t; t <= a.n / 2; t <<= 1)
+      stage(t == min_t ? a : in_place(a), rows, false, t, last && t == a.n / 2, s);
   }
 }
 
@@ -124,10 +132,10 @@ void run_hybrid(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_t s) {
   const u32 chunk = std::min<u32>(a.n, 2048);
   if (fwd) {
     if (chunk < a.n) per_stage_range(a, rows, true, chunk, false, s);
-    chunks(a, rows, true, chunk, true, s);
+    chunks(chunk < a.n ? in_place(a) : a, rows, true, chunk, true, s);
   } else {
     chunks(a, rows, false, chunk, chunk == a.n, s);
-    if (chunk < a.n) per_stage_range(a, rows, false, chunk, true, s);
+    if (chunk < a.n) per_stage_range(in_place(a), rows, false, chunk, true, s);
   }
 }
 
@@ -138,10 +146,10 @@ void run_two_kernel(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_t 
   const u32 n1 = a.n / n2;
   if (fwd) {
     columns(a, rows, true, n1, false, s);
-    chunks(a, rows, true, n2, true, s);
+    chunks(in_place(a), rows, true, n2, true, s);
   } else {
     chunks(a, rows, false, n2, false, s);
-    columns(a, rows, false, n1, true, s);
+    columns(in_place(a), rows, false, n1, true, s);
   }
 }
 
@@ -153,13 +161,13 @@ void run_warp_shuffle(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_
       columns(a, rows, true, n1, false, s);
     else if (n1 > 1)
       per_stage_range(a, rows, true, 256, false, s);
-    warp_chunks(a, rows, true, true, s);
+    warp_chunks(n1 > 1 ? in_place(a) : a, rows, true, true, s);
   } else {
     warp_chunks(a, rows, false, n1 == 1, s);
     if (n1 >= 8)
-      columns(a, rows, false, n1, true, s);
+      columns(in_place(a), rows, false, n1, true, s);
     else if (n1 > 1)
-      per_stage_range(a, rows, false, 256, true, s);
+      per_stage_range(in_place(a), rows, false, 256, true, s);
   }
 }
 
