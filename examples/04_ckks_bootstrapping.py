@@ -28,8 +28,9 @@ def main() -> int:
     pk = ctx.public_key(sk)
     t0 = time.perf_counter()
     ctx.set_eval_keys(ctx.eval_keys(sk, bootstrap=True))
+    usable = ctx.max_level - ctx.min_bootstrap_level
     print(
-        f"{preset} on {device}: {ctx.slots} slots, {ctx.max_level} levels, keys in "
+        f"{preset} on {device}: {ctx.slots} slots, {usable} levels between bootstraps, keys in "
         f"{time.perf_counter() - t0:.1f} s"
     )
 
@@ -37,7 +38,8 @@ def main() -> int:
     ct, want = ctx.encrypt(x0, pk), x0.copy()
     boots = 0
     for _ in range(args.steps):
-        if ct.level < 2:  # one logistic step costs two levels
+        # One logistic step costs two levels; bootstrapping needs min_bootstrap_level left.
+        if ct.level < ctx.min_bootstrap_level + 2:
             t0 = time.perf_counter()
             ct = ctx.bootstrap(ct)
             boots += 1

@@ -182,7 +182,7 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
     rng = np.random.default_rng(0)
     # Complex values (the circuit with two EvalMods), then real values (the real variant).
     values = rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots)
-    ct = ctx.encrypt(values, pk, level=0)
+    ct = ctx.encrypt(values, pk, level=ctx.min_bootstrap_level)
     t0 = time.perf_counter()
     out = ctx.bootstrap(ct)  # first call: encodes the transforms' diagonals
     sync()
@@ -192,7 +192,7 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
     phases: dict = {}
     ctx._boot().bootstrap(ct, phases=phases, sync=sync)
     reals = rng.uniform(-1, 1, ctx.slots)
-    rct = ctx.encrypt(reals, pk, level=0)
+    rct = ctx.encrypt(reals, pk, level=ctx.min_bootstrap_level)
     rout = ctx.bootstrap(rct)
     rerr = np.abs(ctx.decrypt(rout, sk) - reals)
     real_ms = _median_ms(lambda: ctx.bootstrap(rct), runs, sync)
@@ -200,21 +200,22 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
     ctx._boot().bootstrap(rct, phases=real_phases, sync=sync)
     # Two real ciphertexts in one complex bootstrap.
     others = rng.uniform(-1, 1, ctx.slots)
-    pair = [rct, ctx.encrypt(others, pk, level=0)]
+    pair = [rct, ctx.encrypt(others, pk, level=ctx.min_bootstrap_level)]
     pout = ctx.bootstrap_many(pair)
     perr = np.concatenate([np.abs(ctx.decrypt(o, sk) - v) for o, v in zip(pout, (reals, others))])
     pair_ms = _median_ms(lambda: ctx.bootstrap_many(pair), runs, sync)
     few = rng.uniform(-1, 1, sparse)
-    sct = ctx.encrypt(few, pk, level=1, sparse=True)
+    sct = ctx.encrypt(few, pk, level=ctx.min_bootstrap_level, sparse=True)
     sout = ctx.bootstrap(sct, slots=sparse)
     serr = np.abs(ctx.decrypt(sout, sk)[:sparse] - few)
     sparse_ms = _median_ms(lambda: ctx.bootstrap(sct, slots=sparse), runs, sync)
     mult_ms = {}
     x = out
-    for level in range(ctx.max_level, 0, -1):
+    # The levels for computation: from the output level down to the next bootstrap's input.
+    usable = ctx.max_level - ctx.min_bootstrap_level
+    for level in range(ctx.max_level, ctx.min_bootstrap_level, -1):
         x = ctx.drop_level(out, level)
         mult_ms[level] = _median_ms(lambda x=x: x * x, runs, sync)
-    usable = ctx.max_level
     amortized_us = (boot_ms + sum(mult_ms.values())) * 1e3 / (usable * ctx.slots)
     return {
         "benchmark": "boot",
@@ -231,7 +232,8 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
         "phases_ms": phases,
         "precision_mean_bits": float(-np.log2(err.mean())),
         "precision_min_bits": float(-np.log2(err.max())),
-        "levels_left": out.level,
+        "levels_left": usable,
+        "output_level": out.level,
         "real": {
             "bootstrap_ms": real_ms,
             "phases_ms": real_phases,

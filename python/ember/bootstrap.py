@@ -42,18 +42,21 @@ __all__ = ["BootstrapParams", "Bootstrapper"]
 class BootstrapParams:
     """The bootstrapping part of a CKKS parameter set.
 
-    cts_levels / stc_levels: levels (merged FFT stages) of CoeffToSlot / SlotToCoeff, with primes
-    of cts_bits / stc_bits. eval_bits: primes (and scale) of EvalMod. k: the bound on |I| (the
-    multiple of q_0 that ModRaise adds); with encapsulation it is (sparse_hw + 1) // 2 unless
-    given. double_angle: r. degree: Chebyshev degree of the cosine. sparse_hw: Hamming weight of
-    the ephemeral secret (0 turns encapsulation off; k must then bound I for the user's secret).
+    cts_levels / stc_levels: levels (merged FFT stages) of CoeffToSlot / SlotToCoeff. CoeffToSlot
+    has its own primes of cts_bits at the top; SlotToCoeff runs first, on the stc_levels lowest
+    message-sized primes (a ciphertext is bootstrapped from level >= stc_levels). eval_bits:
+    primes (and scale) of EvalMod. message_ratio_bits: q_0 over the scale of the coefficients
+    at level 0. k: the bound on |I| (the multiple of q_0 that ModRaise adds); with encapsulation
+    it is (sparse_hw + 1) // 2 unless given. double_angle: r. degree: Chebyshev degree of the
+    cosine. sparse_hw: Hamming weight of the ephemeral secret (0 turns encapsulation off; k must
+    then bound I for the user's secret).
     """
 
     cts_levels: int = 3
     stc_levels: int = 3
     cts_bits: int = 56
-    stc_bits: int = 48
     eval_bits: int = 60
+    message_ratio_bits: int = 15
     k: int = 0
     double_angle: int = 2
     degree: int = 56
@@ -62,9 +65,11 @@ class BootstrapParams:
     def __post_init__(self):
         if self.cts_levels < 1 or self.stc_levels < 1:
             raise ParameterError("cts_levels and stc_levels must be >= 1")
-        for name in ("cts_bits", "stc_bits", "eval_bits"):
+        for name in ("cts_bits", "eval_bits"):
             if not 30 <= getattr(self, name) <= 61:
                 raise ParameterError(f"{name} must be in [30, 61]")
+        if not 4 <= self.message_ratio_bits <= 30:
+            raise ParameterError("message_ratio_bits must be in [4, 30]")
         if not 0 <= self.double_angle <= 8 or not 3 <= self.degree <= 255:
             raise ParameterError("double_angle must be in [0, 8] and degree in [3, 255]")
         if self.sparse_hw < 0 or (self.sparse_hw == 0 and self.k < 1):
@@ -83,16 +88,12 @@ class BootstrapParams:
 
     @property
     def levels(self) -> int:
-        """Levels a bootstrap consumes above the message levels."""
+        """Levels one bootstrap consumes (SlotToCoeff's, EvalMod's and CoeffToSlot's)."""
         return self.cts_levels + self.eval_levels + self.stc_levels
 
     def prime_bits(self) -> list[int]:
-        """Bits of the bootstrapping primes from the lowest (first SlotToCoeff) up."""
-        return (
-            [self.stc_bits] * self.stc_levels
-            + [self.eval_bits] * self.eval_levels
-            + [self.cts_bits] * self.cts_levels
-        )
+        """Bits of the primes above the message chain, from the lowest (EvalMod) up."""
+        return [self.eval_bits] * self.eval_levels + [self.cts_bits] * self.cts_levels
 
 
 class _Depth:
@@ -262,11 +263,19 @@ class Bootstrapper:
     full slots (slots = N/2) or sparse slots (a power of two n < N/2: a vector of n values
     repeated over the slots, as ctx.encrypt(..., sparse=True) packs it).
 
+    SlotToCoeff runs first, on the input at level stc_levels (its message-sized primes are the
+    bottom of the chain): the slots z become the coefficients (Re z, Im z) at level 0, with the
+    scale q_0 / 2^message_ratio_bits. After ModRaise, CoeffToSlot brings the raised coefficients
+    back to the slots, and EvalMod removes the multiples of q_0 and lands on the message top level
+    with its standard scale: the output needs no transform after EvalMod.
+
     Sparse slots: after ModRaise, log2(N / 2n) rotations by n, 2n, ... (SubSum) keep only the
-    coefficients of the subring Z[X^(N/2n)] (times N/2n), so the transforms are those of the
-    ring of degree 2n; CoeffToSlot's last stage also packs the real parts into the first n slots
-    of each 2n block and the imaginary parts into the second n (a mask folded into its diagonals,
-    then one conjugation), so EvalMod runs once; SlotToCoeff's first stage unpacks them.
+    coefficients of the subring Z[X^(N/2n)] (times N/2n), so the transforms are those of the ring
+    of degree 2n, on n-periodic slot vectors.
+
+    Real values take one EvalMod (on the real part of CoeffToSlot's output, the coefficients
+    Re z), complex values two; a pair of real ciphertexts a + i b takes the complex circuit and
+    its two EvalMods return a and b.
     """
 
     def __init__(self, ctx, slots: int | None = None):
@@ -288,39 +297,24 @@ class Bootstrapper:
         self.ctx, self.bp = ctx, bp
         self.n, self.slots, self.boot_slots = n, full, slots
         self.sparse = slots < full
-        # Period of the slot vectors the transforms act on: N/2, or 2n for sparse packing.
-        self.period = 2 * slots if self.sparse else full
-        cts = dft_matrices(2 * slots, bp.cts_levels, True)
-        stc = dft_matrices(2 * slots, bp.stc_levels, False)
-        if self.sparse:
-            cts = [_repeat(m, self.period) for m in cts]
-            stc = [_repeat(m, self.period) for m in stc]
-            half = np.ones(slots)
-            # Last CoeffToSlot stage times M1 = (1/2 on the first n, -i/2 on the second n):
-            # then y + conj(y) holds Re w in the first n slots and Im w in the second n.
-            m1 = np.concatenate([0.5 * half, -0.5j * half])
-            cts[-1] = {o: d * m1 for o, d in cts[-1].items()}
-            # SlotToCoeff first unpacks w = P1 r + P2 rot(r, n) (Re w + i Im w everywhere).
-            unpack = {
-                0: np.concatenate([half, 1j * half]),
-                slots: np.concatenate([1j * half, half]),
-            }
-            stc[0] = _compose(stc[0], unpack, self.period)
-        self.cts = [("cts", i, self._planned(m)) for i, m in enumerate(cts)]
-        self.stc = [("stc", i, self._planned(m)) for i, m in enumerate(stc)]
-        # Real variant (full slots): SlotToCoeff of the low half of the coefficients alone,
-        # with coefficient 0 halved (D); its real part doubled is the whole decoding (see
-        # bootstrap()). Only the first stage differs from the complex one.
-        self.stc_real = None
-        if not self.sparse:
-            d = np.ones(full)
-            d[0] = 0.5  # coefficient 0 sits in slot 0 of the bit-reversed order
-            first = _compose(stc[0], {0: d}, full)
-            self.stc_real = [("stc_real", 0, self._planned(first))] + self.stc[1:]
+        # The transforms act on n-periodic slot vectors (n = N/2 for full slots).
+        self.period = slots
+        self.cts = [
+            ("cts", i, self._planned(m))
+            for i, m in enumerate(dft_matrices(2 * slots, bp.cts_levels, True))
+        ]
+        self.stc = [
+            ("stc", i, self._planned(m))
+            for i, m in enumerate(dft_matrices(2 * slots, bp.stc_levels, False))
+        ]
         self.top = ctx._raw.max_level
         self.out_level = ctx.max_level
+        self.min_level = bp.stc_levels  # SlotToCoeff's levels, at the bottom of the chain
         self.eval_top = self.top - bp.cts_levels
-        self.q0 = ctx._raw.prime(0)
+        self.q0 = float(ctx._raw.prime(0))
+        # Scale of the coefficients at level 0: |t / q_0| <= 2^-ratio keeps sin(2 pi x) ~ 2 pi x
+        # within 2^-27 relative for |z| <= 1 (2^-15: measured best at N = 2^12 and 2^16).
+        self.delta0 = self.q0 / 2.0**bp.message_ratio_bits
         span = bp.k + 1  # t / q_0 in (-(k + 1/2), k + 1/2)
         self.span = span
         r = bp.double_angle
@@ -329,19 +323,22 @@ class Bootstrapper:
         self.cheb = chebyshev_coefficients(
             lambda u: np.cos(2 * np.pi * (span * u - 0.25) / (1 << r)), bp.degree
         )
-        # Encoded diagonals by (stage, factor, level, plaintext scale). The first stage's depend
-        # on the input's scale (SlotToCoeff folds q_0 / (2 pi scale_in) into them), so entries
-        # beyond one set per stage are evicted least recently used: bounded device memory.
+        # EvalMod's output constant C = q_0 / (2 pi delta0) (sin(2 pi t / q_0) C = z) folded into
+        # the double angles: Y_k = c_k cos(2^k theta) with c_(k-1) = sqrt(2 c_k) gives
+        # Y_(k+1) = Y_k^2 - c_(k+1), and c_0 scales the Chebyshev coefficients.
+        consts = [self.q0 / (2 * np.pi * self.delta0)]
+        for _ in range(r):
+            consts.append(math.sqrt(2 * consts[-1]))
+        self.double_angle_consts = consts[::-1]  # c_0 .. c_r
+        # Encoded diagonals by (stage, factor, level, plaintext scale). SlotToCoeff's depend on
+        # the input's scale, so entries beyond one set per stage are evicted least recently
+        # used: bounded device memory.
         self._plain_cache: OrderedDict = OrderedDict()
-        self._plain_cache_limit = len(self.cts) + len(self.stc) + 1 + 3
+        self._plain_cache_limit = len(self.cts) + len(self.stc) + 3
         self._monomials: dict = {}
         x_n2 = np.zeros(n)
         x_n2[n // 2] = 1.0
         self._x_n2 = x_n2  # X^(N/2): multiplies every slot by i
-
-    @property
-    def _sparse_headroom(self) -> float:
-        return float(1 << (self.slots // self.boot_slots).bit_length() // 2)
 
     def _sub_sum_steps(self) -> list[int]:
         steps, step = [], self.boot_slots
@@ -358,7 +355,7 @@ class Bootstrapper:
     def rotations(self) -> list[int]:
         """Rotation steps whose keys the transforms (and SubSum) need."""
         steps = set(self._sub_sum_steps())
-        for _, _, (_, d, n1, plan) in self.cts + self.stc + (self.stc_real or []):
+        for _, _, (_, d, n1, plan) in self.cts + self.stc:
             steps.update(b for _, _, b in plan)
             steps.update(g for _, g, _ in plan)
         return sorted(s for s in steps if s % self.slots)
@@ -432,11 +429,17 @@ class Bootstrapper:
 
     # ---------------------------------------------------------------- EvalMod
     def _eval_mod(self, u):
-        """sin(2 pi span u) from u in [-1, 1] (standard scale of the EvalMod top level)."""
+        """C sin(2 pi span u) = z from u in [-1, 1] (standard scale of the EvalMod top level),
+        landing at the message top level with its standard scale."""
         ctx = self.ctx
-        y = ctx.poly_eval(u, self.cheb)
-        for _ in range(self.bp.double_angle):
-            y = ctx.add(ctx.multiply(ctx.multiply(y, y), 2), -1.0)
+        c = self.double_angle_consts
+        y = ctx.poly_eval(u, self.cheb * c[0])
+        for ck in c[1:]:
+            y = ctx.add(ctx.multiply(y, y), -ck)
+        if y.level < self.out_level:
+            raise AssertionError("bootstrap: EvalMod used more levels than planned")
+        y = ctx.drop_level(y, self.out_level) if y.level > self.out_level else y
+        y.is_complex = False
         return y
 
     def plaintext_bytes(self) -> int:
@@ -445,64 +448,60 @@ class Bootstrapper:
             8 * p.limbs * p.n for plains in self._plain_cache.values() for p in plains.values()
         )
 
-    def _aligned(self, y, level: int):
-        if y.level < level:
-            raise AssertionError("bootstrap: EvalMod used more levels than planned")
-        return self.ctx.drop_level(y, level) if y.level > level else y
-
     # ---------------------------------------------------------------- the whole circuit
-    def _input(self, ct, real: bool | None):
-        """ct at level 0 as the circuit takes it, and whether it bootstraps real values."""
+    def _input(self, ct):
+        """ct at the level SlotToCoeff starts from."""
         ctx = self.ctx
         if ctx._keys().boot is None and self.bp.sparse_hw:
             raise MissingKeyError(
                 "no bootstrapping keys: generate them with ctx.eval_keys(sk, bootstrap=True)"
             )
-        if ct.level > 0:
-            # Sparse slots: the message polynomial's 2n coefficients are sqrt(N / 2n) times
-            # larger than with full slots, and sin(2 pi m / q_0) ~ 2 pi m / q_0 loses precision
-            # quadratically in them; the input is scaled down by that factor on its way to
-            # level 0 (free: the drop rescales anyway), which keeps full-slot precision.
-            ct = ctx._to_level(ct, 0, ctx.scale_at(0) / self._sparse_headroom)
-        real = not ct.is_complex if real is None else bool(real)
-        if real and ct.is_complex:
-            # The real part first, (ct + conj ct) / 2: a level-0 key switch, the 1/2 in the scale.
-            halved = ctx._wrap(ctx._raw.add(ct._raw, ctx.conj(ct)._raw), ct)
-            halved._raw.scale = ct.scale * 2
-            halved.is_complex = False
-            ct = halved
-        return ct, real
+        if ct.level < self.min_level:
+            raise ParameterError(
+                f"bootstrap needs a ciphertext at level >= {self.min_level} "
+                f"(ctx.min_bootstrap_level: SlotToCoeff runs on the levels below), got level "
+                f"{ct.level}; bootstrap before the last {self.min_level} levels are used"
+            )
+        return ct if ct.level == self.min_level else ctx._to_level(ct, self.min_level)
 
     def bootstrap(self, ct, real: bool | None = None, phases: dict | None = None, sync=None):
         """The circuit. real=None follows ct.is_complex; real=True bootstraps the real part of
-        the slots (one EvalMod with full slots instead of two). With `phases` (and a device
-        `sync`), the milliseconds of each step are recorded there (benchmarks)."""
-        ct, real = self._input(ct, real)
-        return self._circuit(ct, real, 1.0, phases, sync)
+        the slots (one EvalMod instead of two). With `phases` (and a device `sync`), the
+        milliseconds of each step are recorded there (benchmarks)."""
+        real = not ct.is_complex if real is None else bool(real)
+        re, im = self._circuit(self._input(ct), not real, phases, sync)
+        if real:
+            return re
+        out = self.ctx._wrap(self.ctx._raw.add(re._raw, self._times_i(im)._raw), re)
+        out.is_complex = True
+        return out
 
     def bootstrap_pair(self, a, b):
         """Two ciphertexts of real values in one complex bootstrap: a + i b (i is the monomial
-        X^(N/2), exact and free) is bootstrapped with a factor 1/2 folded into SlotToCoeff, then
-        t + conj(t) = a and -i (t - conj(t)) = b. Returns None when the two cannot share a
-        bootstrap (their scales at level 0 differ)."""
+        X^(N/2), exact and free) through the circuit, whose two EvalMods return a and b. Returns
+        None when the two cannot share a bootstrap (their scales differ)."""
         ctx = self.ctx
         raw = ctx._raw
-        a, _ = self._input(a, True)
-        b, _ = self._input(b, True)
+        a, b = self._real_part(self._input(a)), self._real_part(self._input(b))
         if not math.isclose(a.scale, b.scale, rel_tol=1e-12):
             return None
         packed = ctx._wrap(raw.add(a._raw, self._times_i(b)._raw), a)
         packed.is_complex = True
-        t = self._circuit(packed, False, 0.5, None, None)
-        conj = ctx.conj(t)
-        out_a = ctx._wrap(raw.add(t._raw, conj._raw), t)
-        out_b = self._times_i(ctx._wrap(raw.sub(t._raw, conj._raw), t), -1)
-        out_a.is_complex = out_b.is_complex = False
-        return out_a, out_b
+        return self._circuit(packed, True, None, None)
 
-    def _circuit(self, ct, real: bool, out_factor: float, phases: dict | None, sync):
-        """ModRaise to SlotToCoeff on a level-0 ciphertext; the output is out_factor times the
-        values."""
+    def _real_part(self, ct):
+        """(ct + conj ct) / 2 for a complex ciphertext (the 1/2 in the scale); ct if real."""
+        if not ct.is_complex:
+            return ct
+        ctx = self.ctx
+        out = ctx._wrap(ctx._raw.add(ct._raw, ctx.conj(ct)._raw), ct)
+        out._raw.scale = ct.scale * 2
+        out.is_complex = False
+        return out
+
+    def _circuit(self, ct, imaginary: bool, phases: dict | None, sync):
+        """SlotToCoeff to EvalMod on ct at min_level: the ciphertexts of Re z and (with
+        `imaginary`) Im z at the message top level, or None for the latter."""
         import time
 
         marks = [time.perf_counter()]
@@ -518,8 +517,12 @@ class Bootstrapper:
         raw = ctx._raw
         bp = self.bp
         keys = ctx._keys()
-        scale_in = ct.scale
-        c = ct._raw
+        # SlotToCoeff: slots z -> coefficients (Re z, Im z) delta0 (bit-reversed) at level 0.
+        x = self._run_transforms(ct, self.stc, 1.0, self.delta0)
+        if x.level != 0:
+            raise AssertionError("bootstrap: SlotToCoeff ended above level 0")
+        mark("slot_to_coeff")
+        c = x._raw
         if bp.sparse_hw:
             c = raw.switch_key(c, keys.boot[0])
         c = raw.mod_raise(c, self.top)
@@ -534,48 +537,22 @@ class Bootstrapper:
             x._raw.scale = c.scale * 2
             c = x._raw
         mark("mod_raise")
-        # CoeffToSlot, landing at the EvalMod top level's standard scale; 1/2 for the split
-        # (sparse: in the packing mask of the last stage).
-        first = 1.0 if self.sparse else 0.5
-        x = self._run_transforms(x, self.cts, first, ctx.scale_at(self.eval_top))
+        # CoeffToSlot, landing at the EvalMod top level's standard scale; 1/2 for the split.
+        x = self._run_transforms(x, self.cts, 0.5, ctx.scale_at(self.eval_top))
         if x.level != self.eval_top:
             raise AssertionError("bootstrap: CoeffToSlot ended at an unexpected level")
         mark("coeff_to_slot")
         conj = ctx.conj(x)
-        stc_top = self.out_level + bp.stc_levels
-        if self.sparse:
-            # One EvalMod on [Re | Im] blocks; SlotToCoeff's first stage unpacks them.
-            v = ctx._wrap(raw.add(x._raw, conj._raw), x)
-            v.is_complex = False
-            w = self._aligned(self._eval_mod(v), stc_top)
-        elif real:
-            # Real slots: the message polynomial m satisfies m(1/X) = m(X), i.e. m_(N-j) = -m_j,
-            # so its low half of coefficients (Re of the slots here) determines it: one EvalMod.
-            w = ctx._wrap(raw.add(x._raw, conj._raw), x)
-            w.is_complex = False
-            w = self._aligned(self._eval_mod(w), stc_top)
-        else:
-            re = ctx._wrap(raw.add(x._raw, conj._raw), x)
+        re = ctx._wrap(raw.add(x._raw, conj._raw), x)
+        re.is_complex = False
+        re = self._eval_mod(re)
+        im = None
+        if imaginary:
             im = self._times_i(ctx._wrap(raw.sub(x._raw, conj._raw), x), -1)
-            re.is_complex = im.is_complex = False
-            # EvalMod on both parts, then w = re + i im.
-            re = self._aligned(self._eval_mod(re), stc_top)
-            im = self._aligned(self._eval_mod(im), stc_top)
-            w = ctx._wrap(raw.add(re._raw, self._times_i(im)._raw), re)
-        w.is_complex = True
+            im.is_complex = False
+            im = self._eval_mod(im)
         mark("eval_mod")
-        # SlotToCoeff: U0 w q_0 / (2 pi scale_in), landing at the message top level.
-        factor = out_factor * self.q0 / (2 * np.pi * scale_in)
-        full_real = real and not self.sparse
-        stages = self.stc_real if full_real else self.stc
-        w = self._run_transforms(w, stages, factor, ctx.scale_at(self.out_level))
-        if full_real:
-            # With v the low half (v_0 halved by D): z_k = sum_j m_j zeta_k^j over all N
-            # coefficients = 2 Re(U0 D v)_k, so the slots are t + conj(t) for t = U0 D v.
-            w = ctx._wrap(raw.add(w._raw, ctx.conj(w)._raw), w)
-        w.is_complex = not real
-        mark("slot_to_coeff")
-        return w
+        return re, im
 
 
 def generate_boot_keys(ctx, sk, progress: bool = True):

@@ -52,8 +52,10 @@ class Params:
     special_mod_bits: the primes P of hybrid key switching. dnum: digits of the key switching
     decomposition (default: as many as needed so that each digit fits under P).
     hamming_weight: 0 for a uniform ternary secret, else its exact number of nonzeros.
-    boot: bootstrapping levels above the message levels (see ember.bootstrap.BootstrapParams);
-    `levels` then counts only the levels a bootstrapped ciphertext has for computation.
+    boot: bootstrapping (see ember.bootstrap.BootstrapParams); `levels` then counts the levels a
+    bootstrapped ciphertext has for computation: the chain has stc_levels more message primes at
+    its bottom (ctx.max_level = levels + stc_levels, bootstrapping from ctx.min_bootstrap_level
+    = stc_levels) and the EvalMod and CoeffToSlot primes above.
     Refuses parameter sets weaker than `security` bits unless insecure=True.
     """
 
@@ -100,7 +102,7 @@ class Params:
                 "insecure=True for experiments"
             )
         boot_bits = self.boot.prime_bits() if self.boot else []
-        q_count = self.levels + 1 + len(boot_bits)
+        q_count = self.message_primes + 1 + len(boot_bits)
         if self.dnum is None:
             # Largest digit (alpha consecutive primes of Q, q_0 first) that fits under P: small
             # digits keep the key-switching error at the level of a fresh encryption.
@@ -124,7 +126,7 @@ class Params:
         if not self.q_primes:
             n = self.n
             q0 = generate_ntt_primes(self.first_mod_bits, n, 1)
-            qs = _scaling_primes(self.scale_bits, n, self.levels, q0)
+            qs = _scaling_primes(self.scale_bits, n, self.message_primes, q0)
             if self.boot:
                 qs += _boot_primes(self.boot, n, q0 + qs)
             ps = generate_ntt_primes(p_bits, n, self.special_mods, q0 + qs)
@@ -146,11 +148,16 @@ class Params:
         return self.n // 2
 
     @property
+    def message_primes(self) -> int:
+        """Primes of scale_bits above q_0: the levels, plus SlotToCoeff's with bootstrapping."""
+        return self.levels + (self.boot.stc_levels if self.boot else 0)
+
+    @property
     def total_bits(self) -> int:
         """Bits of Q*P (the sum of the prime sizes)."""
         return (
             self.first_mod_bits
-            + self.levels * self.scale_bits
+            + self.message_primes * self.scale_bits
             + (sum(self.boot.prime_bits()) if self.boot else 0)
             + self.special_mods * (self.special_mod_bits or self.first_mod_bits)
         )
@@ -249,12 +256,11 @@ def _scaling_primes(bits: int, n: int, count: int, taken: list[int]) -> list[int
 
 
 def _boot_primes(bp: BootstrapParams, n: int, taken: list[int]) -> list[int]:
-    """Bootstrapping primes from the lowest up: SlotToCoeff, EvalMod (chosen like the scaling
-    primes, so that its standard scales stay near 2^eval_bits), CoeffToSlot."""
-    stc = generate_ntt_primes(bp.stc_bits, n, bp.stc_levels, taken)
-    ev = _scaling_primes(bp.eval_bits, n, bp.eval_levels, taken + stc)
-    cts = generate_ntt_primes(bp.cts_bits, n, bp.cts_levels, taken + stc + ev)
-    return stc + ev + cts
+    """Bootstrapping primes above the message chain, from the lowest up: EvalMod (chosen like
+    the scaling primes, so that its standard scales stay near 2^eval_bits), CoeffToSlot."""
+    ev = _scaling_primes(bp.eval_bits, n, bp.eval_levels, taken)
+    cts = generate_ntt_primes(bp.cts_bits, n, bp.cts_levels, taken + ev)
+    return ev + cts
 
 
 class Plaintext:
@@ -302,25 +308,30 @@ class Context(KeyedContext):
         )
         self.auto_rescale = auto_rescale
         self.slots = params.slots
-        # With bootstrapping levels, users see the message levels; the levels above belong to
-        # the bootstrapping circuit.
-        self.max_level = params.levels
+        # With bootstrapping levels, users see the message chain (its lowest stc_levels are
+        # SlotToCoeff's: a ciphertext is bootstrapped from min_bootstrap_level or above); the
+        # levels above belong to the bootstrapping circuit.
+        self.max_level = params.message_primes
+        self.min_bootstrap_level = params.boot.stc_levels if params.boot else None
         self._sampler = Sampler()
         self._eval_keys: EvalKeys | None = None
         self._bootstrappers: dict[int | None, Bootstrapper] = {}
         # Standard scale of each level: S_{l-1} = S_l^2 / q_l from 2^scale_bits at the message
-        # top; for bootstrapping, the same recursion from 2^eval_bits at the EvalMod top (through
-        # the SlotToCoeff levels) and 2^cts_bits on the CoeffToSlot levels.
+        # top down. Bootstrapping: the EvalMod levels continue that chain upwards
+        # (S_l = sqrt(S_(l-1) q_l), about 2^eval_bits at the top), so that EvalMod's products
+        # land on the message top's standard scale; the CoeffToSlot levels recurse down from
+        # 2^cts_bits (its stages pick their own scales).
         top = self._raw.max_level
         scales = [0.0] * (top + 1)
-        segments = [(self.max_level, 0, float(2**params.scale_bits))]
+        scales[self.max_level] = float(2**params.scale_bits)
+        for lv in range(self.max_level, 0, -1):
+            scales[lv - 1] = scales[lv] * scales[lv] / self._raw.prime(lv)
         if params.boot:
             eval_top = top - params.boot.cts_levels
-            segments.append((eval_top, self.max_level + 1, float(2**params.boot.eval_bits)))
-            segments.append((top, eval_top + 1, float(2**params.boot.cts_bits)))
-        for high, low, start in segments:
-            scales[high] = start
-            for lv in range(high, low, -1):
+            for lv in range(self.max_level + 1, eval_top + 1):
+                scales[lv] = math.sqrt(scales[lv - 1] * self._raw.prime(lv))
+            scales[top] = float(2**params.boot.cts_bits)
+            for lv in range(top, eval_top + 1, -1):
                 scales[lv - 1] = scales[lv] * scales[lv] / self._raw.prime(lv)
         self._scales = scales
         n = params.n

@@ -5,7 +5,7 @@
   complex circuit, a pair of real ciphertexts).
 - N16_boot (128-bit secure, N = 2^16, full slots) on the GPU: at least 20 bits of mean precision
   for real values (the real variant), complex values and a pair of real ciphertexts in one
-  bootstrap (bootstrap_many), the promised output level (10), a
+  bootstrap (bootstrap_many), the promised output level (13, with 10 levels for computation before the next bootstrap), a
   product after bootstrapping, sparse slots (4096), and ten bootstraps in a row.
 """
 
@@ -48,7 +48,7 @@ def test_bootstrap_bit_identical_to_cpu(gpu, real):
     v = np.random.default_rng(1).uniform(-1, 1, cpu[0].slots)
     outs = []
     for ctx, sk, pk, _ in (cpu, dev):
-        out = ctx.bootstrap(ctx.encrypt(v, pk, level=0), real=real)
+        out = ctx.bootstrap(ctx.encrypt(v, pk), real=real)
         outs.append(out)
         assert out.level == ctx.max_level
         assert bits(ctx.decrypt(out, sk), v)[0] >= 20
@@ -64,7 +64,7 @@ def test_bootstrap_pair_bit_identical_to_cpu(gpu):
     vals = [rng.uniform(-1, 1, 2048) for _ in range(2)]
     outs = []
     for ctx, sk, pk, _ in (side("N12_boot_insecure", "cpu"), side("N12_boot_insecure", gpu)):
-        pair = ctx.bootstrap_many([ctx.encrypt(v, pk, level=0) for v in vals])
+        pair = ctx.bootstrap_many([ctx.encrypt(v, pk) for v in vals])
         for o, v in zip(pair, vals):
             assert bits(ctx.decrypt(o, sk), v)[0] >= 20
         outs.append(pair)
@@ -84,9 +84,9 @@ def full(gpu):
 
 def test_full_size_precision_and_level(full):
     ctx, sk, pk, _ = full
-    assert ctx.slots == 2**15 and ctx.max_level >= 10
+    assert ctx.slots == 2**15 and ctx.max_level - ctx.min_bootstrap_level >= 10
     v = np.random.default_rng(2).uniform(-1, 1, ctx.slots)
-    out = ctx.bootstrap(ctx.encrypt(v, pk, level=0))
+    out = ctx.bootstrap(ctx.encrypt(v, pk))
     assert out.level == ctx.max_level
     mean_bits, min_bits = bits(ctx.decrypt(out, sk), v)
     assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
@@ -99,7 +99,7 @@ def test_full_size_complex_values(full):
     ctx, sk, pk, _ = full
     rng = np.random.default_rng(5)
     v = rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots)
-    out = ctx.bootstrap(ctx.encrypt(v, pk, level=0))
+    out = ctx.bootstrap(ctx.encrypt(v, pk))
     assert out.is_complex and out.level == ctx.max_level
     mean_bits, min_bits = bits(ctx.decrypt(out, sk), v)
     assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
@@ -110,7 +110,7 @@ def test_full_size_real_pair(full):
     ctx, sk, pk, _ = full
     rng = np.random.default_rng(6)
     vals = [rng.uniform(-1, 1, ctx.slots) for _ in range(2)]
-    outs = ctx.bootstrap_many([ctx.encrypt(v, pk, level=0) for v in vals])
+    outs = ctx.bootstrap_many([ctx.encrypt(v, pk) for v in vals])
     for o, v in zip(outs, vals):
         assert not o.is_complex and o.level == ctx.max_level
         mean_bits, min_bits = bits(ctx.decrypt(o, sk), v)
@@ -122,7 +122,7 @@ def test_full_size_sparse_slots(full):
     ctx, sk, pk, _ = full
     rng = np.random.default_rng(4)
     v = rng.uniform(-1, 1, 4096)
-    out = ctx.bootstrap(ctx.encrypt(v, pk, level=1, sparse=True), slots=4096)
+    out = ctx.bootstrap(ctx.encrypt(v, pk, sparse=True), slots=4096)
     assert out.level == ctx.max_level
     mean_bits, _ = bits(ctx.decrypt(out, sk), np.tile(v, ctx.slots // 4096))
     assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
@@ -131,9 +131,9 @@ def test_full_size_sparse_slots(full):
 def test_full_size_ten_bootstraps(full):
     ctx, sk, pk, _ = full
     v = np.random.default_rng(3).uniform(-1, 1, ctx.slots)
-    ct = ctx.encrypt(v, pk, level=0)
+    ct = ctx.encrypt(v, pk)
     for _ in range(10):
-        ct = ctx.bootstrap(ctx.drop_level(ct, 0))
+        ct = ctx.bootstrap(ctx.drop_level(ct, ctx.min_bootstrap_level))
     mean_bits, _ = bits(ctx.decrypt(ct, sk), v)
     assert ct.level == ctx.max_level
     assert mean_bits >= 19, f"mean precision after 10 bootstraps {mean_bits:.1f} bits"

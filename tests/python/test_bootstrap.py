@@ -9,6 +9,8 @@ Precision is -log2 of the mean (and max) absolute slot error against the encrypt
 
 from __future__ import annotations
 
+import math
+
 import ember
 import numpy as np
 import pytest
@@ -30,13 +32,20 @@ def boot():
     return ctx, sk, pk, ek
 
 
+def ctx_levels(p) -> int:
+    return p.levels + p.boot.stc_levels
+
+
 def test_preset_layout():
     p = ckks.Params.preset("N12_boot_insecure")
     bp = p.boot
     assert p.levels == 2 and bp.levels == bp.cts_levels + bp.eval_levels + bp.stc_levels
     assert len(p.q_primes) == 1 + p.levels + bp.levels
+    # SlotToCoeff's primes are message-sized, at the bottom of the chain.
+    assert all(abs(math.log2(q) - p.scale_bits) < 0.01 for q in p.q_primes[1 : ctx_levels(p) + 1])
     ctx = ckks.Context(p, device="cpu")
-    assert ctx.max_level == 2 and ctx._raw.max_level == 2 + bp.levels
+    assert ctx.max_level == 2 + bp.stc_levels and ctx._raw.max_level == 2 + bp.levels
+    assert ctx.min_bootstrap_level == bp.stc_levels
     big = ckks.Params.preset("N16_boot")
     assert big.levels >= 10 and big.total_bits <= 1772 and not big.insecure
     assert "N16_boot" in ckks.Params.presets() and "N12_boot_insecure" in ckks.Params.presets()
@@ -71,7 +80,7 @@ def test_bsgs_plan_covers_offsets():
 def test_bootstrap_precision_and_level(boot):
     ctx, sk, pk, _ = boot
     v = np.random.default_rng(1).uniform(-1, 1, ctx.slots)
-    ct = ctx.encrypt(v, pk, level=0)
+    ct = ctx.encrypt(v, pk, level=ctx.min_bootstrap_level)
     out = ctx.bootstrap(ct)
     assert out.level == ctx.max_level
     assert out.scale == pytest.approx(ctx.scale_at(ctx.max_level), rel=1e-12)
@@ -83,7 +92,7 @@ def test_bootstrap_precision_and_level(boot):
 def test_compute_after_bootstrap(boot):
     ctx, sk, pk, _ = boot
     v = np.random.default_rng(2).uniform(-1, 1, ctx.slots)
-    ct = ctx.encrypt(v, pk, level=1)  # dropped to level 0 first
+    ct = ctx.encrypt(v, pk)  # dropped to min_bootstrap_level first
     out = ctx.bootstrap(ct)
     y = out * out + 0.5 * out.rotate(1)
     assert y.level == ctx.max_level - 1
@@ -96,9 +105,9 @@ def test_ten_bootstraps_in_a_row(boot, real):
     """Real values, by the real variant (default) and by the complex circuit."""
     ctx, sk, pk, _ = boot
     v = np.random.default_rng(3).uniform(-1, 1, ctx.slots)
-    ct = ctx.encrypt(v, pk, level=0)
+    ct = ctx.encrypt(v, pk)
     for _ in range(10):
-        ct = ctx.bootstrap(ctx.drop_level(ct, 0), real=real)
+        ct = ctx.bootstrap(ctx.drop_level(ct, ctx.min_bootstrap_level), real=real)
     assert ct.level == ctx.max_level
     mean_bits, min_bits = bits(ctx.decrypt(ct, sk), v)
     assert mean_bits >= 19, f"mean precision after 10 bootstraps {mean_bits:.1f} bits"
@@ -109,37 +118,17 @@ def test_complex_values(boot):
     ctx, sk, pk, _ = boot
     rng = np.random.default_rng(4)
     v = rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots)
-    out = ctx.bootstrap(ctx.encrypt(v, pk, level=0))
+    out = ctx.bootstrap(ctx.encrypt(v, pk))
     assert out.is_complex
     mean_bits, _ = bits(ctx.decrypt(out, sk), v)
     assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
 
 
-def test_real_decoding_identity():
-    """The real variant's algebra: a real slot vector's polynomial has m_(N-j) = -m_j and
-    m_(N/2) = 0, and its slots are 2 Re(U0 D v) for v its low half, D halving v_0."""
-    n = 64
-    slots = n // 2
-    zeta = np.exp(1j * np.pi / n)
-    rot = bootstrap._rot_group(slots, n)
-    full = zeta ** np.outer(rot, np.arange(n))  # canonical embedding of all N coefficients
-    z = np.random.default_rng(5).uniform(-1, 1, slots)
-    m = np.linalg.lstsq(np.vstack([full, full.conj()]), np.concatenate([z, z]), rcond=None)[0]
-    np.testing.assert_allclose(m.imag, 0, atol=1e-12)
-    m = m.real
-    np.testing.assert_allclose(m[n - 1 : n // 2 : -1], -m[1 : n // 2], atol=1e-12)
-    assert abs(m[n // 2]) < 1e-12
-    v = m[:slots].copy()
-    v[0] /= 2
-    np.testing.assert_allclose(2 * (full[:, :slots] @ v).real, z, atol=1e-12)
-
-
 def test_real_variant(boot):
-    """A real ciphertext takes one EvalMod (full slots) and stays real: its imaginary part is
-    noise, not the complex circuit's second EvalMod output."""
+    """A real ciphertext takes one EvalMod and stays real: its imaginary part is noise."""
     ctx, sk, pk, _ = boot
     v = np.random.default_rng(6).uniform(-1, 1, ctx.slots)
-    ct = ctx.encrypt(v, pk, level=0)
+    ct = ctx.encrypt(v, pk)
     assert not ct.is_complex
     out = ctx.bootstrap(ct)
     assert not out.is_complex and out.level == ctx.max_level
@@ -161,7 +150,7 @@ def test_real_part_of_complex_values(boot, slots):
     n = slots or ctx.slots
     rng = np.random.default_rng(7)
     v = rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n)
-    ct = ctx.encrypt(v, pk, level=1, sparse=slots is not None)  # sparse: headroom above 0
+    ct = ctx.encrypt(v, pk, sparse=slots is not None)
     out = ctx.bootstrap(ct, slots=slots, real=True)
     assert not out.is_complex and out.level == ctx.max_level
     got = ctx.decrypt(out, sk, complex=True)
@@ -177,7 +166,7 @@ def test_bootstrap_many_pairs_real_ciphertexts(boot):
     rng = np.random.default_rng(8)
     vals = [rng.uniform(-1, 1, ctx.slots) for _ in range(3)]
     vals.append(rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots))
-    cts = [ctx.encrypt(v, pk, level=i % 2) for i, v in enumerate(vals)]
+    cts = [ctx.encrypt(v, pk, level=ctx.min_bootstrap_level + i % 2) for i, v in enumerate(vals)]
     outs = ctx.bootstrap_many(cts)
     assert [o.is_complex for o in outs] == [False, False, False, True]
     for o, v in zip(outs, vals):
@@ -194,20 +183,21 @@ def test_bootstrap_many_sparse_pair(boot):
     ctx, sk, pk, _ = boot
     rng = np.random.default_rng(9)
     vals = [rng.uniform(-1, 1, 16) for _ in range(2)]
-    outs = ctx.bootstrap_many([ctx.encrypt(v, pk, level=1, sparse=True) for v in vals], slots=16)
+    outs = ctx.bootstrap_many([ctx.encrypt(v, pk, sparse=True) for v in vals], slots=16)
     for o, v in zip(outs, vals):
         assert not o.is_complex and o.level == ctx.max_level
         assert bits(ctx.decrypt(o, sk), np.tile(v, ctx.slots // 16))[0] >= 20
 
 
 def test_transform_diagonal_cache_is_bounded(boot):
-    """Input scales off the standard one get their own first-stage diagonals; the cache keeps a
+    """Input scales off the standard one get their own SlotToCoeff diagonals; the cache keeps a
     bounded number of stage sets."""
     ctx, sk, pk, _ = boot
     b = ctx._boot()
     v = np.random.default_rng(10).uniform(-1, 1, ctx.slots)
+    lv = ctx.min_bootstrap_level
     for k in range(6):
-        ct = ctx.encrypt(ctx.encode(v, 0, ctx.scale_at(0) * (1 + k / 8)), pk)
+        ct = ctx.encrypt(ctx.encode(v, lv, ctx.scale_at(lv) * (1 + k / 8)), pk)
         assert bits(ctx.decrypt(ctx.bootstrap(ct), sk), v)[0] >= 20
     assert len(b._plain_cache) <= b._plain_cache_limit
 
@@ -219,7 +209,7 @@ def test_sparse_slots(boot, slots):
     ctx, sk, pk, _ = boot
     rng = np.random.default_rng(slots)
     v = rng.uniform(-1, 1, slots) + 1j * rng.uniform(-1, 1, slots)
-    ct = ctx.encrypt(v, pk, level=1, sparse=True)
+    ct = ctx.encrypt(v, pk, sparse=True)
     out = ctx.bootstrap(ct, slots=slots)
     assert out.level == ctx.max_level
     got = ctx.decrypt(out, sk, complex=True)
@@ -230,7 +220,7 @@ def test_sparse_slots(boot, slots):
 
 def test_sparse_slot_errors(boot):
     ctx, _, pk, _ = boot
-    ct = ctx.encrypt(np.ones(4), pk, level=0, sparse=True)
+    ct = ctx.encrypt(np.ones(4), pk, sparse=True)
     for bad in (3, 4, 4096):
         with pytest.raises(ember.ParameterError, match="power of two"):
             ctx.bootstrap(ct, slots=bad)
@@ -250,7 +240,7 @@ def test_eval_keys_serialization_keeps_boot_keys(boot):
     assert ek2.boot is not None and len(ek2.galois) == len(ek.galois)
     assert ek2.nbytes == ek.nbytes
     v = np.random.default_rng(5).uniform(-1, 1, ctx.slots)
-    ct = ctx.encrypt(v, pk, level=0)
+    ct = ctx.encrypt(v, pk)
     ctx.set_eval_keys(ek2)
     try:
         out = ctx.bootstrap(ct)
@@ -282,11 +272,13 @@ def test_errors(boot):
     fsk = fresh.keygen()
     fresh.set_eval_keys(fresh.eval_keys(fsk, progress=False))
     with pytest.raises(ember.MissingKeyError, match="bootstrap=True"):
-        fresh.bootstrap(fresh.encrypt(np.ones(4), fsk, level=0))
+        fresh.bootstrap(fresh.encrypt(np.ones(4), fsk))
     with pytest.raises(ember.ParameterError):
         bootstrap.BootstrapParams(sparse_hw=0)
     with pytest.raises(ember.MismatchError):
-        ctx.bootstrap(fresh.encrypt(np.ones(4), fsk, level=0))
+        ctx.bootstrap(fresh.encrypt(np.ones(4), fsk))
+    with pytest.raises(ember.ParameterError, match="min_bootstrap_level"):
+        ctx.bootstrap(ctx.encrypt(np.ones(4), boot[2], level=ctx.min_bootstrap_level - 1))
 
 
 def test_key_memory_error_says_the_size(boot):
