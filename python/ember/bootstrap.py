@@ -1,27 +1,29 @@
-"""CKKS bootstrapping (the `boot` layer): a circuit of CKKS operations that refreshes a level-0
-ciphertext to a high level.
+"""CKKS bootstrapping (the `boot` layer): a circuit of CKKS operations that refreshes a ciphertext
+to the top level.
 
-Steps (Cheon-Han-Kim-Kim-Song, with Bossuat et al.'s EvalMod and sparse-secret encapsulation):
+Steps (Cheon-Han-Kim-Kim-Song, with Bossuat et al.'s EvalMod and sparse-secret encapsulation, in
+the SlotToCoeff-first order):
 
-1. Encapsulation (optional, default): key switch at level 0 from the user's dense secret s to an
+1. SlotToCoeff, on the input at level stc_levels (the lowest message primes): the decoding map U0
+   (z = U0 (t_lo + i t_hi)) as the special FFT's butterfly stages merged into `stc_levels`
+   matrices with few diagonals, each evaluated by baby-step giant-step with hoisted baby
+   rotations, turns the slots z into the coefficients (Re z, Im z) at level 0 (bit-reversed).
+2. Encapsulation (optional, default): key switch at level 0 from the user's dense secret s to an
    ephemeral sparse secret s' (h' nonzeros; its key holds only the rows of q_0 and P, so it is an
    RLWE sample modulo q_0 P), so that after ModRaise |I| <= (h' + 1) / 2.
-2. ModRaise: the residues mod q_0 lifted to the whole chain Q_L; the plaintext becomes t = m + q_0 I.
+3. ModRaise: the residues mod q_0 lifted to the whole chain Q_L; the plaintext becomes t = m + q_0 I.
    With encapsulation, a key switch s' -> s at the top level follows.
-3. CoeffToSlot: the inverse of the decoding map U0 (z = U0 (t_lo + i t_hi)), applied as the
-   special FFT's butterfly stages merged into `cts_levels` matrices with few diagonals, each
-   evaluated by baby-step giant-step with hoisted baby rotations. The output is in bit-reversed
-   order, which EvalMod ignores and SlotToCoeff undoes. Conjugation splits real and imaginary parts.
-4. EvalMod: x -> sin(2 pi x) on each part (slots t / q_0 = I + m / q_0) as a Chebyshev
+4. CoeffToSlot: the inverse of U0 in `cts_levels` matrices; conjugation splits the real and the
+   imaginary parts.
+5. EvalMod: x -> C sin(2 pi x) on each part (slots t / q_0 = I + m / q_0) as a Chebyshev
    approximation of cos(2 pi (x - 1/4) / 2^r) on [-(K + 1), K + 1] followed by r double-angle
-   steps cos(2a) = 2 cos(a)^2 - 1; sin(2 pi m / q_0) ~ 2 pi m / q_0.
-5. SlotToCoeff: U0 on re + i im, with q_0 / (2 pi scale) folded into the first stage, landing at
-   the top message level with its standard scale.
+   steps, with C = q_0 / (2 pi scale) folded into them: the output is the values, at the top
+   message level with its standard scale.
 
 Every constant factor is folded into the transforms' plaintext diagonals, which are encoded once
 (per level and scale) and kept on the context's device. The level layout of a bootstrapping
-parameter set, from the top: CoeffToSlot primes, EvalMod primes, SlotToCoeff primes, the message
-primes the user computes with, q_0 (see BootstrapParams).
+parameter set, from the top: CoeffToSlot primes, EvalMod primes, the message primes (the lowest
+stc_levels of them are SlotToCoeff's), q_0 (see BootstrapParams).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class BootstrapParams:
     stc_levels: int = 3
     cts_bits: int = 56
     eval_bits: int = 60
-    message_ratio_bits: int = 15
+    message_ratio_bits: int = 13
     k: int = 0
     double_angle: int = 2
     degree: int = 56
@@ -313,7 +315,8 @@ class Bootstrapper:
         self.eval_top = self.top - bp.cts_levels
         self.q0 = float(ctx._raw.prime(0))
         # Scale of the coefficients at level 0: |t / q_0| <= 2^-ratio keeps sin(2 pi x) ~ 2 pi x
-        # within 2^-27 relative for |z| <= 1 (2^-15: measured best at N = 2^12 and 2^16).
+        # within 2^-23 relative for |z| <= 1; larger ratios lose more to the noise at level 0
+        # (2^-13 measured best for the worst slot at N = 2^16, and good at N = 2^12).
         self.delta0 = self.q0 / 2.0**bp.message_ratio_bits
         span = bp.k + 1  # t / q_0 in (-(k + 1/2), k + 1/2)
         self.span = span

@@ -741,13 +741,13 @@ class Context(KeyedContext):
     def bootstrap(
         self, a: Ciphertext, slots: int | None = None, real: bool | None = None
     ) -> Ciphertext:
-        """A fresh ciphertext of the same values at the top message level (ctx.max_level), from
-        one at any level; needs ctx.eval_keys(sk, bootstrap=True). slots=n (a power of two below
-        ctx.slots) bootstraps a sparsely packed vector of n values faster (its keys come from
-        eval_keys(..., bootstrap_slots=[n])). A ciphertext of real values (a.is_complex False)
-        takes the real variant, which with full slots is about a quarter faster; real=True
-        bootstraps the real part of a complex ciphertext, real=False forces the complex
-        circuit. See ember.bootstrap."""
+        """A fresh ciphertext of the same values at the top level (ctx.max_level), from one at
+        level ctx.min_bootstrap_level or above (SlotToCoeff runs on the levels below); needs
+        ctx.eval_keys(sk, bootstrap=True). slots=n (a power of two below ctx.slots) bootstraps a
+        sparsely packed vector of n values faster (its keys come from eval_keys(...,
+        bootstrap_slots=[n])). A ciphertext of real values (a.is_complex False) takes one EvalMod
+        instead of two, about a quarter faster; real=True bootstraps the real part of a complex
+        ciphertext, real=False forces the complex circuit. See ember.bootstrap."""
         self._check(a)
         return self._boot(slots).bootstrap(a, real)
 
@@ -755,10 +755,10 @@ class Context(KeyedContext):
         self, cts: Sequence[Ciphertext], slots: int | None = None, real: bool | None = None
     ) -> list[Ciphertext]:
         """ctx.bootstrap of each ciphertext (same order), with the ones of real values taken two
-        at a time: a + i b goes through one complex bootstrap and the two come back by a
-        conjugation, so a pair costs about a complex bootstrap (an odd one out takes the real
-        variant). real=True treats every ciphertext as real (their real parts), real=False
-        bootstraps each one alone by the complex circuit."""
+        at a time: a + i b goes through the complex circuit, whose two EvalMods return a and b,
+        so a pair costs one complex bootstrap (an odd one out takes the real variant).
+        real=True treats every ciphertext as real (their real parts), real=False bootstraps
+        each one alone by the complex circuit."""
         for a in cts:
             self._check(a)
         boot = self._boot(slots)
