@@ -515,13 +515,23 @@ backend::KeyProductView Context::product_view(const u64* d, const Buffer& ext, s
 }
 
 void Context::key_product(const u64* d, const Buffer& ext, std::size_t level, const SwitchKey& key,
-                          u64 galois, u64* out0, u64* out1, Stream s) const {
+                          u64 galois, u64* out0, u64* out1, Stream s, const u64* p_add) const {
   check_params(key.params_id, "the evaluation key");
   auto& be = backend();
-  const std::size_t q_words = (level + 1) * n_;
-  const backend::KeyProductView kp = product_view(d, ext, level, key, galois);
+  const std::size_t q_rows = level + 1, q_words = q_rows * n_;
+  backend::KeyProductView kp = product_view(d, ext, level, key, galois);
+  const bool fused = p_add && q_rows <= backend::KeyProductView::kMaxAddRows;
+  if (fused) {
+    kp.add = p_add;
+    std::copy(p_mod_q_.begin(), p_mod_q_.begin() + q_rows, kp.add_scale);
+  }
   be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp,
                              levels_.at(level).qp.on(be), s);
+  if (p_add && !fused) {
+    const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + q_rows);
+    be.automorphism_accumulate_async(out0, p_add, galois ? galois : 1, p_mod, q_basis(level).on(be),
+                                     s);
+  }
 }
 
 void Context::mod_down_polys(u64* const* out, const u64* const* in, std::size_t count,

@@ -283,8 +283,8 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
   // rows are in ext) plus P sigma(c0) on the Q rows; out: two contiguous Q u P polynomials.
   auto rotate_extended = [&](const Ciphertext& c, const backend::Buffer& ext, const SwitchKey& k,
                              u64* out) {
-    rlwe_.key_product(c.polys[1].data(), ext, level, k, k.galois, out, out + rows * n, s);
-    be.automorphism_accumulate_async(out, c.polys[0].data(), k.galois, p_mod, vq, s);
+    rlwe_.key_product(c.polys[1].data(), ext, level, k, k.galois, out, out + rows * n, s,
+                      c.polys[0].data());
   };
   // Baby steps 1.. in Q u P.
   std::vector<backend::Buffer> baby;

@@ -113,6 +113,11 @@ struct KeyProductView {
   u32 key_rows = 0;    // L + 1 + k
   u32 key_q_rows = 0;  // L + 1
   u64 galois = 0;      // 0, or the odd k of an automorphism applied to the digits on the fly
+  // Optional: out0 += add_scale[r] * add(X^galois) on the Q rows r (a hoisted rotation's
+  // P sigma(c0), fused into the key product's accumulator); add_scale reduced mod q_r.
+  static constexpr u32 kMaxAddRows = 64;
+  const u64* add = nullptr;  // [q_rows][N], eval form
+  u64 add_scale[kMaxAddRows] = {};
 };
 
 /// Which small distribution a sampler draws from.

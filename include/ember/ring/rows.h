@@ -198,6 +198,12 @@ EMBER_HD void key_product_row(const backend::KeyProductView& kp, std::size_t n, 
       h0 = h1 = 0;
     }
   }
+  if (kp.add && r < kp.q_rows) {  // one more term (at most 32 + 1 since the last reduction)
+    u64 hi, lo;
+    mul_wide(kp.add[static_cast<std::size_t>(r) * n + src], kp.add_scale[r], hi, lo);
+    l0 += lo;
+    h0 += hi + (l0 < lo);
+  }
   out0 = barrett_reduce_128(h0, l0, m);
   out1 = barrett_reduce_128(h1, l1, m);
 }

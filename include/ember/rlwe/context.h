@@ -92,9 +92,12 @@ class Context {
                   u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
                   const u64* add1 = nullptr) const;
   /// The key product of key_switch without its ModDown: out0 / out1 (each Q_level rows, then P
-  /// rows, contiguous) hold P g(d) s' + small in the basis Q_level u P.
+  /// rows, contiguous) hold P g(d) s' + small in the basis Q_level u P; with `p_add` (eval form
+  /// over Q_level), out0 also gets P p_add(X^galois) on its Q rows in the same pass (a hoisted
+  /// rotation's P sigma(c0)).
   void key_product(const u64* d, const backend::Buffer& ext, std::size_t level,
-                   const SwitchKey& key, u64 galois, u64* out0, u64* out1, backend::Stream s) const;
+                   const SwitchKey& key, u64 galois, u64* out0, u64* out1, backend::Stream s,
+                   const u64* p_add = nullptr) const;
   /// ModDown (division by P: rounding, or BGV's rule) of `count` polynomials over Q_level u P
   /// (each contiguous, Q rows first) into out[k] over Q_level, plus addends[k] when not null.
   void mod_down_polys(u64* const* out, const u64* const* in, std::size_t count, std::size_t level,
