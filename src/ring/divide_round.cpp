@@ -60,16 +60,18 @@ const DivideRound::DeviceTables& DivideRound::tables_on(backend::Backend& be) co
   });
 }
 
-void DivideRound::apply_many_async(u64* const* out, const u64* const* a_q, u64* a_t,
+void DivideRound::apply_many_async(u64* const* out, const u64* const* a_q, const u64* const* a_t,
                                    std::size_t count, backend::Backend& be, backend::Stream s,
                                    const u64* const* addends) const {
   const auto& tab = tables_on(be);
   const std::size_t t_words = t_.size() * q_.n(), q_words = q_.size() * q_.n();
-  be.ntt_inverse_async(a_t, t_.on(be), count, s);
+  // The T parts' INTT reads them where they are (no copies) into one buffer.
+  Buffer t(be, count * t_words * sizeof(u64), s);
+  be.ntt_inverse_async(t.as<u64>(), a_t, t_.on(be), count, s);
   Buffer delta(be, count * q_words * sizeof(u64), s);
   std::vector<backend::ConvJob> jobs;
   for (std::size_t k = 0; k < count; ++k)
-    jobs.push_back(t_to_q_.job(delta.as<u64>() + k * q_words, a_t + k * t_words, be));
+    jobs.push_back(t_to_q_.job(delta.as<u64>() + k * q_words, t.as<u64>() + k * t_words, be));
   be.base_convert_many_async(jobs, s);
   const auto q_view = q_.on(be);
   be.ntt_forward_async(delta.as<u64>(), q_view, count, s);

@@ -114,7 +114,8 @@ RnsPoly RnsPoly::ntt() const {
   if (form_ != Form::coeff) throw MismatchError("ntt: the polynomial is already in eval form");
   RnsPoly r(basis_, Form::eval, device_);
   auto& be = backend();
-  be.ntt_forward_async(r.data(), data(), view(), 1, be.default_stream());
+  const u64* src = data();
+  be.ntt_forward_async(r.data(), &src, view(), 1, be.default_stream());
   return r;
 }
 
@@ -122,7 +123,8 @@ RnsPoly RnsPoly::intt() const {
   if (form_ != Form::eval) throw MismatchError("intt: the polynomial is already in coeff form");
   RnsPoly r(basis_, Form::coeff, device_);
   auto& be = backend();
-  be.ntt_inverse_async(r.data(), data(), view(), 1, be.default_stream());
+  const u64* src = data();
+  be.ntt_inverse_async(r.data(), &src, view(), 1, be.default_stream());
   return r;
 }
 

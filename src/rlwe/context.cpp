@@ -463,7 +463,7 @@ Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {
   const Level& lv = levels_.at(level);
   const std::size_t rows_q = level + 1;
   Buffer coeff(be, rows_q * n_ * sizeof(u64), s);
-  be.ntt_inverse_async(coeff.as<u64>(), d, lv.q.on(be), 1, s);
+  be.ntt_inverse_async(coeff.as<u64>(), &d, lv.q.on(be), 1, s);
   Buffer ext(be, lv.ext.size() * n_ * sizeof(u64), s);
   const std::size_t rows = rows_q + p_count_;
   std::vector<backend::ConvJob> jobs;  // every digit's conversion in one launch
@@ -494,8 +494,9 @@ void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, con
                              s);
   u64* const outs[2] = {out0, out1};
   const u64* const qs[2] = {q0, q0 + q_words};
+  const u64* const ps[2] = {p0, p0 + p_words};
   const u64* const adds[2] = {add0, add1};
-  levels_.at(level).mod_down->apply_many_async(outs, qs, p0, 2, be, s, adds);
+  levels_.at(level).mod_down->apply_many_async(outs, qs, ps, 2, be, s, adds);
 }
 
 backend::KeyProductView Context::product_view(const u64* d, const Buffer& ext, std::size_t level,
@@ -537,25 +538,20 @@ void Context::key_product(const u64* d, const Buffer& ext, std::size_t level, co
 void Context::mod_down_polys(u64* const* out, const u64* const* in, std::size_t count,
                              std::size_t level, Stream s, const u64* const* addends) const {
   auto& be = backend();
-  const std::size_t q_words = (level + 1) * n_, p_words = p_count_ * n_;
-  // The P parts back to back (DivideRound's layout), consumed by the division.
-  Buffer t(be, count * p_words * sizeof(u64), s);
-  for (std::size_t k = 0; k < count; ++k)
-    be.copy_async(t.as<u64>() + k * p_words, in[k] + q_words, p_words * sizeof(u64), s);
-  levels_.at(level).mod_down->apply_many_async(out, in, t.as<u64>(), count, be, s, addends);
+  const std::size_t q_words = (level + 1) * n_;
+  std::vector<const u64*> ps(count);  // each polynomial's P rows follow its Q rows
+  for (std::size_t k = 0; k < count; ++k) ps[k] = in[k] + q_words;
+  levels_.at(level).mod_down->apply_many_async(out, in, ps.data(), count, be, s, addends);
 }
 
 void Context::divide_extended(u64* const* out, const u64* const* in, std::size_t count,
                               std::size_t level, Stream s) const {
   if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
   auto& be = backend();
-  // Each polynomial's q_level row and P rows are adjacent: copied back to back (the divisor's
-  // layout), consumed by the division.
-  const std::size_t t_words = (p_count_ + 1) * n_;
-  Buffer t(be, count * t_words * sizeof(u64), s);
-  for (std::size_t k = 0; k < count; ++k)
-    be.copy_async(t.as<u64>() + k * t_words, in[k] + level * n_, t_words * sizeof(u64), s);
-  levels_.at(level).mod_down_rescale->apply_many_async(out, in, t.as<u64>(), count, be, s);
+  // Each polynomial's q_level row and P rows are adjacent: the divisor T's rows, read in place.
+  std::vector<const u64*> ts(count);
+  for (std::size_t k = 0; k < count; ++k) ts[k] = in[k] + level * n_;
+  levels_.at(level).mod_down_rescale->apply_many_async(out, in, ts.data(), count, be, s);
 }
 
 void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t level,
@@ -568,15 +564,12 @@ void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t lev
   auto& be = backend();
   const Level& lv = levels_.at(level);
   const std::size_t q_words = (level + 1) * n_;
-  const std::size_t t_words = (p_count_ + 1) * n_;  // per polynomial: the q_level row, then P
-  Buffer acc_q(be, 2 * q_words * sizeof(u64), s);
-  Buffer acc_t(be, 2 * t_words * sizeof(u64), s);
+  const std::size_t poly_words = q_words + p_count_ * n_;  // Q rows, then P rows
+  Buffer acc(be, 2 * poly_words * sizeof(u64), s);
   const backend::KeyProductView kp = product_view(d, ext, level, key, galois);
-  u64* q0 = acc_q.as<u64>();
-  u64* q1 = q0 + q_words;
-  u64* t0 = acc_t.as<u64>();
-  u64* t1 = t0 + t_words;
-  be.key_inner_product_async(q0, q1, t0 + n_, t1 + n_, kp, lv.qp.on(be), s);
+  u64* q0 = acc.as<u64>();
+  u64* q1 = q0 + poly_words;
+  be.key_inner_product_async(q0, q1, q0 + q_words, q1 + q_words, kp, lv.qp.on(be), s);
   // The addends join before the division, times P (P vanishes modulo the primes of P).
   const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + level + 1);
   std::vector<const u64*> a0{q0, add0}, a1{q1, add1};
@@ -595,22 +588,21 @@ void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t lev
   }
   be.linear_combination_async(q0, q1, a0, a1, scalars, std::vector<u64>(level + 1, 0), lv.q.on(be),
                               s);
-  be.copy_async(t0, q0 + level * n_, n_ * sizeof(u64), s);
-  be.copy_async(t1, q1 + level * n_, n_ * sizeof(u64), s);
+  // The divisor's rows, q_level then P, are adjacent in each polynomial: read in place.
   u64* const outs[2] = {out0, out1};
   const u64* const qs[2] = {q0, q1};
-  lv.mod_down_rescale->apply_many_async(outs, qs, t0, 2, be, s);
+  const u64* const ts[2] = {q0 + level * n_, q1 + level * n_};
+  lv.mod_down_rescale->apply_many_async(outs, qs, ts, 2, be, s);
 }
 
 void Context::rescale_polys(u64* const* out, const u64* const* in, std::size_t count,
                             std::size_t level, Stream s) const {
   if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
   auto& be = backend();
-  // The dropped rows of every polynomial back to back, so that one batched division serves all.
-  Buffer last(be, count * n_ * sizeof(u64), s);
-  for (std::size_t k = 0; k < count; ++k)
-    be.copy_async(last.as<u64>() + k * n_, in[k] + level * n_, n_ * sizeof(u64), s);
-  levels_.at(level).rescale->apply_many_async(out, in, last.as<u64>(), count, be, s);
+  // The dropped row of every polynomial, read in place by one batched division.
+  std::vector<const u64*> last(count);
+  for (std::size_t k = 0; k < count; ++k) last[k] = in[k] + level * n_;
+  levels_.at(level).rescale->apply_many_async(out, in, last.data(), count, be, s);
 }
 
 }  // namespace ember::rlwe

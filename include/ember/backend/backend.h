@@ -160,11 +160,13 @@ class Backend {
                                  Stream stream) = 0;
   virtual void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count,
                                  Stream stream) = 0;
-  // Out of place: out = NTT(in) / INTT(in), `in` unchanged (the first pass reads it, so no copy).
-  virtual void ntt_forward_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
-                                 Stream stream) = 0;
-  virtual void ntt_inverse_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
-                                 Stream stream) = 0;
+  // Out of place: out = NTT / INTT of the `count` polynomials in[0..count) (each limbs x N words,
+  // anywhere in backend memory, unchanged: the first pass reads them, so no copy), written back
+  // to back to out.
+  virtual void ntt_forward_async(u64* out, const u64* const* in, const BasisView& b,
+                                 std::size_t count, Stream stream) = 0;
+  virtual void ntt_inverse_async(u64* out, const u64* const* in, const BasisView& b,
+                                 std::size_t count, Stream stream) = 0;
 
   // Pointwise arithmetic over limbs x N words; inputs reduced, outputs reduced.
   virtual void add_async(u64* out, const u64* a, const u64* c, const BasisView& b,

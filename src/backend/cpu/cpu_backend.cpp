@@ -57,36 +57,39 @@ class CpuBackend final : public Backend {
   }
   std::string ntt_variant_for(std::size_t, std::size_t) const override { return "harvey"; }
 
-  void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
-    ntt_forward_async(data, data, b, count, s);
+  void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream) override {
+    ntt_limbs(data, nullptr, b, count, true);
   }
-  void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
-    ntt_inverse_async(data, data, b, count, s);
+  void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count, Stream) override {
+    ntt_limbs(data, nullptr, b, count, false);
   }
-  void ntt_forward_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
+  void ntt_forward_async(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
                          Stream) override {
+    ntt_limbs(out, in, b, count, true);
+  }
+  void ntt_inverse_async(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
+                         Stream) override {
+    ntt_limbs(out, in, b, count, false);
+  }
+  /// Every limb of `count` polynomials, in place or (in != nullptr) from in[k].
+  static void ntt_limbs(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
+                        bool forward) {
     const auto& r = *b.ring;
     const long total = static_cast<long>(count * b.limbs);
 #pragma omp parallel for schedule(static)
     for (long t = 0; t < total; ++t) {
       const u32 id = b.host_ids[t % b.limbs];
       u64* limb = out + t * r.n;
-      if (in != out) std::copy(in + t * r.n, in + (t + 1) * r.n, limb);
-      cpu::ntt_forward_limb(limb, r.n, r.psi_rev + id * r.n, r.psi_rev_shoup + id * r.n,
-                            r.moduli[id].value);
-    }
-  }
-  void ntt_inverse_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
-                         Stream) override {
-    const auto& r = *b.ring;
-    const long total = static_cast<long>(count * b.limbs);
-#pragma omp parallel for schedule(static)
-    for (long t = 0; t < total; ++t) {
-      const u32 id = b.host_ids[t % b.limbs];
-      u64* limb = out + t * r.n;
-      if (in != out) std::copy(in + t * r.n, in + (t + 1) * r.n, limb);
-      cpu::ntt_inverse_limb(limb, r.n, r.psi_inv_rev + id * r.n, r.psi_inv_rev_shoup + id * r.n,
-                            r.n_inv[id], r.n_inv_shoup[id], r.moduli[id].value);
+      if (in) {
+        const u64* src = in[t / b.limbs] + (t % b.limbs) * r.n;
+        if (src != limb) std::copy(src, src + r.n, limb);
+      }
+      if (forward)
+        cpu::ntt_forward_limb(limb, r.n, r.psi_rev + id * r.n, r.psi_rev_shoup + id * r.n,
+                              r.moduli[id].value);
+      else
+        cpu::ntt_inverse_limb(limb, r.n, r.psi_inv_rev + id * r.n, r.psi_inv_rev_shoup + id * r.n,
+                              r.n_inv[id], r.n_inv_shoup[id], r.moduli[id].value);
     }
   }
 

@@ -28,12 +28,16 @@ struct NttBatch {
   const u64* n_inv_shoup;
   u32 n;
   u32 limbs;  // limbs per polynomial; blockIdx.y runs over count * limbs
-  // Out of place: the first kernel of a schedule reads here (same layout as data) and writes
-  // data; nullptr transforms data in place.
-  const u64* src = nullptr;
+  // Out of place: the first kernel of a schedule reads polynomial k (limbs x n words) from
+  // srcs[k] and writes data; srcs[0] == nullptr transforms data in place.
+  static constexpr int kMaxSources = 8;
+  const u64* srcs[kMaxSources] = {};
   /// Where the first pass reads the word at `offset` of the batch.
   __device__ __forceinline__ const u64* input(std::size_t offset) const {
-    return (src ? src : data) + offset;
+    if (!srcs[0]) return data + offset;
+    const std::size_t poly = static_cast<std::size_t>(limbs) * n;
+    const u32 k = static_cast<u32>(offset / poly);
+    return srcs[k] + (offset - k * poly);
   }
 };
 

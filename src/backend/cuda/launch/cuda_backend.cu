@@ -119,38 +119,55 @@ class CudaBackend final : public Backend {
     return variant_ == "auto" ? cuda::tuned_ntt_variant(n, limbs) : variant_;
   }
 
-  void ntt(u64* data, const u64* src, const BasisView& b, std::size_t count, bool forward,
+  /// In place (srcs == nullptr) or out of place from srcs[k], up to kMaxSources polynomials per
+  /// launch.
+  void ntt(u64* data, const u64* const* srcs, const BasisView& b, std::size_t count, bool forward,
            Stream s) {
     ctx_.activate();
     const auto& r = *b.ring;
-    k::NttBatch batch{data,
-                      r.moduli,
-                      b.ids,
-                      forward ? r.psi_rev : r.psi_inv_rev,
-                      forward ? r.psi_rev_shoup : r.psi_inv_rev_shoup,
-                      r.n_inv,
-                      r.n_inv_shoup,
-                      static_cast<u32>(r.n),
-                      static_cast<u32>(b.limbs),
-                      src == data ? nullptr : src};
     std::string variant;
     {
       std::lock_guard lock(mutex_);
       variant = variant_;
     }
-    cuda::launch_ntt(batch, count, forward, variant, raw(s));
+    constexpr std::size_t kChunk = k::NttBatch::kMaxSources;
+    const std::size_t poly = b.limbs * r.n;
+    for (std::size_t first = 0; first < count; first += srcs ? kChunk : count) {
+      const std::size_t chunk = srcs ? std::min(kChunk, count - first) : count;
+      k::NttBatch batch{data + first * poly,
+                        r.moduli,
+                        b.ids,
+                        forward ? r.psi_rev : r.psi_inv_rev,
+                        forward ? r.psi_rev_shoup : r.psi_inv_rev_shoup,
+                        r.n_inv,
+                        r.n_inv_shoup,
+                        static_cast<u32>(r.n),
+                        static_cast<u32>(b.limbs)};
+      bool in_place = !srcs;
+      for (std::size_t k = 0; srcs && k < chunk; ++k) {
+        batch.srcs[k] = srcs[first + k];
+        in_place = in_place || srcs[first + k] == batch.data + k * poly;
+      }
+      if (in_place && srcs) {  // a source aliasing its output: transform that one in place
+        for (std::size_t k = 0; k < chunk; ++k)
+          if (srcs[first + k] != batch.data + k * poly)
+            copy_async(batch.data + k * poly, srcs[first + k], poly * sizeof(u64), s);
+        batch.srcs[0] = nullptr;
+      }
+      cuda::launch_ntt(batch, chunk, forward, variant, raw(s));
+    }
   }
   void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
-    ntt(data, data, b, count, true, s);
+    ntt(data, nullptr, b, count, true, s);
   }
   void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
-    ntt(data, data, b, count, false, s);
+    ntt(data, nullptr, b, count, false, s);
   }
-  void ntt_forward_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
+  void ntt_forward_async(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
                          Stream s) override {
     ntt(out, in, b, count, true, s);
   }
-  void ntt_inverse_async(u64* out, const u64* in, const BasisView& b, std::size_t count,
+  void ntt_inverse_async(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
                          Stream s) override {
     ntt(out, in, b, count, false, s);
   }
