@@ -28,16 +28,18 @@ struct NttBatch {
   const u64* n_inv_shoup;
   u32 n;
   u32 limbs;  // limbs per polynomial; blockIdx.y runs over count * limbs
-  // Out of place: the first kernel of a schedule reads polynomial k (limbs x n words) from
-  // srcs[k] and writes data; srcs[0] == nullptr transforms data in place.
-  static constexpr int kMaxSources = 8;
-  const u64* srcs[kMaxSources] = {};
+  // Out of place: the first kernel of a schedule reads polynomial 0 (limbs x n words) from src0
+  // and polynomial 1 from src1 (launches of at most kMaxSources polynomials) and writes data;
+  // src0 == nullptr transforms data in place. Two scalars, not an array: a dynamically indexed
+  // parameter array would be copied to every thread's stack.
+  static constexpr int kMaxSources = 2;
+  const u64* src0 = nullptr;
+  const u64* src1 = nullptr;
   /// Where the first pass reads the word at `offset` of the batch.
   __device__ __forceinline__ const u64* input(std::size_t offset) const {
-    if (!srcs[0]) return data + offset;
+    if (!src0) return data + offset;
     const std::size_t poly = static_cast<std::size_t>(limbs) * n;
-    const u32 k = static_cast<u32>(offset / poly);
-    return srcs[k] + (offset - k * poly);
+    return offset < poly ? src0 + offset : src1 + (offset - poly);
   }
 };
 

@@ -144,15 +144,15 @@ class CudaBackend final : public Backend {
                         static_cast<u32>(r.n),
                         static_cast<u32>(b.limbs)};
       bool in_place = !srcs;
-      for (std::size_t k = 0; srcs && k < chunk; ++k) {
-        batch.srcs[k] = srcs[first + k];
+      for (std::size_t k = 0; srcs && k < chunk; ++k)
         in_place = in_place || srcs[first + k] == batch.data + k * poly;
-      }
       if (in_place && srcs) {  // a source aliasing its output: transform that one in place
         for (std::size_t k = 0; k < chunk; ++k)
           if (srcs[first + k] != batch.data + k * poly)
             copy_async(batch.data + k * poly, srcs[first + k], poly * sizeof(u64), s);
-        batch.srcs[0] = nullptr;
+      } else if (srcs) {
+        batch.src0 = srcs[first];
+        batch.src1 = chunk > 1 ? srcs[first + 1] : nullptr;
       }
       cuda::launch_ntt(batch, chunk, forward, variant, raw(s));
     }

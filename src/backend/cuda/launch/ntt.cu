@@ -19,7 +19,7 @@ namespace {
 
 /// The batch the kernels after a schedule's first one take: in place on the output.
 NttBatch in_place(NttBatch a) {
-  a.srcs[0] = nullptr;
+  a.src0 = a.src1 = nullptr;
   return a;
 }
 
