@@ -195,12 +195,6 @@ def _compose(after: dict, first: dict, slots: int) -> dict[int, np.ndarray]:
     return {o: v for o, v in out.items() if np.any(v != 0)}
 
 
-def _repeat(m: dict, period: int) -> dict[int, np.ndarray]:
-    """A matrix on vectors of period len(diagonal) (offsets modulo it), written for a multiple of
-    that period: each diagonal repeated, the offsets unchanged."""
-    return {o: np.tile(d, period // len(d)) for o, d in m.items()}
-
-
 def _split(count: int, groups: int) -> list[int]:
     """count stages into `groups` consecutive groups, as even as possible (larger ones first)."""
     base, extra = divmod(count, groups)
