@@ -60,14 +60,16 @@ const DivideRound::DeviceTables& DivideRound::tables_on(backend::Backend& be) co
   });
 }
 
-void DivideRound::apply_many_async(u64* const* out, const u64* const* a_q, const u64* const* a_t,
+void DivideRound::apply_many_async(u64* const* out, const u64* const* a, std::size_t t_row,
                                    std::size_t count, backend::Backend& be, backend::Stream s,
                                    const u64* const* addends) const {
   const auto& tab = tables_on(be);
   const std::size_t t_words = t_.size() * q_.n(), q_words = q_.size() * q_.n();
   // The T parts' INTT reads them where they are (no copies) into one buffer.
+  std::vector<const u64*> a_t(count);
+  for (std::size_t k = 0; k < count; ++k) a_t[k] = a[k] + t_row * q_.n();
   Buffer t(be, count * t_words * sizeof(u64), s);
-  be.ntt_inverse_async(t.as<u64>(), a_t, t_.on(be), count, s);
+  be.ntt_inverse_async(t.as<u64>(), a_t.data(), t_.on(be), count, s);
   Buffer delta(be, count * q_words * sizeof(u64), s);
   std::vector<backend::ConvJob> jobs;
   for (std::size_t k = 0; k < count; ++k)
@@ -75,7 +77,7 @@ void DivideRound::apply_many_async(u64* const* out, const u64* const* a_q, const
   be.base_convert_many_async(jobs, s);
   const auto q_view = q_.on(be);
   be.ntt_forward_async(delta.as<u64>(), q_view, count, s);
-  be.affine_sub_async(out, a_q, delta.as<u64>(), tab.t_inv.as<u64>(), tab.t_inv_shoup.as<u64>(),
+  be.affine_sub_async(out, a, delta.as<u64>(), tab.t_inv.as<u64>(), tab.t_inv_shoup.as<u64>(),
                       addends, count, q_view, s);
 }
 

@@ -112,19 +112,22 @@ RnsPoly& RnsPoly::intt_inplace() {
 
 RnsPoly RnsPoly::ntt() const {
   if (form_ != Form::coeff) throw MismatchError("ntt: the polynomial is already in eval form");
-  RnsPoly r(basis_, Form::eval, device_);
-  auto& be = backend();
-  const u64* src = data();
-  be.ntt_forward_async(r.data(), &src, view(), 1, be.default_stream());
-  return r;
+  return transformed(true);
 }
 
 RnsPoly RnsPoly::intt() const {
   if (form_ != Form::eval) throw MismatchError("intt: the polynomial is already in coeff form");
-  RnsPoly r(basis_, Form::coeff, device_);
+  return transformed(false);
+}
+
+RnsPoly RnsPoly::transformed(bool forward) const {
+  RnsPoly r(basis_, forward ? Form::eval : Form::coeff, device_);
   auto& be = backend();
   const u64* src = data();
-  be.ntt_inverse_async(r.data(), &src, view(), 1, be.default_stream());
+  if (forward)
+    be.ntt_forward_async(r.data(), &src, view(), 1, be.default_stream());
+  else
+    be.ntt_inverse_async(r.data(), &src, view(), 1, be.default_stream());
   return r;
 }
 

@@ -482,21 +482,18 @@ void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, con
                          const u64* add1) const {
   check_params(key.params_id, "the evaluation key");
   auto& be = backend();
-  const std::size_t q_words = (level + 1) * n_, p_words = p_count_ * n_;
-  // Q parts and P parts in separate buffers, the P parts back to back: the ModDown's layout, so
-  // no copies between the key product and the division.
-  Buffer acc_q(be, 2 * q_words * sizeof(u64), s);
-  Buffer acc_p(be, 2 * p_words * sizeof(u64), s);
-  u64* q0 = acc_q.as<u64>();
-  u64* p0 = acc_p.as<u64>();
-  be.key_inner_product_async(q0, q0 + q_words, p0, p0 + p_words,
+  const std::size_t q_words = (level + 1) * n_, poly_words = q_words + p_count_ * n_;
+  // Each half's Q rows then P rows: the ModDown reads the P rows in place.
+  Buffer acc(be, 2 * poly_words * sizeof(u64), s);
+  u64* q0 = acc.as<u64>();
+  u64* q1 = q0 + poly_words;
+  be.key_inner_product_async(q0, q1, q0 + q_words, q1 + q_words,
                              product_view(d, ext, level, key, galois), levels_.at(level).qp.on(be),
                              s);
   u64* const outs[2] = {out0, out1};
-  const u64* const qs[2] = {q0, q0 + q_words};
-  const u64* const ps[2] = {p0, p0 + p_words};
+  const u64* const ins[2] = {q0, q1};
   const u64* const adds[2] = {add0, add1};
-  levels_.at(level).mod_down->apply_many_async(outs, qs, ps, 2, be, s, adds);
+  levels_.at(level).mod_down->apply_many_async(outs, ins, level + 1, 2, be, s, adds);
 }
 
 backend::KeyProductView Context::product_view(const u64* d, const Buffer& ext, std::size_t level,
@@ -537,21 +534,15 @@ void Context::key_product(const u64* d, const Buffer& ext, std::size_t level, co
 
 void Context::mod_down_polys(u64* const* out, const u64* const* in, std::size_t count,
                              std::size_t level, Stream s, const u64* const* addends) const {
-  auto& be = backend();
-  const std::size_t q_words = (level + 1) * n_;
-  std::vector<const u64*> ps(count);  // each polynomial's P rows follow its Q rows
-  for (std::size_t k = 0; k < count; ++k) ps[k] = in[k] + q_words;
-  levels_.at(level).mod_down->apply_many_async(out, in, ps.data(), count, be, s, addends);
+  // Each polynomial's P rows follow its Q rows.
+  levels_.at(level).mod_down->apply_many_async(out, in, level + 1, count, backend(), s, addends);
 }
 
 void Context::divide_extended(u64* const* out, const u64* const* in, std::size_t count,
                               std::size_t level, Stream s) const {
   if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
-  auto& be = backend();
-  // Each polynomial's q_level row and P rows are adjacent: the divisor T's rows, read in place.
-  std::vector<const u64*> ts(count);
-  for (std::size_t k = 0; k < count; ++k) ts[k] = in[k] + level * n_;
-  levels_.at(level).mod_down_rescale->apply_many_async(out, in, ts.data(), count, be, s);
+  // Each polynomial's q_level row and P rows are adjacent: the divisor T's rows.
+  levels_.at(level).mod_down_rescale->apply_many_async(out, in, level, count, backend(), s);
 }
 
 void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t level,
@@ -588,21 +579,17 @@ void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t lev
   }
   be.linear_combination_async(q0, q1, a0, a1, scalars, std::vector<u64>(level + 1, 0), lv.q.on(be),
                               s);
-  // The divisor's rows, q_level then P, are adjacent in each polynomial: read in place.
+  // The divisor's rows, q_level then P, are adjacent in each polynomial.
   u64* const outs[2] = {out0, out1};
-  const u64* const qs[2] = {q0, q1};
-  const u64* const ts[2] = {q0 + level * n_, q1 + level * n_};
-  lv.mod_down_rescale->apply_many_async(outs, qs, ts, 2, be, s);
+  const u64* const ins[2] = {q0, q1};
+  lv.mod_down_rescale->apply_many_async(outs, ins, level, 2, be, s);
 }
 
 void Context::rescale_polys(u64* const* out, const u64* const* in, std::size_t count,
                             std::size_t level, Stream s) const {
   if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
-  auto& be = backend();
   // The dropped row of every polynomial, read in place by one batched division.
-  std::vector<const u64*> last(count);
-  for (std::size_t k = 0; k < count; ++k) last[k] = in[k] + level * n_;
-  levels_.at(level).rescale->apply_many_async(out, in, last.data(), count, be, s);
+  levels_.at(level).rescale->apply_many_async(out, in, level, count, backend(), s);
 }
 
 }  // namespace ember::rlwe

@@ -22,13 +22,14 @@ class DivideRound {
   DivideRound(RnsBasis q, RnsBasis t, u64 plain_modulus = 1, u64 multiplier = 1);
   const RnsBasis& q() const { return q_; }
   const RnsBasis& t() const { return t_; }
-  /// out[k] (over Q) for `count` polynomials given by their Q parts a_q[k] and their T parts
-  /// a_t[k] (each |T| rows, anywhere; only read), all in evaluation form. The T -> Q conversion
-  /// is exact (its floating-point overflow estimate can be off by one only when the value is
-  /// within 2^-50 T of a rounding boundary). out[k] may alias a_q[k].
+  /// out[k] (over Q) for `count` polynomials a[k], all in evaluation form: a[k]'s first |Q| rows
+  /// are its Q part and its T part is the |T| rows from row `t_row` of the same buffer (only
+  /// read; T's rows may overlap Q's last one, as for a rescale's q_l). The T -> Q conversion is
+  /// exact (its floating-point overflow estimate can be off by one only when the value is within
+  /// 2^-50 T of a rounding boundary). out[k] may alias a[k].
   /// With `addends`, out[k] = result + addends[k] (null entries: none), fused into the last pass.
-  void apply_many_async(u64* const* out, const u64* const* a_q, const u64* const* a_t,
-                        std::size_t count, backend::Backend& be, backend::Stream s,
+  void apply_many_async(u64* const* out, const u64* const* a, std::size_t t_row, std::size_t count,
+                        backend::Backend& be, backend::Stream s,
                         const u64* const* addends = nullptr) const;
   /// One polynomial with a_q, a_t and out in coefficient form (a_t is only read).
   void apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,

@@ -72,6 +72,8 @@ class RnsPoly {
   RnsPoly automorphism(u64 k) const;
 
  private:
+  /// The NTT (forward) or INTT of this polynomial into a new one, without a copy.
+  RnsPoly transformed(bool forward) const;
   void check_same(const RnsPoly& o, const char* op) const;
   RnsBasis basis_;
   Form form_;

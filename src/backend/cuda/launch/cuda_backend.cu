@@ -119,8 +119,7 @@ class CudaBackend final : public Backend {
     return variant_ == "auto" ? cuda::tuned_ntt_variant(n, limbs) : variant_;
   }
 
-  /// In place (srcs == nullptr) or out of place from srcs[k], up to kMaxSources polynomials per
-  /// launch.
+  /// In place (srcs == nullptr) or from srcs[k] (kMaxSources polynomials per launch).
   void ntt(u64* data, const u64* const* srcs, const BasisView& b, std::size_t count, bool forward,
            Stream s) {
     ctx_.activate();
@@ -143,14 +142,8 @@ class CudaBackend final : public Backend {
                         r.n_inv_shoup,
                         static_cast<u32>(r.n),
                         static_cast<u32>(b.limbs)};
-      bool in_place = !srcs;
-      for (std::size_t k = 0; srcs && k < chunk; ++k)
-        in_place = in_place || srcs[first + k] == batch.data + k * poly;
-      if (in_place && srcs) {  // a source aliasing its output: transform that one in place
-        for (std::size_t k = 0; k < chunk; ++k)
-          if (srcs[first + k] != batch.data + k * poly)
-            copy_async(batch.data + k * poly, srcs[first + k], poly * sizeof(u64), s);
-      } else if (srcs) {
+      // A source equal to its output is the in-place case (each block reads its own words).
+      if (srcs) {
         batch.src0 = srcs[first];
         batch.src1 = chunk > 1 ? srcs[first + 1] : nullptr;
       }
