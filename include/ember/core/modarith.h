@@ -1,6 +1,6 @@
 // 64-bit modular arithmetic building blocks (Barrett, Shoup, lazy butterflies), host and device.
 //
-// Moduli are below 2^61, so lazily reduced values in [0, 4q) never overflow a 64-bit word.
+// Moduli are below 2^61, so lazily reduced values in [0, 8q) never overflow a 64-bit word.
 // Every function here is __host__ __device__: the CPU backend and the CUDA kernels call the same
 // code, which is what makes the two backends agree bit for bit.
 #pragma once
@@ -53,6 +53,12 @@ EMBER_HD u64 reduce_2q(u64 x, u64 q) { return x >= q ? x - q : x; }
 EMBER_HD u64 reduce_4q(u64 x, u64 q) {
   x = x >= 2 * q ? x - 2 * q : x;
   return x >= q ? x - q : x;
+}
+
+/// Reduces x in [0, 8q) to [0, q) (q < 2^61).
+EMBER_HD u64 reduce_8q(u64 x, u64 q) {
+  x = x >= 4 * q ? x - 4 * q : x;
+  return reduce_4q(x, q);
 }
 
 /// A modulus with its Barrett constant floor(2^128 / q) as two words.
@@ -115,6 +121,26 @@ EMBER_HD u64 mul_shoup(u64 a, u64 w, u64 w_shoup, u64 q) {
   return reduce_2q(mul_shoup_lazy(a, w, w_shoup, q), q);
 }
 
+/// floor(a * b / 2^64) minus an error in {0, 1, 2}: the low x low partial product and the low
+/// halves of the two cross products are dropped. GPUs have no 64-bit multiplier: this is one wide
+/// and two high 32-bit multiplies instead of four wide ones plus carry handling.
+EMBER_HD u64 mul_hi_approx(u64 a, u64 b) {
+  const u32 al = static_cast<u32>(a), ah = static_cast<u32>(a >> 32);
+  const u32 bl = static_cast<u32>(b), bh = static_cast<u32>(b >> 32);
+#if defined(__CUDA_ARCH__)
+  const u64 cross = static_cast<u64>(__umulhi(al, bh)) + __umulhi(ah, bl);
+#else
+  const u64 cross = ((static_cast<u64>(al) * bh) >> 32) + ((static_cast<u64>(ah) * bl) >> 32);
+#endif
+  return static_cast<u64>(ah) * bh + cross;
+}
+
+/// a * w mod q in [0, 4q) for any 64-bit a: Shoup's product with the quotient from mul_hi_approx
+/// (short by at most 2, on top of the exact product's [0, 2q)).
+EMBER_HD u64 mul_shoup_lazy_4q(u64 a, u64 w, u64 w_shoup, u64 q) {
+  return a * w - mul_hi_approx(a, w_shoup) * q;
+}
+
 EMBER_HD u64 pow_mod(u64 base, u64 exp, const Modulus& m) {
   u64 result = 1 % m.value;
   base = barrett_reduce_64(base, m);
@@ -142,6 +168,27 @@ EMBER_HD void gs_butterfly(u64& x, u64& y, u64 w, u64 w_shoup, u64 q) {
   u64 t = x - y + two_q;
   x = s >= two_q ? s - two_q : s;
   y = mul_shoup_lazy(t, w, w_shoup, q);
+}
+
+/// Cooley-Tukey butterfly with the approximate Shoup product (the GPU NTT's): X, Y in [0, 8q) ->
+/// X + wY, X - wY in [0, 8q), for q < 2^61. Same instruction count outside the product as
+/// ct_butterfly: only the lazy bound doubles.
+EMBER_HD void ct_butterfly_8q(u64& x, u64& y, u64 w, u64 w_shoup, u64 q) {
+  const u64 four_q = 4 * q;
+  const u64 a = x >= four_q ? x - four_q : x;
+  const u64 t = mul_shoup_lazy_4q(y, w, w_shoup, q);
+  x = a + t;
+  y = a - t + four_q;
+}
+
+/// Gentleman-Sande butterfly with the approximate Shoup product: X, Y in [0, 4q) -> X + Y,
+/// (X - Y) w in [0, 4q).
+EMBER_HD void gs_butterfly_4q(u64& x, u64& y, u64 w, u64 w_shoup, u64 q) {
+  const u64 four_q = 4 * q;
+  const u64 s = x + y;
+  const u64 t = x - y + four_q;
+  x = s >= four_q ? s - four_q : s;
+  y = mul_shoup_lazy_4q(t, w, w_shoup, q);
 }
 
 }  // namespace ember

@@ -201,6 +201,40 @@ TEST(ModArith, ShoupMultiplicationRanges) {
   }
 }
 
+TEST(ModArith, MulHiApproxIsShortByAtMostTwo) {
+  std::mt19937_64 rng(8);
+  const u64 ones = ~u64{0};
+  std::vector<u64> edge = {0, 1, ones, ones >> 32, ones << 32, u64{0xffffffff} << 16};
+  int short_by_two = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const u64 a = i < 36 ? edge[i % 6] : rng();
+    const u64 b = i < 36 ? edge[i / 6] : rng();
+    const u64 exact = ember::mul_hi(a, b), approx = ember::mul_hi_approx(a, b);
+    ASSERT_LE(approx, exact) << "a=" << a << " b=" << b;
+    ASSERT_LE(exact - approx, 2u) << "a=" << a << " b=" << b;
+    short_by_two += exact - approx == 2;
+  }
+  // The bound is reached (both dropped cross halves and the low product carry), so the lazy
+  // ranges below are tight, not loose.
+  EXPECT_GT(short_by_two, 0);
+}
+
+TEST(ModArith, ApproximateShoupRange) {
+  std::mt19937_64 rng(9);
+  for (u64 q : test_moduli()) {
+    for (u64 w : samples_below(rng, q, 40)) {
+      const u64 ws = ember::shoup_precompute(w, q);
+      std::vector<u64> as = {0, 1, q - 1, q, 4 * q - 1, 8 * q - 1, ~u64{0}};
+      for (int i = 0; i < 60; ++i) as.push_back(rng());
+      for (u64 a : as) {
+        const u64 lazy = ember::mul_shoup_lazy_4q(a, w, ws, q);
+        ASSERT_LT(lazy, 4 * q) << "a=" << a << " w=" << w << " q=" << q;
+        ASSERT_EQ(lazy % q, ref_mul(a % q, w, q)) << "a=" << a << " w=" << w << " q=" << q;
+      }
+    }
+  }
+}
+
 TEST(ModArith, PowMod) {
   std::mt19937_64 rng(8);
   for (u64 q : test_moduli()) {
@@ -469,6 +503,51 @@ TEST(Butterflies, GentlemanSandeLazyRange) {
       ASSERT_LT(x, 2 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
       ASSERT_LT(y, 2 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
       ASSERT_EQ(x % q, (X + Y) % q);
+      ASSERT_EQ(y % q, ref_mul((X % q + q - Y % q) % q, w, q));
+    }
+  }
+}
+
+TEST(Butterflies, CooleyTukeyApproximateRange) {
+  std::mt19937_64 rng(14);
+  for (u64 q : test_moduli()) {
+    std::uniform_int_distribution<u64> d8(0, 8 * q - 1), dq(0, q - 1);
+    for (int i = 0; i < 300; ++i) {
+      const u64 w = i == 0 ? q - 1 : (i == 1 ? 0 : dq(rng));
+      const u64 ws = ember::shoup_precompute(w, q);
+      u64 X = d8(rng), Y = d8(rng);
+      if (i == 2) X = Y = 8 * q - 1;
+      if (i == 3) X = Y = 0;
+      u64 x = X, y = Y;
+      ember::ct_butterfly_8q(x, y, w, ws, q);
+      ASSERT_LT(x, 8 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
+      ASSERT_LT(y, 8 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
+      const u64 wy = ref_mul(Y % q, w, q);
+      ASSERT_EQ(x % q, (X % q + wy) % q);
+      ASSERT_EQ(y % q, (X % q + q - wy) % q);
+      ASSERT_EQ(ember::reduce_8q(X, q), X % q);
+    }
+  }
+}
+
+TEST(Butterflies, GentlemanSandeApproximateRange) {
+  std::mt19937_64 rng(15);
+  for (u64 q : test_moduli()) {
+    std::uniform_int_distribution<u64> d4(0, 4 * q - 1), dq(0, q - 1);
+    for (int i = 0; i < 300; ++i) {
+      const u64 w = i == 0 ? q - 1 : (i == 1 ? 0 : dq(rng));
+      const u64 ws = ember::shoup_precompute(w, q);
+      u64 X = d4(rng), Y = d4(rng);
+      if (i == 2) X = Y = 4 * q - 1;
+      if (i == 3) {
+        X = 0;
+        Y = 4 * q - 1;
+      }
+      u64 x = X, y = Y;
+      ember::gs_butterfly_4q(x, y, w, ws, q);
+      ASSERT_LT(x, 4 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
+      ASSERT_LT(y, 4 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
+      ASSERT_EQ(x % q, (X % q + Y % q) % q);
       ASSERT_EQ(y % q, ref_mul((X % q + q - Y % q) % q, w, q));
     }
   }

@@ -63,7 +63,7 @@ __device__ __forceinline__ void ct_round(u64 (&x)[8], const u32 (&blk)[8 >> R], 
       for (int j = 0; j < W; ++j) {
         if (j & half) continue;
         const ulonglong2 w = tw[m + (blk[g] << k) + (j >> (R - k))];
-        ct_butterfly(x[g * W + j], x[g * W + j + half], w.x, w.y, q);
+        ct_butterfly_8q(x[g * W + j], x[g * W + j + half], w.x, w.y, q);
       }
     }
   }
@@ -86,7 +86,7 @@ __device__ __forceinline__ void gs_round(u64 (&x)[8], const u32 (&blk)[8 >> R], 
       for (int j = 0; j < W; ++j) {
         if (j & d) continue;
         const ulonglong2 w = tw[m + (blk[g] << (R - 1 - k)) + (j >> (k + 1))];
-        gs_butterfly(x[g * W + j], x[g * W + j + d], w.x, w.y, q);
+        gs_butterfly_4q(x[g * W + j], x[g * W + j + d], w.x, w.y, q);
       }
     }
   }
@@ -123,13 +123,13 @@ __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
   u64 x = in[p], y = in[p + t];
   if constexpr (kForward) {
-    ct_butterfly(x, y, tw[m + i], tws[m + i], q);
+    ct_butterfly_8q(x, y, tw[m + i], tws[m + i], q);
     if (last) {
-      x = reduce_4q(x, q);
-      y = reduce_4q(y, q);
+      x = reduce_8q(x, q);
+      y = reduce_8q(y, q);
     }
   } else {
-    gs_butterfly(x, y, tw[m + i], tws[m + i], q);
+    gs_butterfly_4q(x, y, tw[m + i], tws[m + i], q);
     if (last) {
       x = mul_shoup(x, a.n_inv[id], a.n_inv_shoup[id], q);
       y = mul_shoup(y, a.n_inv[id], a.n_inv_shoup[id], q);
@@ -203,7 +203,7 @@ __device__ __forceinline__ void ntt_rounds(u32 tau, const ulonglong2* tw, u64 q,
 template <bool kForward>
 __device__ __forceinline__ u64 finish(u64 v, bool last, u64 q, u64 ninv, u64 ninv_s) {
   if (!last) return v;
-  return kForward ? reduce_4q(v, q) : mul_shoup(v, ninv, ninv_s, q);
+  return kForward ? reduce_8q(v, q) : mul_shoup(v, ninv, ninv_s, q);
 }
 
 /// Column memory: value (row p, column h) is d[p * N2 + h] globally and sm[p * 2^kLogSubs + h].
@@ -314,7 +314,7 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
   const u32 chunk = warp % n1;
   const u32 id = a.ids[limb % a.limbs];
   const u64 q = a.moduli[id].value;
-  const u64 two_q = 2 * q;
+  const u64 four_q = 4 * q;
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
   const std::size_t offset = static_cast<std::size_t>(limb) * a.n + chunk * 256u + lane * 8u;
@@ -365,34 +365,34 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
         const u64 other = __shfl_xor_sync(0xffffffffu, x[j], mask);
         u64 xx = upper ? other : x[j];
         const u64 yy = upper ? x[j] : other;
-        xx = xx >= two_q ? xx - two_q : xx;
-        const u64 tt = mul_shoup_lazy(yy, w, ws, q);
-        x[j] = upper ? xx - tt + two_q : xx + tt;
+        xx = xx >= four_q ? xx - four_q : xx;
+        const u64 tt = mul_shoup_lazy_4q(yy, w, ws, q);
+        x[j] = upper ? xx - tt + four_q : xx + tt;
       }
     }
     // Radix-8 in registers: stage m=32 pairs (j, j+4), m=64 pairs (j, j+2), m=128 pairs (j, j+1).
 #pragma unroll
-    for (int j = 0; j < 4; ++j) ct_butterfly(x[j], x[j + 4], wreg[0].x, wreg[0].y, q);
+    for (int j = 0; j < 4; ++j) ct_butterfly_8q(x[j], x[j + 4], wreg[0].x, wreg[0].y, q);
 #pragma unroll
     for (int j = 0; j < 8; ++j)
-      if (!(j & 2)) ct_butterfly(x[j], x[j + 2], wreg[1 + (j >> 2)].x, wreg[1 + (j >> 2)].y, q);
+      if (!(j & 2)) ct_butterfly_8q(x[j], x[j + 2], wreg[1 + (j >> 2)].x, wreg[1 + (j >> 2)].y, q);
 #pragma unroll
     for (int j = 0; j < 8; j += 2)
-      ct_butterfly(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
+      ct_butterfly_8q(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
     if (last) {
 #pragma unroll
-      for (int j = 0; j < 8; ++j) x[j] = reduce_4q(x[j], q);
+      for (int j = 0; j < 8; ++j) x[j] = reduce_8q(x[j], q);
     }
   } else {
     // Radix-8 in registers: m=128 pairs (j, j+1), m=64 pairs (j, j+2), m=32 pairs (j, j+4).
 #pragma unroll
     for (int j = 0; j < 8; j += 2)
-      gs_butterfly(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
+      gs_butterfly_4q(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
 #pragma unroll
     for (int j = 0; j < 8; ++j)
-      if (!(j & 2)) gs_butterfly(x[j], x[j + 2], wreg[1 + (j >> 2)].x, wreg[1 + (j >> 2)].y, q);
+      if (!(j & 2)) gs_butterfly_4q(x[j], x[j + 2], wreg[1 + (j >> 2)].x, wreg[1 + (j >> 2)].y, q);
 #pragma unroll
-    for (int j = 0; j < 4; ++j) gs_butterfly(x[j], x[j + 4], wreg[0].x, wreg[0].y, q);
+    for (int j = 0; j < 4; ++j) gs_butterfly_4q(x[j], x[j + 4], wreg[0].x, wreg[0].y, q);
 #pragma unroll
     for (int sh = 0; sh <= 4; ++sh) {
       const u32 mask = 1u << sh;
@@ -403,9 +403,9 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
         const u64 other = __shfl_xor_sync(0xffffffffu, x[j], mask);
         if (!upper) {
           const u64 s = x[j] + other;
-          x[j] = s >= two_q ? s - two_q : s;
+          x[j] = s >= four_q ? s - four_q : s;
         } else {
-          x[j] = mul_shoup_lazy(other - x[j] + two_q, w, ws, q);
+          x[j] = mul_shoup_lazy_4q(other - x[j] + four_q, w, ws, q);
         }
       }
     }
