@@ -248,8 +248,15 @@ struct ChunkMem {
 /// Column phase: a block transforms 2^kLogSubs adjacent columns of 2^kLogRows values (stride
 /// N2 = N >> kLogRows). Thread (tau, h) with h the fastest index, so a warp touches whole 128-byte
 /// rows (16 columns) in global and shared memory alike: coalesced and free of bank conflicts.
+/// 40 registers per thread (no spills) let 48 warps share an SM: more warps to hide the global
+/// loads and barriers of each block.
+template <int kThreads>
+inline constexpr int kColumnMinBlocks = kThreads >= 1536 ? 1 : 1536 / kThreads;
+
 template <bool kForward, int kLogRows, int kLogSubs>
-__global__ void ntt_column_kernel(NttBatch a, bool last) {
+__global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
+                                  kColumnMinBlocks<(1 << (kLogRows + kLogSubs - 3))>)
+    ntt_column_kernel(NttBatch a, bool last) {
   extern __shared__ u64 sm[];
   const u32 limb = blockIdx.y;
   const u32 id = a.ids[limb % a.limbs];
