@@ -251,7 +251,8 @@ struct ChunkMem {
 /// 40 registers per thread (no spills) let 48 warps share an SM: more warps to hide the global
 /// loads and barriers of each block.
 template <int kThreads>
-inline constexpr int kColumnMinBlocks = kThreads >= 1536 ? 1 : 1536 / kThreads;
+inline constexpr int kColumnMinBlocks = kThreads >= 1536 ? 1
+                                                         : (kThreads >= 48 ? 1536 / kThreads : 32);
 
 template <bool kForward, int kLogRows, int kLogSubs>
 __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),

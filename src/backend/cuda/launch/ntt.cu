@@ -23,6 +23,19 @@ NttBatch in_place(NttBatch a) {
   return a;
 }
 
+/// Blocks that keep every SM of the current device busy twice over: below this, a schedule's
+/// kernels split their work into smaller blocks, since small transforms are bound by the latency
+/// of each block's chain of rounds, not by throughput.
+std::size_t busy_blocks() {
+  static int cached[64] = {};
+  int dev = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  int& sms = cached[dev & 63];
+  if (sms == 0)
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "SM count");
+  return 2 * static_cast<std::size_t>(sms);
+}
+
 u32 log2u(std::size_t x) {
   u32 l = 0;
   while ((std::size_t{1} << l) < x) ++l;
@@ -68,7 +81,8 @@ void dispatch_log(u32 log, F&& f) {
 void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool last,
             cudaStream_t s) {
   const u32 n1 = a.n / s_size;
-  const u32 subs = std::min<u32>(n1, std::max<u32>(1, 2048 / s_size));
+  u32 subs = std::min<u32>(n1, std::max<u32>(1, 2048 / s_size));
+  while (subs > 1 && std::size_t{n1 / subs} * rows < busy_blocks()) subs /= 2;
   const u32 threads = subs * s_size / 8;
   // Values plus each chunk's local twiddle table of (w, w_shoup) pairs.
   const std::size_t smem = std::size_t{subs} * s_size * 3 * sizeof(u64);
@@ -82,11 +96,12 @@ void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool 
   });
 }
 
-/// Column phase: n2 columns of n1 = n / n2 values (8 <= n1 <= 512), 16 columns per block.
-void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last, cudaStream_t s) {
-  constexpr u32 kSubs = 16;
+/// Column phase of 2^kLogSubs columns per block.
+template <int kLogSubs>
+void columns_of(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last,
+                cudaStream_t s) {
+  constexpr u32 kSubs = 1u << kLogSubs;
   const u32 n2 = a.n / n1;
-  if (n2 < kSubs) throw ParameterError("column phase needs at least 16 columns");
   const u32 threads = kSubs * n1 / 8;
   // Values plus the N1-entry twiddle table shared by the block's columns.
   const std::size_t smem = (std::size_t{kSubs} + 2) * n1 * sizeof(u64);
@@ -94,16 +109,31 @@ void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool las
   dispatch_log<3, 9>(log2u(n1), [&](auto L) {
     constexpr int kLog = decltype(L)::value;
     if (forward)
-      launch_smem(kernels::ntt_column_kernel<true, kLog, 4>, grid, threads, smem, s, a, last);
+      launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs>, grid, threads, smem, s, a,
+                  last);
     else
-      launch_smem(kernels::ntt_column_kernel<false, kLog, 4>, grid, threads, smem, s, a, last);
+      launch_smem(kernels::ntt_column_kernel<false, kLog, kLogSubs>, grid, threads, smem, s, a,
+                  last);
   });
+}
+
+/// Column phase: n2 columns of n1 = n / n2 values (8 <= n1 <= 512), 16 columns per block (whole
+/// 128-byte rows), or 4 when that leaves SMs idle.
+void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last, cudaStream_t s) {
+  const u32 n2 = a.n / n1;
+  if (n2 < 16) throw ParameterError("column phase needs at least 16 columns");
+  if (std::size_t{n2 / 16} * rows < busy_blocks())
+    columns_of<2>(a, rows, forward, n1, last, s);
+  else
+    columns_of<4>(a, rows, forward, n1, last, s);
 }
 
 void warp_chunks(const NttBatch& a, std::size_t rows, bool forward, bool last, cudaStream_t s) {
   const u32 n1 = a.n / 256;
   const u32 warps = n1 * static_cast<u32>(rows);
-  const u32 threads = 256;
+  // Two warps per block: a small batch spreads over every SM instead of queueing eight warps on
+  // a few of them (each warp's chunk is a long dependent chain).
+  const u32 threads = 64;
   const u32 blocks = (warps * 32 + threads - 1) / threads;
   if (forward)
     kernels::ntt_warp_chunk_kernel<true><<<blocks, threads, 0, s>>>(a, n1, warps, last);
