@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "ember/core/modarith.h"
+#include "kernels/dependent_launch.cuh"
 
 namespace ember::cuda::kernels {
 
@@ -109,6 +110,7 @@ __device__ __forceinline__ void load_local_twiddles(ulonglong2* local, u32 log_s
 /// t.
 template <bool kForward>
 __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
+  wait_for_previous_kernels();
   const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= a.n / 2) return;
   const u32 limb = blockIdx.y;
@@ -277,6 +279,7 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
   ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (1u << (kLogRows + kLogSubs)));
   load_local_twiddles(twl, kLogRows, 1u, a.tw + static_cast<std::size_t>(id) * a.n,
                       a.tw_shoup + static_cast<std::size_t>(id) * a.n, threadIdx.x, blockDim.x);
+  wait_for_previous_kernels();  // the twiddle gather above overlaps the previous kernel
   ntt_rounds<kForward, kLogRows, 0>(tau, twl, mem.q, mem);
 }
 
@@ -306,6 +309,7 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
                     (static_cast<std::size_t>(h) << kLogS);
   load_local_twiddles(twl, kLogS, n1 + chunk, a.tw + static_cast<std::size_t>(id) * a.n,
                       a.tw_shoup + static_cast<std::size_t>(id) * a.n, tau, kPerSub);
+  wait_for_previous_kernels();  // the twiddle gather above overlaps the previous kernel
   ntt_rounds<kForward, kLogS, 0>(tau, twl, mem.q, mem);
 }
 
@@ -329,18 +333,9 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
   u64* d = a.data + offset;
   const u32 base = n1 + chunk;
 
-  u64 x[8];
-  {
-    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(a.input(offset));
-#pragma unroll
-    for (int v = 0; v < 4; ++v) {
-      ulonglong2 p = src[v];
-      x[2 * v] = p.x;
-      x[2 * v + 1] = p.y;
-    }
-  }
-  // Twiddles of this lane, fetched before any arithmetic so their latency overlaps the data loads:
-  // 5 shuffle stages (one entry each) and the 7 entries of the in-register radix-8 round.
+  // Twiddles of this lane, fetched before the data so that their latency overlaps the previous
+  // kernel's drain: 5 shuffle stages (one entry each) and the 7 entries of the in-register
+  // radix-8 round.
   ulonglong2 wsh[5];
 #pragma unroll
   for (int sh = 0; sh < 5; ++sh) {
@@ -360,6 +355,17 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
       const u32 i = lane * (m / 32) + is[e];
       const u32 widx = base * m + i;
       wreg[e] = make_ulonglong2(tw[widx], tws[widx]);
+    }
+  }
+  wait_for_previous_kernels();
+  u64 x[8];
+  {
+    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(a.input(offset));
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      ulonglong2 p = src[v];
+      x[2 * v] = p.x;
+      x[2 * v + 1] = p.y;
     }
   }
   if constexpr (kForward) {

@@ -4,6 +4,7 @@
 
 #include "ember/backend/backend.h"
 #include "ember/ring/rows.h"
+#include "kernels/dependent_launch.cuh"
 
 namespace ember::cuda::kernels {
 
@@ -26,6 +27,7 @@ enum class PointwiseOp { add, sub, negate, multiply, multiply_accumulate, multip
 template <PointwiseOp kOp>
 __global__ void pointwise_kernel(u64* out, const u64* a, const u64* b, const u64* scalars,
                                  const u64* scalars_shoup, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -43,6 +45,7 @@ __global__ void pointwise_kernel(u64* out, const u64* a, const u64* b, const u64
 }
 
 __global__ void automorphism_eval_kernel(u64* out, const u64* a, u64 k, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   const u32 mask = (1u << map.log_n) - 1;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
@@ -54,6 +57,7 @@ __global__ void automorphism_eval_kernel(u64* out, const u64* a, u64 k, LimbMap 
 }
 
 __global__ void automorphism_coeff_kernel(u64* out, const u64* a, u64 k, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   const u32 mask = (1u << map.log_n) - 1;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
@@ -69,6 +73,7 @@ __global__ void automorphism_coeff_kernel(u64* out, const u64* a, u64 k, LimbMap
 
 /// y[i][c] = a[i][c] * qhat_inv[i] mod q_i (first half of a fast base conversion).
 __global__ void bconv_scale_kernel(u64* y, const u64* a, BaseConvView conv, LimbMap from) {
+  wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(from.limbs) << from.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -130,6 +135,7 @@ __device__ __forceinline__ void bconv_fused_block(u64* out, const u64* a, const 
 template <int kMax, int kRows>
 __global__ void bconv_fused_kernel(u64* out, const u64* a, BaseConvView conv, LimbMap from,
                                    LimbMap to, u32 count) {
+  wait_for_previous_kernels();
   bconv_fused_block<kMax, kRows>(out, a, conv, from, to, count);
 }
 
@@ -150,6 +156,7 @@ struct ConvJobArgs {
 
 template <int kMax, int kRows>
 __global__ void bconv_many_kernel(const __grid_constant__ ConvJobArgs args) {
+  wait_for_previous_kernels();
   const ConvJobArgs::Job& job = args.jobs[blockIdx.z];
   if (blockIdx.y * kRows >= job.to_limbs) return;
   const LimbMap from{args.moduli, job.from_ids, args.log_n, job.from_limbs};
@@ -168,6 +175,7 @@ struct DotPlainArgs {
 /// out0 = sum_t a0[t] p[t] (+ add0), out1 = sum_t a1[t] p[t] (+ add1): one pass.
 __global__ void dot_plain_kernel(u64* out0, u64* out1, const u64* add0, const u64* add1,
                                  const __grid_constant__ DotPlainArgs args, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -187,6 +195,7 @@ __global__ void dot_plain_kernel(u64* out0, u64* out1, const u64* add0, const u6
 /// Tensor product of two degree-1 ciphertexts, one pass.
 __global__ void tensor_kernel(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1,
                               const u64* b0, const u64* b1, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -200,6 +209,7 @@ __global__ void tensor_kernel(u64* d0, u64* d1, u64* d2, const u64* a0, const u6
 
 /// out[j][c] = sum_i y[i][c] * qhat_mod_p[i][j] mod p_j.
 __global__ void bconv_sum_kernel(u64* out, const u64* y, BaseConvView conv, LimbMap to) {
+  wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << to.log_n;
   const std::size_t total = static_cast<std::size_t>(to.limbs) << to.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
@@ -226,6 +236,7 @@ struct LinearArgs {
 /// out0 = sum_t a0[t] s[t] + c, out1 = sum_t a1[t] s[t], per limb: one pass.
 __global__ void linear_combination_kernel(u64* out0, u64* out1,
                                           const __grid_constant__ LinearArgs args, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -253,6 +264,7 @@ struct ScalarArgs {
 /// out += scalar[limb] * a(X^k) (evaluation form) with the scalars in the kernel's arguments.
 __global__ void automorphism_accumulate_kernel(u64* out, const u64* a, u64 k, ScalarArgs sc,
                                                LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   const u32 mask = (1u << map.log_n) - 1;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
@@ -268,6 +280,7 @@ __global__ void automorphism_accumulate_kernel(u64* out, const u64* a, u64 k, Sc
 
 /// out = a * scalar[limb] with the scalars in the kernel's arguments.
 __global__ void multiply_scalar_args_kernel(u64* out, const u64* a, ScalarArgs sc, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -280,6 +293,7 @@ __global__ void multiply_scalar_args_kernel(u64* out, const u64* a, ScalarArgs s
 /// the prime-independent remainder computed once.
 __global__ void scale_plain_kernel(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
                                    LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << map.log_n;
   for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
        c += std::size_t{gridDim.x} * blockDim.x) {
@@ -293,6 +307,7 @@ __global__ void scale_plain_kernel(u64* out, const u64* m, u64 t, u64 q_mod_t, c
 /// Fused key inner product: thread per (row, coefficient) of Q_l u P, looping over the digits.
 __global__ void key_inner_product_kernel(u64* q0, u64* q1, u64* p0, u64* p1,
                                          backend::KeyProductView kp, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << map.log_n;
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
@@ -322,6 +337,7 @@ struct AffineArgs {
 /// out[k] = (a[k] - c[k]) * mul[limb] (+ addend[k]) for every polynomial k: one pass.
 __global__ void affine_sub_kernel(const __grid_constant__ AffineArgs args, const u64* c,
                                   const u64* mul, const u64* mul_companion, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t words = static_cast<std::size_t>(map.limbs) << map.log_n;
   const std::size_t total = words * args.count;
   for (std::size_t j = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; j < total;
@@ -337,6 +353,7 @@ __global__ void affine_sub_kernel(const __grid_constant__ AffineArgs args, const
 }
 
 __global__ void rns_from_words_kernel(u64* out, const u64* words, CrtView crt, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << map.log_n;
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
@@ -355,6 +372,7 @@ __global__ void rns_from_words_kernel(u64* out, const u64* words, CrtView crt, L
 
 __global__ void words_from_rns_kernel(u64* out, u64* scratch, const u64* a, CrtView crt,
                                       RingTablesView ring, const u32* ids, u32 limbs, u32 log_n) {
+  wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << log_n;
   for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
        c += std::size_t{gridDim.x} * blockDim.x) {
@@ -366,6 +384,7 @@ __global__ void words_from_rns_kernel(u64* out, u64* scratch, const u64* a, CrtV
 
 /// One ChaCha20 block per thread: 4 uniform coefficients (two words each), as the CPU backend.
 __global__ void sample_uniform_kernel(u64* out, ChaChaKey key, u64 nonce, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << map.log_n;
   const std::size_t blocks = (static_cast<std::size_t>(map.limbs) << map.log_n) / 4;
   for (std::size_t blk = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; blk < blocks;
@@ -386,6 +405,7 @@ __global__ void sample_uniform_kernel(u64* out, ChaChaKey key, u64 nonce, LimbMa
 /// recomputed per group (cheap) so that the grid fills the GPU even for small N.
 __global__ void sample_small_kernel(u64* out, ChaChaKey key, u64 nonce, SmallSampler dist,
                                     LimbMap map, u32 limbs_per_group) {
+  wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << map.log_n;
   const std::size_t blocks = n / 8;
   const u32 l0 = blockIdx.y * limbs_per_group;
@@ -406,6 +426,7 @@ __global__ void sample_small_kernel(u64* out, ChaChaKey key, u64 nonce, SmallSam
 }
 
 __global__ void embed_signed_kernel(u64* out, const std::int64_t* values, LimbMap map) {
+  wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << map.log_n;
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;

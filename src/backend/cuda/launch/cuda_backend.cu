@@ -16,6 +16,7 @@
 #include "launch/ntt.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device_context.h"
+#include "runtime/launch.h"
 
 namespace ember::backend {
 
@@ -197,17 +198,15 @@ class CudaBackend final : public Backend {
   void pointwise(u64* out, const u64* a, const u64* c, const u64* sc, const u64* scs,
                  const BasisView& b, Stream s) {
     ctx_.activate();
-    k::pointwise_kernel<kOp>
-        <<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, a, c, sc, scs, map_of(b));
-    check_launch("pointwise_kernel");
+    cuda::launch(k::pointwise_kernel<kOp>, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
+                 "pointwise_kernel", out, a, c, sc, scs, map_of(b));
   }
 
   void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1, const u64* b0,
                     const u64* b1, const BasisView& b, Stream s) override {
     ctx_.activate();
-    k::tensor_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(d0, d1, d2, a0, a1, b0, b1,
-                                                                        map_of(b));
-    check_launch("tensor_kernel");
+    cuda::launch(k::tensor_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s), "tensor_kernel",
+                 d0, d1, d2, a0, a1, b0, b1, map_of(b));
   }
   void dot_plain_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
                        const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
@@ -222,9 +221,8 @@ class CudaBackend final : public Backend {
       args.p[t] = p[t];
     }
     args.terms = static_cast<u32>(p.size());
-    k::dot_plain_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out0, out1, add0, add1,
-                                                                           args, map_of(b));
-    check_launch("dot_plain_kernel");
+    cuda::launch(k::dot_plain_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
+                 "dot_plain_kernel", out0, out1, add0, add1, args, map_of(b));
   }
   void add_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream s) override {
     pointwise<k::PointwiseOp::add>(out, a, c, nullptr, nullptr, b, s);
@@ -276,9 +274,8 @@ class CudaBackend final : public Backend {
       std::copy(red.begin(), red.end(), args.value);
       std::copy(shoup.begin(), shoup.end(), args.shoup);
       ctx_.activate();
-      k::multiply_scalar_args_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(
-          out, a, args, map_of(b));
-      check_launch("multiply_scalar_args_kernel");
+      cuda::launch(k::multiply_scalar_args_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
+                   "multiply_scalar_args_kernel", out, a, args, map_of(b));
       return;
     }
     Scratch sc = upload(red, s), scs = upload(shoup, s);
@@ -300,20 +297,21 @@ class CudaBackend final : public Backend {
         args.shoup[l] = shoup_precompute(args.value[l], m.value);
       }
       const BasisView part{b.ring, b.ids + at, b.host_ids + at, limbs};
-      k::automorphism_accumulate_kernel<<<grid_for(limbs * n), 256, 0, raw(s)>>>(
-          out + at * n, a + at * n, kk, args, map_of(part));
+      cuda::launch(k::automorphism_accumulate_kernel, grid_for(limbs * n), 256, 0, raw(s),
+                   "automorphism_accumulate_kernel", out + at * n, a + at * n, kk, args,
+                   map_of(part));
     }
-    check_launch("automorphism_accumulate_kernel");
   }
   void automorphism_async(u64* out, const u64* a, u64 kk, bool eval, const BasisView& b,
                           Stream s) override {
     ctx_.activate();
     const auto grid = grid_for(b.limbs * b.ring->n);
     if (eval)
-      k::automorphism_eval_kernel<<<grid, 256, 0, raw(s)>>>(out, a, kk, map_of(b));
+      cuda::launch(k::automorphism_eval_kernel, grid, 256, 0, raw(s), "automorphism_eval_kernel",
+                   out, a, kk, map_of(b));
     else
-      k::automorphism_coeff_kernel<<<grid, 256, 0, raw(s)>>>(out, a, kk, map_of(b));
-    check_launch("automorphism_kernel");
+      cuda::launch(k::automorphism_coeff_kernel, grid, 256, 0, raw(s), "automorphism_coeff_kernel",
+                   out, a, kk, map_of(b));
   }
 
   void base_convert_async(u64* out, const u64* a, const BaseConvView& conv, const BasisView& from,
@@ -327,19 +325,16 @@ class CudaBackend final : public Backend {
       const u32 count = static_cast<u32>(from.limbs);
       by_source_count(count, [&](auto km) {
         constexpr int kMax = decltype(km)::value;
-        k::bconv_fused_kernel<kMax, kConvRows>
-            <<<grid, 256, 0, raw(s)>>>(out, a, conv, map_of(from), map_of(to), count);
+        cuda::launch(k::bconv_fused_kernel<kMax, kConvRows>, grid, 256, 0, raw(s),
+                     "bconv_fused_kernel", out, a, conv, map_of(from), map_of(to), count);
       });
-      check_launch("bconv_fused_kernel");
       return;
     }
     Scratch y = scratch(from.limbs * n, s);
-    k::bconv_scale_kernel<<<grid_for(from.limbs * n), 256, 0, raw(s)>>>(y.words(), a, conv,
-                                                                        map_of(from));
-    check_launch("bconv_scale_kernel");
-    k::bconv_sum_kernel<<<grid_for(to.limbs * n), 256, 0, raw(s)>>>(out, y.words(), conv,
-                                                                    map_of(to));
-    check_launch("bconv_sum_kernel");
+    cuda::launch(k::bconv_scale_kernel, grid_for(from.limbs * n), 256, 0, raw(s),
+                 "bconv_scale_kernel", y.words(), a, conv, map_of(from));
+    cuda::launch(k::bconv_sum_kernel, grid_for(to.limbs * n), 256, 0, raw(s), "bconv_sum_kernel",
+                 out, y.words(), conv, map_of(to));
   }
 
   void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream s) override {
@@ -375,9 +370,9 @@ class CudaBackend final : public Backend {
                     static_cast<u32>(jobs.size()));
     by_source_count(static_cast<u32>(max_from), [&](auto km) {
       constexpr int kMax = decltype(km)::value;
-      k::bconv_many_kernel<kMax, kManyConvRows><<<grid, 256, 0, raw(s)>>>(args);
+      cuda::launch(k::bconv_many_kernel<kMax, kManyConvRows>, grid, 256, 0, raw(s),
+                   "bconv_many_kernel", args);
     });
-    check_launch("bconv_many_kernel");
   }
 
   void linear_combination_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
@@ -397,16 +392,14 @@ class CudaBackend final : public Backend {
       args->constant[l] = barrett_reduce_64(constant[l], host_modulus(b, l));
     args->terms = static_cast<u32>(a0.size());
     ctx_.activate();
-    k::linear_combination_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(
-        out0, out1, *args, map_of(b));
-    check_launch("linear_combination_kernel");
+    cuda::launch(k::linear_combination_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
+                 "linear_combination_kernel", out0, out1, *args, map_of(b));
   }
   void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
                          const BasisView& b, Stream s) override {
     ctx_.activate();
-    k::scale_plain_kernel<<<grid_for(b.ring->n), 256, 0, raw(s)>>>(out, m, t, q_mod_t, q_div_t,
-                                                                   map_of(b));
-    check_launch("scale_plain_kernel");
+    cuda::launch(k::scale_plain_kernel, grid_for(b.ring->n), 256, 0, raw(s), "scale_plain_kernel",
+                 out, m, t, q_mod_t, q_div_t, map_of(b));
   }
   void affine_sub_async(u64* const* out, const u64* const* a, const u64* c, const u64* mul,
                         const u64* mul_companion, const u64* const* addends, std::size_t count,
@@ -421,25 +414,22 @@ class CudaBackend final : public Backend {
         args.a[k] = a[first + k];
         args.addend[k] = addends ? addends[first + k] : nullptr;
       }
-      k::affine_sub_kernel<<<grid_for(args.count * words), 256, 0, raw(s)>>>(
-          args, c + first * words, mul, mul_companion, map_of(b));
-      check_launch("affine_sub_kernel");
+      cuda::launch(k::affine_sub_kernel, grid_for(args.count * words), 256, 0, raw(s),
+                   "affine_sub_kernel", args, c + first * words, mul, mul_companion, map_of(b));
     }
   }
   void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                const BasisView& qlp, Stream s) override {
     ctx_.activate();
-    k::key_inner_product_kernel<<<grid_for(qlp.limbs * qlp.ring->n), 256, 0, raw(s)>>>(
-        q0, q1, p0, p1, kp, map_of(qlp));
-    check_launch("key_inner_product_kernel");
+    cuda::launch(k::key_inner_product_kernel, grid_for(qlp.limbs * qlp.ring->n), 256, 0, raw(s),
+                 "key_inner_product_kernel", q0, q1, p0, p1, kp, map_of(qlp));
   }
 
   void rns_from_words_async(u64* out, const u64* words, const CrtView& crt, const BasisView& b,
                             Stream s) override {
     ctx_.activate();
-    k::rns_from_words_kernel<<<grid_for(b.limbs * b.ring->n), 256, 0, raw(s)>>>(out, words, crt,
-                                                                                map_of(b));
-    check_launch("rns_from_words_kernel");
+    cuda::launch(k::rns_from_words_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
+                 "rns_from_words_kernel", out, words, crt, map_of(b));
   }
 
   void words_from_rns_async(u64* out, const u64* a, const CrtView& crt, const BasisView& b,
@@ -447,18 +437,16 @@ class CudaBackend final : public Backend {
     ctx_.activate();
     const std::size_t n = b.ring->n;
     Scratch digits = scratch(n * b.limbs, s);
-    k::words_from_rns_kernel<<<grid_for(n, 128), 128, 0, raw(s)>>>(
-        out, digits.words(), a, crt, *b.ring, b.ids, static_cast<u32>(b.limbs),
-        static_cast<u32>(b.ring->log_n));
-    check_launch("words_from_rns_kernel");
+    cuda::launch(k::words_from_rns_kernel, grid_for(n, 128), 128, 0, raw(s),
+                 "words_from_rns_kernel", out, digits.words(), a, crt, *b.ring, b.ids,
+                 static_cast<u32>(b.limbs), static_cast<u32>(b.ring->log_n));
   }
 
   void sample_uniform_async(u64* out, const ChaChaKey& key, u64 nonce, const BasisView& b,
                             Stream s) override {
     ctx_.activate();
-    k::sample_uniform_kernel<<<grid_for(b.limbs * b.ring->n / 4), 256, 0, raw(s)>>>(out, key, nonce,
-                                                                                    map_of(b));
-    check_launch("sample_uniform_kernel");
+    cuda::launch(k::sample_uniform_kernel, grid_for(b.limbs * b.ring->n / 4), 256, 0, raw(s),
+                 "sample_uniform_kernel", out, key, nonce, map_of(b));
   }
 
   void sample_small_async(u64* out, const ChaChaKey& key, u64 nonce, const SmallSampler& dist,
@@ -467,9 +455,8 @@ class CudaBackend final : public Backend {
     constexpr u32 kLimbsPerGroup = 2;
     dim3 grid = grid_for(b.ring->n / 8);
     grid.y = static_cast<u32>((b.limbs + kLimbsPerGroup - 1) / kLimbsPerGroup);
-    k::sample_small_kernel<<<grid, 256, 0, raw(s)>>>(out, key, nonce, dist, map_of(b),
-                                                     kLimbsPerGroup);
-    check_launch("sample_small_kernel");
+    cuda::launch(k::sample_small_kernel, grid, 256, 0, raw(s), "sample_small_kernel", out, key,
+                 nonce, dist, map_of(b), kLimbsPerGroup);
   }
 
   void embed_signed_async(u64* out, const std::int64_t* values, const BasisView& b,
@@ -478,9 +465,8 @@ class CudaBackend final : public Backend {
     const std::size_t n = b.ring->n;
     Scratch v = scratch(n, s);
     copy_from_host_async(v.p, values, n * sizeof(std::int64_t), s);
-    k::embed_signed_kernel<<<grid_for(b.limbs * n), 256, 0, raw(s)>>>(
-        out, static_cast<const std::int64_t*>(v.p), map_of(b));
-    check_launch("embed_signed_kernel");
+    cuda::launch(k::embed_signed_kernel, grid_for(b.limbs * n), 256, 0, raw(s),
+                 "embed_signed_kernel", out, static_cast<const std::int64_t*>(v.p), map_of(b));
   }
 
  private:

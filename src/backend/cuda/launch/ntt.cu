@@ -10,6 +10,7 @@
 #include "launch/ntt.h"
 #include "launch/ntt_tuned_table.h"
 #include "runtime/cuda_check.h"
+#include "runtime/launch.h"
 
 namespace ember::cuda {
 
@@ -48,21 +49,21 @@ void stage(const NttBatch& a, std::size_t rows, bool forward, u32 t, bool last, 
   dim3 grid((half + threads - 1) / threads, static_cast<u32>(rows));
   const u32 m = a.n / (2 * t);
   if (forward)
-    kernels::ntt_stage_kernel<true><<<grid, threads, 0, s>>>(a, log2u(t), m, last);
+    launch(kernels::ntt_stage_kernel<true>, grid, threads, 0, s, "ntt_stage_kernel", a, log2u(t), m,
+           last);
   else
-    kernels::ntt_stage_kernel<false><<<grid, threads, 0, s>>>(a, log2u(t), m, last);
-  check_launch("ntt_stage_kernel");
+    launch(kernels::ntt_stage_kernel<false>, grid, threads, 0, s, "ntt_stage_kernel", a, log2u(t),
+           m, last);
 }
 
 template <class Kernel, class... Args>
-void launch_smem(Kernel kernel, dim3 grid, u32 threads, std::size_t smem, cudaStream_t s,
-                 Args... args) {
+void launch_smem(bool overlap, Kernel kernel, dim3 grid, u32 threads, std::size_t smem,
+                 cudaStream_t s, Args... args) {
   if (smem > 48 * 1024)
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(smem)),
           "cudaFuncSetAttribute(ntt kernel)");
-  kernel<<<grid, threads, smem, s>>>(args...);
-  check_launch("ntt smem kernel");
+  launch_kernel(overlap, kernel, grid, threads, smem, s, "ntt_smem_kernel", args...);
 }
 
 /// Calls f(std::integral_constant<int, L>) for the runtime value log in [Lo, Hi].
@@ -77,6 +78,9 @@ void dispatch_log(u32 log, F&& f) {
   }
 }
 
+/// Whether the chunk kernel overlaps the previous kernel's drain (A/B experiment).
+constexpr bool kChunkOverlap = true;
+
 /// Chunk phase: n / s_size chunks of s_size contiguous values (16 <= s_size <= 8192).
 void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool last,
             cudaStream_t s) {
@@ -90,9 +94,11 @@ void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool 
   dispatch_log<4, 13>(log2u(s_size), [&](auto L) {
     constexpr int kLog = decltype(L)::value;
     if (forward)
-      launch_smem(kernels::ntt_chunk_kernel<true, kLog>, grid, threads, smem, s, a, subs, last);
+      launch_smem(kChunkOverlap, kernels::ntt_chunk_kernel<true, kLog>, grid, threads, smem, s, a,
+                  subs, last);
     else
-      launch_smem(kernels::ntt_chunk_kernel<false, kLog>, grid, threads, smem, s, a, subs, last);
+      launch_smem(kChunkOverlap, kernels::ntt_chunk_kernel<false, kLog>, grid, threads, smem, s, a,
+                  subs, last);
   });
 }
 
@@ -109,11 +115,11 @@ void columns_of(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool 
   dispatch_log<3, 9>(log2u(n1), [&](auto L) {
     constexpr int kLog = decltype(L)::value;
     if (forward)
-      launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs>, grid, threads, smem, s, a,
+      launch_smem(true, kernels::ntt_column_kernel<true, kLog, kLogSubs>, grid, threads, smem, s, a,
                   last);
     else
-      launch_smem(kernels::ntt_column_kernel<false, kLog, kLogSubs>, grid, threads, smem, s, a,
-                  last);
+      launch_smem(true, kernels::ntt_column_kernel<false, kLog, kLogSubs>, grid, threads, smem, s,
+                  a, last);
   });
 }
 
@@ -136,10 +142,11 @@ void warp_chunks(const NttBatch& a, std::size_t rows, bool forward, bool last, c
   const u32 threads = 64;
   const u32 blocks = (warps * 32 + threads - 1) / threads;
   if (forward)
-    kernels::ntt_warp_chunk_kernel<true><<<blocks, threads, 0, s>>>(a, n1, warps, last);
+    launch(kernels::ntt_warp_chunk_kernel<true>, blocks, threads, 0, s, "ntt_warp_chunk_kernel", a,
+           n1, warps, last);
   else
-    kernels::ntt_warp_chunk_kernel<false><<<blocks, threads, 0, s>>>(a, n1, warps, last);
-  check_launch("ntt_warp_chunk_kernel");
+    launch(kernels::ntt_warp_chunk_kernel<false>, blocks, threads, 0, s, "ntt_warp_chunk_kernel", a,
+           n1, warps, last);
 }
 
 /// Stages with half-span >= `min_t` one kernel each (forward: from N/2 down; inverse: up to N/2).
