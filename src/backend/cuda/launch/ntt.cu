@@ -57,13 +57,13 @@ void stage(const NttBatch& a, std::size_t rows, bool forward, u32 t, bool last, 
 }
 
 template <class Kernel, class... Args>
-void launch_smem(bool overlap, Kernel kernel, dim3 grid, u32 threads, std::size_t smem,
-                 cudaStream_t s, Args... args) {
+void launch_smem(Kernel kernel, dim3 grid, u32 threads, std::size_t smem, cudaStream_t s,
+                 Args... args) {
   if (smem > 48 * 1024)
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(smem)),
           "cudaFuncSetAttribute(ntt kernel)");
-  launch_kernel(overlap, kernel, grid, threads, smem, s, "ntt_smem_kernel", args...);
+  launch(kernel, grid, threads, smem, s, "ntt_smem_kernel", args...);
 }
 
 /// Calls f(std::integral_constant<int, L>) for the runtime value log in [Lo, Hi].
@@ -78,9 +78,6 @@ void dispatch_log(u32 log, F&& f) {
   }
 }
 
-/// Whether the chunk kernel overlaps the previous kernel's drain (A/B experiment).
-constexpr bool kChunkOverlap = true;
-
 /// Chunk phase: n / s_size chunks of s_size contiguous values (16 <= s_size <= 8192).
 void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool last,
             cudaStream_t s) {
@@ -94,11 +91,9 @@ void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool 
   dispatch_log<4, 13>(log2u(s_size), [&](auto L) {
     constexpr int kLog = decltype(L)::value;
     if (forward)
-      launch_smem(kChunkOverlap, kernels::ntt_chunk_kernel<true, kLog>, grid, threads, smem, s, a,
-                  subs, last);
+      launch_smem(kernels::ntt_chunk_kernel<true, kLog>, grid, threads, smem, s, a, subs, last);
     else
-      launch_smem(kChunkOverlap, kernels::ntt_chunk_kernel<false, kLog>, grid, threads, smem, s, a,
-                  subs, last);
+      launch_smem(kernels::ntt_chunk_kernel<false, kLog>, grid, threads, smem, s, a, subs, last);
   });
 }
 
@@ -115,11 +110,11 @@ void columns_of(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool 
   dispatch_log<3, 9>(log2u(n1), [&](auto L) {
     constexpr int kLog = decltype(L)::value;
     if (forward)
-      launch_smem(true, kernels::ntt_column_kernel<true, kLog, kLogSubs>, grid, threads, smem, s, a,
+      launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs>, grid, threads, smem, s, a,
                   last);
     else
-      launch_smem(true, kernels::ntt_column_kernel<false, kLog, kLogSubs>, grid, threads, smem, s,
-                  a, last);
+      launch_smem(kernels::ntt_column_kernel<false, kLog, kLogSubs>, grid, threads, smem, s, a,
+                  last);
   });
 }
 
