@@ -313,6 +313,31 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   ntt_rounds<kForward, kLogS, 0>(tau, twl, mem.q, mem);
 }
 
+/// One stage of a warp-shuffle chunk between lane pairs (lane, lane ^ mask), which hold positions
+/// 8 lane + j and 8 (lane ^ mask) + j: butterfly j pairs the lower lane's x[j] with the upper's.
+/// The pair splits the eight butterflies: the lower lane computes j < 4 and the upper j >= 4, so
+/// each lane trades half its values (one shuffle there, one back) and multiplies four times, not
+/// eight (computing every product in both lanes, or in one lane of a divergent branch, costs
+/// eight).
+template <bool kForward>
+__device__ __forceinline__ void shuffle_stage(u64 (&x)[8], bool upper, u32 mask, u64 w, u64 ws,
+                                              u64 q) {
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const u64 recv = __shfl_xor_sync(0xffffffffu, upper ? x[k] : x[k + 4], mask);
+    u64 lo = upper ? recv : x[k];      // value at the lower position of this lane's butterfly
+    u64 hi = upper ? x[k + 4] : recv;  // value at the upper position
+    if constexpr (kForward)
+      ct_butterfly_8q(lo, hi, w, ws, q);
+    else
+      gs_butterfly_4q(lo, hi, w, ws, q);
+    // The lower lane keeps lo (its x[k]) and returns hi; the upper keeps hi (its x[k + 4]).
+    const u64 back = __shfl_xor_sync(0xffffffffu, upper ? lo : hi, mask);
+    x[k] = upper ? back : lo;
+    x[k + 4] = upper ? hi : back;
+  }
+}
+
 /// Warp-shuffle chunk kernel (fine-grained synchronization, HE-Booster): one warp transforms a
 /// chunk of 256 contiguous values, lane l holding positions 8l .. 8l + 7. Stages with half-span
 /// 8..128 exchange values with __shfl_xor_sync (no shared memory, no block barrier); half-spans
@@ -326,7 +351,6 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
   const u32 chunk = warp % n1;
   const u32 id = a.ids[limb % a.limbs];
   const u64 q = a.moduli[id].value;
-  const u64 four_q = 4 * q;
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
   const std::size_t offset = static_cast<std::size_t>(limb) * a.n + chunk * 256u + lane * 8u;
@@ -374,15 +398,7 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
       const u32 mask = 1u << sh;
       const bool upper = (lane & mask) != 0;
       const u64 w = wsh[sh].x, ws = wsh[sh].y;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const u64 other = __shfl_xor_sync(0xffffffffu, x[j], mask);
-        u64 xx = upper ? other : x[j];
-        const u64 yy = upper ? x[j] : other;
-        xx = xx >= four_q ? xx - four_q : xx;
-        const u64 tt = mul_shoup_lazy_4q(yy, w, ws, q);
-        x[j] = upper ? xx - tt + four_q : xx + tt;
-      }
+      shuffle_stage<true>(x, upper, mask, w, ws, q);
     }
     // Radix-8 in registers: stage m=32 pairs (j, j+4), m=64 pairs (j, j+2), m=128 pairs (j, j+1).
 #pragma unroll
@@ -412,16 +428,7 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
       const u32 mask = 1u << sh;
       const bool upper = (lane & mask) != 0;
       const u64 w = wsh[sh].x, ws = wsh[sh].y;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const u64 other = __shfl_xor_sync(0xffffffffu, x[j], mask);
-        if (!upper) {
-          const u64 s = x[j] + other;
-          x[j] = s >= four_q ? s - four_q : s;
-        } else {
-          x[j] = mul_shoup_lazy_4q(other - x[j] + four_q, w, ws, q);
-        }
-      }
+      shuffle_stage<false>(x, upper, mask, w, ws, q);
     }
     if (last) {
       const u64 ninv = a.n_inv[id], ninv_s = a.n_inv_shoup[id];
