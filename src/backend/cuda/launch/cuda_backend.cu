@@ -117,7 +117,10 @@ class CudaBackend final : public Backend {
   }
   std::string ntt_variant_for(std::size_t n, std::size_t limbs) const override {
     std::lock_guard lock(mutex_);
-    return variant_ == "auto" ? cuda::tuned_ntt_variant(n, limbs) : variant_;
+    if (variant_ != "auto") return variant_;
+    const std::string fwd = cuda::tuned_ntt_variant(n, limbs, true);
+    const std::string inv = cuda::tuned_ntt_variant(n, limbs, false);
+    return fwd == inv ? fwd : fwd + "/" + inv;
   }
 
   /// In place (srcs == nullptr) or from srcs[k] (kMaxSources polynomials per launch).

@@ -211,9 +211,10 @@ const std::vector<std::string>& ntt_variant_names() {
   return names;
 }
 
-std::string tuned_ntt_variant(std::size_t n, std::size_t limbs) {
-  // The measured winner for this N at the nearest measured limb count (log distance); sizes
-  // outside the table take the closest N. Below N = 2^9 only two_kernel fits the smem kernel.
+std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward) {
+  // The measured winner for this N and direction at the nearest measured number of limbs in one
+  // launch (log distance); sizes outside the table take the closest N. Below N = 2^9 only
+  // two_kernel fits the smem kernel.
   const int log_n = static_cast<int>(log2u(n));
   if (log_n < 9) return "two_kernel";
   const TunedNtt* best = nullptr;
@@ -221,13 +222,14 @@ std::string tuned_ntt_variant(std::size_t n, std::size_t limbs) {
   for (const auto& t : kTunedNtt) {
     const double d = std::abs(t.log_n - log_n) * 100.0 +
                      std::abs(std::log2(static_cast<double>(t.limbs)) -
-                              std::log2(static_cast<double>(std::max<std::size_t>(limbs, 1))));
+                              std::log2(static_cast<double>(std::max<std::size_t>(rows, 1))));
     if (d < best_d) {
       best_d = d;
       best = &t;
     }
   }
-  return best ? best->variant : "warp_shuffle";
+  if (!best) return "warp_shuffle";
+  return forward ? best->forward : best->inverse;
 }
 
 void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const std::string& variant,
@@ -237,7 +239,7 @@ void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const st
   if (rows > 65535)
     throw ParameterError("NTT batch of " + std::to_string(rows) +
                          " limbs is too large for one launch: split it below 65536 limbs");
-  const std::string& v = variant == "auto" ? tuned_ntt_variant(batch.n, batch.limbs) : variant;
+  const std::string v = variant == "auto" ? tuned_ntt_variant(batch.n, rows, forward) : variant;
   if (v == "per_stage")
     run_per_stage(batch, rows, forward, stream);
   else if (v == "hybrid")

@@ -12,8 +12,9 @@ namespace ember::cuda {
 
 /// The implemented schedules (see ntt.cu): per_stage, hybrid, two_kernel, warp_shuffle.
 const std::vector<std::string>& ntt_variant_names();
-/// The measured fastest schedule for (N, limbs) (bench/RESULTS.md has the table it came from).
-std::string tuned_ntt_variant(std::size_t n, std::size_t limbs);
+/// The measured fastest schedule for a transform of `rows` limbs of size N in one direction
+/// (bench/RESULTS.md has the table it came from).
+std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward);
 /// Runs a forward or inverse NTT over count * limbs limbs with the named schedule.
 void launch_ntt(const kernels::NttBatch& batch, std::size_t count, bool forward,
                 const std::string& variant, cudaStream_t stream);
