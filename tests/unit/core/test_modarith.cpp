@@ -464,20 +464,22 @@ TEST(NumTheory, BitReverseAndLog2) {
   EXPECT_THROW(ember::log2_exact(3), ember::ParameterError);
 }
 
-TEST(Butterflies, CooleyTukeyLazyRange) {
-  std::mt19937_64 rng(12);
+/// A Cooley-Tukey butterfly maps X, Y < bound q to X + wY, X - wY, both < bound q.
+template <class Butterfly>
+void check_ct_butterfly(Butterfly butterfly, u64 bound, unsigned seed) {
+  std::mt19937_64 rng(seed);
   for (u64 q : test_moduli()) {
-    std::uniform_int_distribution<u64> d4(0, 4 * q - 1), dq(0, q - 1);
+    std::uniform_int_distribution<u64> din(0, bound * q - 1), dq(0, q - 1);
     for (int i = 0; i < 300; ++i) {
       const u64 w = i == 0 ? q - 1 : (i == 1 ? 0 : dq(rng));
       const u64 ws = ember::shoup_precompute(w, q);
-      u64 X = d4(rng), Y = d4(rng);
-      if (i == 2) X = Y = 4 * q - 1;
+      u64 X = din(rng), Y = din(rng);
+      if (i == 2) X = Y = bound * q - 1;
       if (i == 3) X = Y = 0;
       u64 x = X, y = Y;
-      ember::ct_butterfly(x, y, w, ws, q);
-      ASSERT_LT(x, 4 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
-      ASSERT_LT(y, 4 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
+      butterfly(x, y, w, ws, q);
+      ASSERT_LT(x, bound * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
+      ASSERT_LT(y, bound * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
       const u64 wy = ref_mul(Y % q, w, q);
       ASSERT_EQ(x % q, (X % q + wy) % q);
       ASSERT_EQ(y % q, (X % q + q - wy) % q);
@@ -485,70 +487,52 @@ TEST(Butterflies, CooleyTukeyLazyRange) {
   }
 }
 
-TEST(Butterflies, GentlemanSandeLazyRange) {
-  std::mt19937_64 rng(13);
+/// A Gentleman-Sande butterfly maps X, Y < bound q to X + Y, (X - Y) w, both < bound q.
+template <class Butterfly>
+void check_gs_butterfly(Butterfly butterfly, u64 bound, unsigned seed) {
+  std::mt19937_64 rng(seed);
   for (u64 q : test_moduli()) {
-    std::uniform_int_distribution<u64> d2(0, 2 * q - 1), dq(0, q - 1);
+    std::uniform_int_distribution<u64> din(0, bound * q - 1), dq(0, q - 1);
     for (int i = 0; i < 300; ++i) {
       const u64 w = i == 0 ? q - 1 : (i == 1 ? 0 : dq(rng));
       const u64 ws = ember::shoup_precompute(w, q);
-      u64 X = d2(rng), Y = d2(rng);
-      if (i == 2) X = Y = 2 * q - 1;
+      u64 X = din(rng), Y = din(rng);
+      if (i == 2) X = Y = bound * q - 1;
       if (i == 3) {
         X = 0;
-        Y = 2 * q - 1;
+        Y = bound * q - 1;
       }
       u64 x = X, y = Y;
-      ember::gs_butterfly(x, y, w, ws, q);
-      ASSERT_LT(x, 2 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
-      ASSERT_LT(y, 2 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
-      ASSERT_EQ(x % q, (X + Y) % q);
+      butterfly(x, y, w, ws, q);
+      ASSERT_LT(x, bound * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
+      ASSERT_LT(y, bound * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
+      ASSERT_EQ(x % q, (X % q + Y % q) % q);
       ASSERT_EQ(y % q, ref_mul((X % q + q - Y % q) % q, w, q));
     }
   }
 }
 
+TEST(Butterflies, CooleyTukeyLazyRange) { check_ct_butterfly(ember::ct_butterfly, 4, 12); }
+
+TEST(Butterflies, GentlemanSandeLazyRange) { check_gs_butterfly(ember::gs_butterfly, 2, 13); }
+
 TEST(Butterflies, CooleyTukeyApproximateRange) {
-  std::mt19937_64 rng(14);
-  for (u64 q : test_moduli()) {
-    std::uniform_int_distribution<u64> d8(0, 8 * q - 1), dq(0, q - 1);
-    for (int i = 0; i < 300; ++i) {
-      const u64 w = i == 0 ? q - 1 : (i == 1 ? 0 : dq(rng));
-      const u64 ws = ember::shoup_precompute(w, q);
-      u64 X = d8(rng), Y = d8(rng);
-      if (i == 2) X = Y = 8 * q - 1;
-      if (i == 3) X = Y = 0;
-      u64 x = X, y = Y;
-      ember::ct_butterfly_8q(x, y, w, ws, q);
-      ASSERT_LT(x, 8 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
-      ASSERT_LT(y, 8 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
-      const u64 wy = ref_mul(Y % q, w, q);
-      ASSERT_EQ(x % q, (X % q + wy) % q);
-      ASSERT_EQ(y % q, (X % q + q - wy) % q);
-      ASSERT_EQ(ember::reduce_8q(X, q), X % q);
-    }
-  }
+  check_ct_butterfly(ember::ct_butterfly_8q, 8, 14);
 }
 
 TEST(Butterflies, GentlemanSandeApproximateRange) {
-  std::mt19937_64 rng(15);
+  check_gs_butterfly(ember::gs_butterfly_4q, 4, 15);
+}
+
+TEST(Butterflies, Reduce8q) {
+  std::mt19937_64 rng(16);
   for (u64 q : test_moduli()) {
-    std::uniform_int_distribution<u64> d4(0, 4 * q - 1), dq(0, q - 1);
-    for (int i = 0; i < 300; ++i) {
-      const u64 w = i == 0 ? q - 1 : (i == 1 ? 0 : dq(rng));
-      const u64 ws = ember::shoup_precompute(w, q);
-      u64 X = d4(rng), Y = d4(rng);
-      if (i == 2) X = Y = 4 * q - 1;
-      if (i == 3) {
-        X = 0;
-        Y = 4 * q - 1;
-      }
-      u64 x = X, y = Y;
-      ember::gs_butterfly_4q(x, y, w, ws, q);
-      ASSERT_LT(x, 4 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
-      ASSERT_LT(y, 4 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
-      ASSERT_EQ(x % q, (X % q + Y % q) % q);
-      ASSERT_EQ(y % q, ref_mul((X % q + q - Y % q) % q, w, q));
+    std::uniform_int_distribution<u64> d8(0, 8 * q - 1);
+    for (u64 x : {u64{0}, q - 1, q, 4 * q - 1, 4 * q, 8 * q - 1})
+      ASSERT_EQ(ember::reduce_8q(x, q), x % q);
+    for (int i = 0; i < 100; ++i) {
+      const u64 x = d8(rng);
+      ASSERT_EQ(ember::reduce_8q(x, q), x % q) << "x=" << x << " q=" << q;
     }
   }
 }
