@@ -1,6 +1,7 @@
 // Host launchers of the NTT schedules: per-stage, hybrid (Ozerk et al.), two-kernel radix-8
 // (Jung et al.) and warp-shuffle (HE-Booster); the tuned table picks one per size.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -28,12 +29,14 @@ NttBatch in_place(NttBatch a) {
 /// kernels split their work into smaller blocks, since small transforms are bound by the latency
 /// of each block's chain of rounds, not by throughput.
 std::size_t busy_blocks() {
-  static int cached[64] = {};
+  static std::atomic<int> cached[64] = {};  // SMs per device index, 0 until first asked
   int dev = 0;
   check(cudaGetDevice(&dev), "cudaGetDevice");
-  int& sms = cached[dev & 63];
-  if (sms == 0)
+  int sms = cached[dev & 63].load(std::memory_order_relaxed);
+  if (sms == 0) {
     check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "SM count");
+    cached[dev & 63].store(sms, std::memory_order_relaxed);
+  }
   return 2 * static_cast<std::size_t>(sms);
 }
 
