@@ -403,19 +403,16 @@ std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
     const Ciphertext& a, const std::vector<const SwitchKey*>& keys) const {
   check_one(a, "rotate");
   if (a.polys.size() != 2) throw ParameterError("rotate: relinearize the ciphertext first");
-  auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
-  const auto v = rlwe_.q_basis(a.level).on(be);
+  const Stream s = rlwe_.backend().default_stream();
   const backend::Buffer ext = rlwe_.mod_up(a.polys[1].data(), a.level, s);
   std::vector<Ciphertext> out;
   for (const SwitchKey* key : keys) {
     if (key->key_id != a.key_id || key->galois == 0)
       throw MismatchError("rotate: the key is not a Galois key of this key set");
     Ciphertext c = like(a, 2);
-    // c0 = sigma(a0) + ks0: the automorphism lands in c0 and the key switch adds to it.
-    be.automorphism_async(c.polys[0].data(), a.polys[0].data(), key->galois, true, v, s);
+    // c0 = sigma(a0) + ks0, sigma(a0) folded into the key switch.
     rlwe_.key_switch(a.polys[1].data(), ext, a.level, *key, key->galois, c.polys[0].data(),
-                     c.polys[1].data(), s, c.polys[0].data(), nullptr);
+                     c.polys[1].data(), s, nullptr, nullptr, a.polys[0].data());
     out.push_back(std::move(c));
   }
   return out;

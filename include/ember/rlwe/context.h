@@ -88,9 +88,12 @@ class Context {
   /// (out0, out1) over Q_level, eval form, with out0 + out1 s = g(d) s' + small, where g is the
   /// automorphism `galois` (0: none) applied to the digits and key switches s' -> s.
   /// add0 / add1 (eval form over Q_level, may be null) are added to the outputs in the same pass.
+  /// rotated0 (eval form over Q_level, may be null) adds g(rotated0) to out0: a rotation's
+  /// sigma(c0), folded into the key product as P sigma(c0), which the ModDown divides back
+  /// exactly (one pass and one kernel fewer than an automorphism and an addend).
   void key_switch(const u64* d, const backend::Buffer& ext, std::size_t level, const SwitchKey& key,
                   u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
-                  const u64* add1 = nullptr) const;
+                  const u64* add1 = nullptr, const u64* rotated0 = nullptr) const;
   /// The key product of key_switch without its ModDown: out0 / out1 (each Q_level rows, then P
   /// rows, contiguous) hold P g(d) s' + small in the basis Q_level u P; with `p_add` (eval form
   /// over Q_level), out0 also gets P p_add(X^galois) on its Q rows in the same pass (a hoisted
