@@ -222,6 +222,16 @@ class Backend {
   virtual void affine_sub_async(u64* const* out, const u64* const* a, const u64* c, const u64* mul,
                                 const u64* mul_companion, const u64* const* addends,
                                 std::size_t count, const BasisView& b, Stream stream) = 0;
+  /// The forward NTT of the `count` polynomials at c (back to back, in place), then
+  /// affine_sub_async(out, a, c, ...): the last two steps of a division. A backend may fuse them
+  /// (the CUDA one applies the affine map in the NTT's last kernel); c is scratch afterwards.
+  virtual void ntt_forward_affine_sub_async(u64* const* out, const u64* const* a, u64* c,
+                                            const u64* mul, const u64* mul_companion,
+                                            const u64* const* addends, std::size_t count,
+                                            const BasisView& b, Stream stream) {
+    ntt_forward_async(c, b, count, stream);
+    affine_sub_async(out, a, c, mul, mul_companion, addends, count, b, stream);
+  }
   /// BFV plaintext scaling: out[limb][i] = round(Q m[i] / t) mod q_limb for one row m of values
   /// in [0, t) (backend memory); q_div_t[limb] = floor(Q/t) mod q_limb (backend memory).
   virtual void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,

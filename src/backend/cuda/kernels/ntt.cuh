@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "ember/core/modarith.h"
+#include "kernels/affine_args.cuh"
 #include "kernels/dependent_launch.cuh"
 
 namespace ember::cuda::kernels {
@@ -338,12 +339,58 @@ __device__ __forceinline__ void shuffle_stage(u64 (&x)[8], bool upper, u32 mask,
   }
 }
 
-/// Warp-shuffle chunk kernel (fine-grained synchronization, HE-Booster): one warp transforms a
+/// Stores a lane's eight results at their place: `row` is the limb of the batch, `offset` the
+/// position of the first value within the limb.
+struct PlainStore {
+  u64* data;
+  u32 n;
+  __device__ __forceinline__ void operator()(u32 row, u32 offset, const u64 (&x)[8]) const {
+    ulonglong2* dst =
+        reinterpret_cast<ulonglong2*>(data + static_cast<std::size_t>(row) * n + offset);
+#pragma unroll
+    for (int v = 0; v < 4; ++v) dst[v] = make_ulonglong2(x[2 * v], x[2 * v + 1]);
+  }
+};
+
+/// Stores out[k] = (a[k] - x) * mul[j] (+ addend[k]) for row k * limbs + j instead of x: the
+/// affine map of a division (ModDown, rescale) applied as the forward NTT's last store.
+struct AffineStore {
+  const AffineArgs* args;  // the kernel's __grid_constant__ parameter: read in place
+  const u64* mul;
+  const u64* mul_companion;
+  const Modulus* moduli;
+  const u32* ids;
+  u32 n, limbs;
+  __device__ __forceinline__ void operator()(u32 row, u32 offset, const u64 (&x)[8]) const {
+    const u32 k = row / limbs, j = row % limbs;
+    const u64 q = moduli[ids[j]].value, m = mul[j], mc = mul_companion[j];
+    const std::size_t at = static_cast<std::size_t>(j) * n + offset;
+    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(args->a[k] + at);
+    const ulonglong2* add =
+        args->addend[k] ? reinterpret_cast<const ulonglong2*>(args->addend[k] + at) : nullptr;
+    ulonglong2* dst = reinterpret_cast<ulonglong2*>(args->out[k] + at);
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      const ulonglong2 av = src[v];
+      u64 lo = mul_shoup(sub_mod(av.x, x[2 * v], q), m, mc, q);
+      u64 hi = mul_shoup(sub_mod(av.y, x[2 * v + 1], q), m, mc, q);
+      if (add) {
+        const ulonglong2 dv = add[v];
+        lo = add_mod(lo, dv.x, q);
+        hi = add_mod(hi, dv.y, q);
+      }
+      dst[v] = make_ulonglong2(lo, hi);
+    }
+  }
+};
+
+/// Warp-shuffle chunk transform (fine-grained synchronization, HE-Booster): one warp transforms a
 /// chunk of 256 contiguous values, lane l holding positions 8l .. 8l + 7. Stages with half-span
 /// 8..128 exchange values with __shfl_xor_sync (no shared memory, no block barrier); half-spans
-/// 4, 2, 1 run in registers. n1 = N / 256 chunks per limb.
-template <bool kForward>
-__global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool last) {
+/// 4, 2, 1 run in registers. n1 = N / 256 chunks per limb. `store` writes the results.
+template <bool kForward, class Store>
+__device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 n1, u32 chunks_total, bool last,
+                                           const Store& store) {
   const u32 warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const u32 lane = threadIdx.x & 31;
   if (warp >= chunks_total) return;
@@ -354,7 +401,6 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
   const std::size_t offset = static_cast<std::size_t>(limb) * a.n + chunk * 256u + lane * 8u;
-  u64* d = a.data + offset;
   const u32 base = n1 + chunk;
 
   // Twiddles of this lane, fetched before the data so that their latency overlaps the previous
@@ -436,9 +482,28 @@ __global__ void ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool
       for (int j = 0; j < 8; ++j) x[j] = mul_shoup(x[j], ninv, ninv_s, q);
     }
   }
-  ulonglong2* dst = reinterpret_cast<ulonglong2*>(d);
-#pragma unroll
-  for (int v = 0; v < 4; ++v) dst[v] = make_ulonglong2(x[2 * v], x[2 * v + 1]);
+  store(limb, chunk * 256u + lane * 8u, x);
+}
+
+/// Two warps per block (see launch/ntt.cu); at most 80 registers, as before the store became a
+/// parameter (12 blocks per SM).
+inline constexpr int kWarpChunkThreads = 64;
+
+template <bool kForward>
+__global__ void __launch_bounds__(kWarpChunkThreads, 12)
+    ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool last) {
+  warp_chunk<kForward>(a, n1, chunks_total, last, PlainStore{a.data, a.n});
+}
+
+/// The forward warp-shuffle chunks with a division's affine map as their store (see AffineStore).
+/// A template only so that the header may define it in several translation units.
+template <int = 0>
+__global__ void __launch_bounds__(kWarpChunkThreads, 10)  // 12 would spill the store's pointers
+    ntt_warp_chunk_affine_kernel(NttBatch a, u32 n1, u32 chunks_total,
+                                 const __grid_constant__ AffineArgs args, const u64* mul,
+                                 const u64* mul_companion) {
+  warp_chunk<true>(a, n1, chunks_total, true,
+                   AffineStore{&args, mul, mul_companion, a.moduli, a.ids, a.n, a.limbs});
 }
 
 }  // namespace ember::cuda::kernels

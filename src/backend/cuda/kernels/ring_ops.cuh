@@ -4,6 +4,7 @@
 
 #include "ember/backend/backend.h"
 #include "ember/ring/rows.h"
+#include "kernels/affine_args.cuh"
 #include "kernels/dependent_launch.cuh"
 
 namespace ember::cuda::kernels {
@@ -327,13 +328,6 @@ __global__ void key_inner_product_kernel(u64* q0, u64* q1, u64* p0, u64* p1,
 
 /// out = (a - c) * mul[limb] (+ addend) (ModDown, rescale).
 /// The polynomials of one affine_sub launch, passed by value.
-struct AffineArgs {
-  u64* out[backend::Backend::kMaxAffineTerms];
-  const u64* a[backend::Backend::kMaxAffineTerms];
-  const u64* addend[backend::Backend::kMaxAffineTerms];
-  u32 count;
-};
-
 /// out[k] = (a[k] - c[k]) * mul[limb] (+ addend[k]) for every polynomial k: one pass.
 __global__ void affine_sub_kernel(const __grid_constant__ AffineArgs args, const u64* c,
                                   const u64* mul, const u64* mul_companion, LimbMap map) {

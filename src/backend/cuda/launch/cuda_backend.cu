@@ -123,29 +123,35 @@ class CudaBackend final : public Backend {
     return fwd == inv ? fwd : fwd + "/" + inv;
   }
 
+  static k::NttBatch ntt_batch(u64* data, const BasisView& b, bool forward) {
+    const auto& r = *b.ring;
+    return k::NttBatch{data,
+                       r.moduli,
+                       b.ids,
+                       forward ? r.psi_rev : r.psi_inv_rev,
+                       forward ? r.psi_rev_shoup : r.psi_inv_rev_shoup,
+                       r.n_inv,
+                       r.n_inv_shoup,
+                       static_cast<u32>(r.n),
+                       static_cast<u32>(b.limbs)};
+  }
+
+  std::string current_variant() const {
+    std::lock_guard lock(mutex_);
+    return variant_;
+  }
+
   /// In place (srcs == nullptr) or from srcs[k] (kMaxSources polynomials per launch).
   void ntt(u64* data, const u64* const* srcs, const BasisView& b, std::size_t count, bool forward,
            Stream s) {
     ctx_.activate();
     const auto& r = *b.ring;
-    std::string variant;
-    {
-      std::lock_guard lock(mutex_);
-      variant = variant_;
-    }
+    const std::string variant = current_variant();
     constexpr std::size_t kChunk = k::NttBatch::kMaxSources;
     const std::size_t poly = b.limbs * r.n;
     for (std::size_t first = 0; first < count; first += srcs ? kChunk : count) {
       const std::size_t chunk = srcs ? std::min(kChunk, count - first) : count;
-      k::NttBatch batch{data + first * poly,
-                        r.moduli,
-                        b.ids,
-                        forward ? r.psi_rev : r.psi_inv_rev,
-                        forward ? r.psi_rev_shoup : r.psi_inv_rev_shoup,
-                        r.n_inv,
-                        r.n_inv_shoup,
-                        static_cast<u32>(r.n),
-                        static_cast<u32>(b.limbs)};
+      k::NttBatch batch = ntt_batch(data + first * poly, b, forward);
       // A source equal to its output is the in-place case (each block reads its own words).
       if (srcs) {
         batch.src0 = srcs[first];
@@ -420,6 +426,24 @@ class CudaBackend final : public Backend {
       cuda::launch(k::affine_sub_kernel, grid_for(args.count * words), 256, 0, raw(s),
                    "affine_sub_kernel", args, c + first * words, mul, mul_companion, map_of(b));
     }
+  }
+  void ntt_forward_affine_sub_async(u64* const* out, const u64* const* a, u64* c, const u64* mul,
+                                    const u64* mul_companion, const u64* const* addends,
+                                    std::size_t count, const BasisView& b, Stream s) override {
+    ctx_.activate();
+    if (count <= kMaxAffineTerms) {
+      k::AffineArgs args{};
+      args.count = static_cast<u32>(count);
+      for (u32 k = 0; k < args.count; ++k) {
+        args.out[k] = out[k];
+        args.a[k] = a[k];
+        args.addend[k] = addends ? addends[k] : nullptr;
+      }
+      if (cuda::launch_ntt_forward_affine(ntt_batch(c, b, true), count, args, mul, mul_companion,
+                                          current_variant(), raw(s)))
+        return;
+    }
+    Backend::ntt_forward_affine_sub_async(out, a, c, mul, mul_companion, addends, count, b, s);
   }
   void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                const BasisView& qlp, Stream s) override {

@@ -132,12 +132,14 @@ void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool las
     columns_of<4>(a, rows, forward, n1, last, s);
 }
 
+// Two warps per block (kernels::kWarpChunkThreads): a small batch spreads over every SM instead
+// of queueing eight warps on a few of them (each warp's chunk is a long dependent chain).
+using kernels::kWarpChunkThreads;
+
 void warp_chunks(const NttBatch& a, std::size_t rows, bool forward, bool last, cudaStream_t s) {
   const u32 n1 = a.n / 256;
   const u32 warps = n1 * static_cast<u32>(rows);
-  // Two warps per block: a small batch spreads over every SM instead of queueing eight warps on
-  // a few of them (each warp's chunk is a long dependent chain).
-  const u32 threads = 64;
+  const u32 threads = kWarpChunkThreads;
   const u32 blocks = (warps * 32 + threads - 1) / threads;
   if (forward)
     launch(kernels::ntt_warp_chunk_kernel<true>, blocks, threads, 0, s, "ntt_warp_chunk_kernel", a,
@@ -188,15 +190,22 @@ void run_two_kernel(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_t 
   }
 }
 
+/// The forward warp-shuffle schedule's first phase (the stages with half-span >= 256); returns
+/// the batch its chunk phase runs on.
+NttBatch warp_shuffle_forward_head(const NttBatch& a, std::size_t rows, cudaStream_t s) {
+  const u32 n1 = a.n / 256;
+  if (n1 >= 8)
+    columns(a, rows, true, n1, false, s);
+  else if (n1 > 1)
+    per_stage_range(a, rows, true, 256, false, s);
+  return n1 > 1 ? in_place(a) : a;
+}
+
 void run_warp_shuffle(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_t s) {
   if (a.n < 256) return run_two_kernel(a, rows, fwd, s);
   const u32 n1 = a.n / 256;
   if (fwd) {
-    if (n1 >= 8)
-      columns(a, rows, true, n1, false, s);
-    else if (n1 > 1)
-      per_stage_range(a, rows, true, 256, false, s);
-    warp_chunks(n1 > 1 ? in_place(a) : a, rows, true, true, s);
+    warp_chunks(warp_shuffle_forward_head(a, rows, s), rows, true, true, s);
   } else {
     warp_chunks(a, rows, false, n1 == 1, s);
     if (n1 >= 8)
@@ -233,6 +242,23 @@ std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward) {
   }
   if (!best) return "warp_shuffle";
   return forward ? best->forward : best->inverse;
+}
+
+bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,
+                               const kernels::AffineArgs& args, const u64* mul,
+                               const u64* mul_companion, const std::string& variant,
+                               cudaStream_t stream) {
+  const std::size_t rows = count * batch.limbs;
+  const std::string v = variant == "auto" ? tuned_ntt_variant(batch.n, rows, true) : variant;
+  if (v != "warp_shuffle" || batch.n < 256 || rows == 0 || rows > 65535 ||
+      count > backend::Backend::kMaxAffineTerms)
+    return false;
+  const NttBatch b = warp_shuffle_forward_head(batch, rows, stream);
+  const u32 n1 = batch.n / 256, warps = n1 * static_cast<u32>(rows);
+  launch(kernels::ntt_warp_chunk_affine_kernel<>,
+         (warps * 32 + kWarpChunkThreads - 1) / kWarpChunkThreads, kWarpChunkThreads, 0, stream,
+         "ntt_warp_chunk_affine_kernel", b, n1, warps, args, mul, mul_companion);
+  return true;
 }
 
 void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const std::string& variant,

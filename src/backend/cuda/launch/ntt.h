@@ -15,6 +15,14 @@ const std::vector<std::string>& ntt_variant_names();
 /// The measured fastest schedule for a transform of `rows` limbs of size N in one direction
 /// (bench/RESULTS.md has the table it came from).
 std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward);
+/// The forward NTT of `count` polynomials followed by a division's affine map, fused into the
+/// last kernel (out[k] = (a[k] - NTT(c[k])) * mul (+ addend[k]), see kernels::AffineStore); the
+/// transformed values themselves are not written. Returns false, launching nothing, where the
+/// schedule for this size is not the warp-shuffle one (the caller runs the two steps).
+bool launch_ntt_forward_affine(const kernels::NttBatch& batch, std::size_t count,
+                               const kernels::AffineArgs& args, const u64* mul,
+                               const u64* mul_companion, const std::string& variant,
+                               cudaStream_t stream);
 /// Runs a forward or inverse NTT over count * limbs limbs with the named schedule.
 void launch_ntt(const kernels::NttBatch& batch, std::size_t count, bool forward,
                 const std::string& variant, cudaStream_t stream);
