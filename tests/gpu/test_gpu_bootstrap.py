@@ -11,16 +11,17 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from ember import ckks, ring
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from ckksref import assert_precision
+
 KEY = bytes(32)
-
-
-def bits(got, want) -> tuple[float, float]:
-    err = np.abs(np.asarray(got) - np.asarray(want))
-    return -np.log2(err.mean()), -np.log2(err.max())
 
 
 def side(name: str, device: str, sparse=()):
@@ -51,7 +52,7 @@ def test_bootstrap_bit_identical_to_cpu(gpu, real):
         out = ctx.bootstrap(ctx.encrypt(v, pk), real=real)
         outs.append(out)
         assert out.level == ctx.max_level
-        assert bits(ctx.decrypt(out, sk), v)[0] >= 20
+        assert_precision(ctx.decrypt(out, sk), v, 20)
     for i in range(2):
         np.testing.assert_array_equal(
             outs[1]._raw.poly(i).to_numpy(), outs[0]._raw.poly(i).to_numpy(), err_msg=f"c{i}"
@@ -66,7 +67,7 @@ def test_bootstrap_pair_bit_identical_to_cpu(gpu):
     for ctx, sk, pk, _ in (side("N12_boot_insecure", "cpu"), side("N12_boot_insecure", gpu)):
         pair = ctx.bootstrap_many([ctx.encrypt(v, pk) for v in vals])
         for o, v in zip(pair, vals):
-            assert bits(ctx.decrypt(o, sk), v)[0] >= 20
+            assert_precision(ctx.decrypt(o, sk), v, 20)
         outs.append(pair)
     for k in range(2):
         for i in range(2):
@@ -88,11 +89,9 @@ def test_full_size_precision_and_level(full):
     v = np.random.default_rng(2).uniform(-1, 1, ctx.slots)
     out = ctx.bootstrap(ctx.encrypt(v, pk))
     assert out.level == ctx.max_level
-    mean_bits, min_bits = bits(ctx.decrypt(out, sk), v)
-    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
-    assert min_bits >= 15, f"worst slot {min_bits:.1f} bits"
+    assert_precision(ctx.decrypt(out, sk), v, 20, 15)
     y = out * out
-    assert bits(ctx.decrypt(y, sk), v * v)[0] >= 19
+    assert_precision(ctx.decrypt(y, sk), v * v, 19)
 
 
 def test_full_size_complex_values(full):
@@ -101,9 +100,7 @@ def test_full_size_complex_values(full):
     v = rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots)
     out = ctx.bootstrap(ctx.encrypt(v, pk))
     assert out.is_complex and out.level == ctx.max_level
-    mean_bits, min_bits = bits(ctx.decrypt(out, sk), v)
-    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
-    assert min_bits >= 15, f"worst slot {min_bits:.1f} bits"
+    assert_precision(ctx.decrypt(out, sk), v, 20, 15)
 
 
 def test_full_size_real_pair(full):
@@ -113,9 +110,7 @@ def test_full_size_real_pair(full):
     outs = ctx.bootstrap_many([ctx.encrypt(v, pk) for v in vals])
     for o, v in zip(outs, vals):
         assert not o.is_complex and o.level == ctx.max_level
-        mean_bits, min_bits = bits(ctx.decrypt(o, sk), v)
-        assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
-        assert min_bits >= 15, f"worst slot {min_bits:.1f} bits"
+        assert_precision(ctx.decrypt(o, sk), v, 20, 15)
 
 
 def test_full_size_sparse_slots(full):
@@ -124,8 +119,7 @@ def test_full_size_sparse_slots(full):
     v = rng.uniform(-1, 1, 4096)
     out = ctx.bootstrap(ctx.encrypt(v, pk, sparse=True), slots=4096)
     assert out.level == ctx.max_level
-    mean_bits, _ = bits(ctx.decrypt(out, sk), np.tile(v, ctx.slots // 4096))
-    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+    assert_precision(ctx.decrypt(out, sk), np.tile(v, ctx.slots // 4096), 20)
 
 
 def test_full_size_ten_bootstraps(full):
@@ -134,6 +128,5 @@ def test_full_size_ten_bootstraps(full):
     ct = ctx.encrypt(v, pk)
     for _ in range(10):
         ct = ctx.bootstrap(ctx.drop_level(ct, ctx.min_bootstrap_level))
-    mean_bits, _ = bits(ctx.decrypt(ct, sk), v)
     assert ct.level == ctx.max_level
-    assert mean_bits >= 19, f"mean precision after 10 bootstraps {mean_bits:.1f} bits"
+    assert_precision(ctx.decrypt(ct, sk), v, 19, what=" after 10 bootstraps")

@@ -98,6 +98,20 @@ def log2_err(got, want) -> float:
     return math.log2(err) if err > 0 else -math.inf
 
 
+def precision_bits(got, want) -> tuple[float, float]:
+    """Bits of precision: -log2 of the mean and of the largest absolute slot error."""
+    err = np.abs(np.asarray(got) - np.asarray(want))
+    return -np.log2(err.mean()), -np.log2(err.max())
+
+
+def assert_precision(got, want, mean: float, worst: float | None = None, what: str = "") -> None:
+    """Asserts at least `mean` bits of precision on average and, if given, `worst` in every slot."""
+    mean_bits, min_bits = precision_bits(got, want)
+    assert mean_bits >= mean, f"mean precision{what} {mean_bits:.1f} bits"
+    if worst is not None:
+        assert min_bits >= worst, f"worst slot{what} {min_bits:.1f} bits"
+
+
 def check(got, want, bound: float, what: str) -> float:
     """Asserts log2 max |got - want| <= bound (+ 0.5 for complex values); records and returns the
     measured value."""

@@ -14,12 +14,8 @@ import math
 import ember
 import numpy as np
 import pytest
+from ckksref import assert_precision
 from ember import bootstrap, ckks
-
-
-def bits(got, want) -> tuple[float, float]:
-    err = np.abs(np.asarray(got) - np.asarray(want))
-    return -np.log2(err.mean()), -np.log2(err.max())
 
 
 @pytest.fixture(scope="module")
@@ -84,9 +80,7 @@ def test_bootstrap_precision_and_level(boot):
     out = ctx.bootstrap(ct)
     assert out.level == ctx.max_level
     assert out.scale == pytest.approx(ctx.scale_at(ctx.max_level), rel=1e-12)
-    mean_bits, min_bits = bits(ctx.decrypt(out, sk), v)
-    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
-    assert min_bits >= 17, f"worst-slot precision {min_bits:.1f} bits"
+    assert_precision(ctx.decrypt(out, sk), v, 20, 17)
 
 
 def test_compute_after_bootstrap(boot):
@@ -96,8 +90,7 @@ def test_compute_after_bootstrap(boot):
     out = ctx.bootstrap(ct)
     y = out * out + 0.5 * out.rotate(1)
     assert y.level == ctx.max_level - 1
-    mean_bits, _ = bits(ctx.decrypt(y, sk), v * v + 0.5 * np.roll(v, -1))
-    assert mean_bits >= 18, f"mean precision {mean_bits:.1f} bits"
+    assert_precision(ctx.decrypt(y, sk), v * v + 0.5 * np.roll(v, -1), 18)
 
 
 @pytest.mark.parametrize("real", [None, False])
@@ -109,9 +102,7 @@ def test_ten_bootstraps_in_a_row(boot, real):
     for _ in range(10):
         ct = ctx.bootstrap(ctx.drop_level(ct, ctx.min_bootstrap_level), real=real)
     assert ct.level == ctx.max_level
-    mean_bits, min_bits = bits(ctx.decrypt(ct, sk), v)
-    assert mean_bits >= 19, f"mean precision after 10 bootstraps {mean_bits:.1f} bits"
-    assert min_bits >= 15, f"worst slot after 10 bootstraps {min_bits:.1f} bits"
+    assert_precision(ctx.decrypt(ct, sk), v, 19, 15, what=" after 10 bootstraps")
 
 
 def test_complex_values(boot):
@@ -120,8 +111,7 @@ def test_complex_values(boot):
     v = rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots)
     out = ctx.bootstrap(ctx.encrypt(v, pk))
     assert out.is_complex
-    mean_bits, _ = bits(ctx.decrypt(out, sk), v)
-    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+    assert_precision(ctx.decrypt(out, sk), v, 20)
 
 
 def test_real_variant(boot):
@@ -134,13 +124,11 @@ def test_real_variant(boot):
     assert not out.is_complex and out.level == ctx.max_level
     assert out.scale == pytest.approx(ctx.scale_at(ctx.max_level), rel=1e-12)
     got = ctx.decrypt(out, sk, complex=True)
-    mean_bits, min_bits = bits(got.real, v)
-    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
-    assert min_bits >= 17, f"worst-slot precision {min_bits:.1f} bits"
+    assert_precision(got.real, v, 20, 17)
     assert np.abs(got.imag).max() < 2.0**-20
     forced = ctx.bootstrap(ct, real=False)
     assert forced.is_complex
-    assert bits(ctx.decrypt(forced, sk, complex=True), v)[0] >= 20
+    assert_precision(ctx.decrypt(forced, sk, complex=True), v, 20)
 
 
 @pytest.mark.parametrize("slots", [None, 16])
@@ -155,8 +143,7 @@ def test_real_part_of_complex_values(boot, slots):
     assert not out.is_complex and out.level == ctx.max_level
     got = ctx.decrypt(out, sk, complex=True)
     want = np.tile(v.real, ctx.slots // n)
-    mean_bits, _ = bits(got, want)
-    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
+    assert_precision(got, want, 20)
 
 
 def test_bootstrap_many_pairs_real_ciphertexts(boot):
@@ -173,9 +160,7 @@ def test_bootstrap_many_pairs_real_ciphertexts(boot):
         assert o.level == ctx.max_level
         assert o.scale == pytest.approx(ctx.scale_at(ctx.max_level), rel=1e-12)
         got = ctx.decrypt(o, sk, complex=True)
-        mean_bits, min_bits = bits(got, v)
-        assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
-        assert min_bits >= 17, f"worst-slot precision {min_bits:.1f} bits"
+        assert_precision(got, v, 20, 17)
     assert ctx.bootstrap_many([]) == []
 
 
@@ -186,7 +171,7 @@ def test_bootstrap_many_sparse_pair(boot):
     outs = ctx.bootstrap_many([ctx.encrypt(v, pk, sparse=True) for v in vals], slots=16)
     for o, v in zip(outs, vals):
         assert not o.is_complex and o.level == ctx.max_level
-        assert bits(ctx.decrypt(o, sk), np.tile(v, ctx.slots // 16))[0] >= 20
+        assert_precision(ctx.decrypt(o, sk), np.tile(v, ctx.slots // 16), 20)
 
 
 def test_transform_diagonal_cache_is_bounded(boot):
@@ -198,7 +183,7 @@ def test_transform_diagonal_cache_is_bounded(boot):
     lv = ctx.min_bootstrap_level
     for k in range(6):
         ct = ctx.encrypt(ctx.encode(v, lv, ctx.scale_at(lv) * (1 + k / 8)), pk)
-        assert bits(ctx.decrypt(ctx.bootstrap(ct), sk), v)[0] >= 20
+        assert_precision(ctx.decrypt(ctx.bootstrap(ct), sk), v, 20)
     assert len(b._plain_cache) <= b._plain_cache_limit
 
 
@@ -213,9 +198,7 @@ def test_sparse_slots(boot, slots):
     out = ctx.bootstrap(ct, slots=slots)
     assert out.level == ctx.max_level
     got = ctx.decrypt(out, sk, complex=True)
-    mean_bits, min_bits = bits(got, np.tile(v, ctx.slots // slots))
-    assert mean_bits >= 20, f"mean precision {mean_bits:.1f} bits"
-    assert min_bits >= 17, f"worst slot {min_bits:.1f} bits"
+    assert_precision(got, np.tile(v, ctx.slots // slots), 20, 17)
 
 
 def test_sparse_slot_errors(boot):
@@ -246,7 +229,7 @@ def test_eval_keys_serialization_keeps_boot_keys(boot):
         out = ctx.bootstrap(ct)
     finally:
         ctx.set_eval_keys(ek)
-    assert bits(ctx.decrypt(out, sk), v)[0] >= 20
+    assert_precision(ctx.decrypt(out, sk), v, 20)
 
 
 def test_level0_key_hides_the_sparse_secret(boot):
