@@ -480,27 +480,15 @@ Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {
 void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, const SwitchKey& key,
                          u64 galois, u64* out0, u64* out1, Stream s, const u64* add0,
                          const u64* add1, const u64* rotated0) const {
-  check_params(key.params_id, "the evaluation key");
   auto& be = backend();
-  const std::size_t q_rows = level + 1, q_words = q_rows * n_, poly_words = q_words + p_count_ * n_;
+  const std::size_t poly_words = (level + 1 + p_count_) * n_;
   // Each half's Q rows then P rows: the ModDown reads the P rows in place.
   Buffer acc(be, 2 * poly_words * sizeof(u64), s);
   u64* q0 = acc.as<u64>();
   u64* q1 = q0 + poly_words;
-  backend::KeyProductView kp = product_view(d, ext, level, key, galois);
-  // g(rotated0): P g(rotated0) joins the key product (P is 0 mod the P rows, so the ModDown's
-  // correction is unchanged and (x + P y) / P = x / P + y exactly); past the view's row limit,
-  // an automorphism into out0 and an addend instead.
-  if (rotated0 && q_rows <= backend::KeyProductView::kMaxAddRows) {
-    kp.add = rotated0;
-    std::copy(p_mod_q_.begin(), p_mod_q_.begin() + q_rows, kp.add_scale);
-  } else if (rotated0) {
-    if (add0) throw ParameterError("key_switch: rotated0 and add0 together need at most 64 rows");
-    be.automorphism_async(out0, rotated0, galois ? galois : 1, true, q_basis(level).on(be), s);
-    add0 = out0;
-  }
-  be.key_inner_product_async(q0, q1, q0 + q_words, q1 + q_words, kp, levels_.at(level).qp.on(be),
-                             s);
+  // rotated0 joins the key product as P g(rotated0): P is 0 modulo the P rows, so the ModDown's
+  // correction is unchanged and divides it back to g(rotated0) exactly.
+  key_product(d, ext, level, key, galois, q0, q1, s, rotated0);
   u64* const outs[2] = {out0, out1};
   const u64* const ins[2] = {q0, q1};
   const u64* const adds[2] = {add0, add1};
@@ -562,16 +550,13 @@ void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t lev
                                 const std::vector<u64>& sub_scalars) const {
   if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
   if (!add0 || !add1) throw ParameterError("key_switch_divide: both addends are required");
-  check_params(key.params_id, "the evaluation key");
   auto& be = backend();
   const Level& lv = levels_.at(level);
-  const std::size_t q_words = (level + 1) * n_;
-  const std::size_t poly_words = q_words + p_count_ * n_;  // Q rows, then P rows
+  const std::size_t poly_words = (level + 1 + p_count_) * n_;  // Q rows, then P rows
   Buffer acc(be, 2 * poly_words * sizeof(u64), s);
-  const backend::KeyProductView kp = product_view(d, ext, level, key, galois);
   u64* q0 = acc.as<u64>();
   u64* q1 = q0 + poly_words;
-  be.key_inner_product_async(q0, q1, q0 + q_words, q1 + q_words, kp, lv.qp.on(be), s);
+  key_product(d, ext, level, key, galois, q0, q1, s);
   // The addends join before the division, times P (P vanishes modulo the primes of P).
   const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + level + 1);
   std::vector<const u64*> a0{q0, add0}, a1{q1, add1};

@@ -89,7 +89,7 @@ class Context {
   /// automorphism `galois` (0: none) applied to the digits and key switches s' -> s.
   /// add0 / add1 (eval form over Q_level, may be null) are added to the outputs in the same pass.
   /// rotated0 (eval form over Q_level, may be null) adds g(rotated0) to out0: a rotation's
-  /// sigma(c0), folded into the key product as P sigma(c0), which the ModDown divides back
+  /// sigma(c0), folded into the key product (key_product's p_add), which the ModDown divides back
   /// exactly (one pass and one kernel fewer than an automorphism and an addend).
   void key_switch(const u64* d, const backend::Buffer& ext, std::size_t level, const SwitchKey& key,
                   u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
