@@ -410,19 +410,26 @@ class CudaBackend final : public Backend {
     cuda::launch(k::scale_plain_kernel, grid_for(b.ring->n), 256, 0, raw(s), "scale_plain_kernel",
                  out, m, t, q_mod_t, q_div_t, map_of(b));
   }
+  /// Polynomials first .. first + count - 1 of an affine map, as the kernels take them.
+  static k::AffineArgs affine_args(u64* const* out, const u64* const* a, const u64* const* addends,
+                                   std::size_t first, std::size_t count) {
+    k::AffineArgs args{};
+    args.count = static_cast<u32>(count);
+    for (u32 k = 0; k < args.count; ++k) {
+      args.out[k] = out[first + k];
+      args.a[k] = a[first + k];
+      args.addend[k] = addends ? addends[first + k] : nullptr;
+    }
+    return args;
+  }
   void affine_sub_async(u64* const* out, const u64* const* a, const u64* c, const u64* mul,
                         const u64* mul_companion, const u64* const* addends, std::size_t count,
                         const BasisView& b, Stream s) override {
     ctx_.activate();
     const std::size_t words = b.limbs * b.ring->n;
     for (std::size_t first = 0; first < count; first += kMaxAffineTerms) {
-      k::AffineArgs args{};
-      args.count = static_cast<u32>(std::min(count - first, kMaxAffineTerms));
-      for (u32 k = 0; k < args.count; ++k) {
-        args.out[k] = out[first + k];
-        args.a[k] = a[first + k];
-        args.addend[k] = addends ? addends[first + k] : nullptr;
-      }
+      const k::AffineArgs args =
+          affine_args(out, a, addends, first, std::min(count - first, kMaxAffineTerms));
       cuda::launch(k::affine_sub_kernel, grid_for(args.count * words), 256, 0, raw(s),
                    "affine_sub_kernel", args, c + first * words, mul, mul_companion, map_of(b));
     }
@@ -431,18 +438,11 @@ class CudaBackend final : public Backend {
                                     const u64* mul_companion, const u64* const* addends,
                                     std::size_t count, const BasisView& b, Stream s) override {
     ctx_.activate();
-    if (count <= kMaxAffineTerms) {
-      k::AffineArgs args{};
-      args.count = static_cast<u32>(count);
-      for (u32 k = 0; k < args.count; ++k) {
-        args.out[k] = out[k];
-        args.a[k] = a[k];
-        args.addend[k] = addends ? addends[k] : nullptr;
-      }
-      if (cuda::launch_ntt_forward_affine(ntt_batch(c, b, true), count, args, mul, mul_companion,
-                                          current_variant(), raw(s)))
-        return;
-    }
+    if (count <= kMaxAffineTerms &&
+        cuda::launch_ntt_forward_affine(ntt_batch(c, b, true), count,
+                                        affine_args(out, a, addends, 0, count), mul, mul_companion,
+                                        current_variant(), raw(s)))
+      return;
     Backend::ntt_forward_affine_sub_async(out, a, c, mul, mul_companion, addends, count, b, s);
   }
   void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
