@@ -3,14 +3,33 @@
 
 #include "ember/core/errors.h"
 #include "ember/core/numtheory.h"
+#include "ember/ring/rows.h"
 
 namespace ember::ring {
 
 using backend::Buffer;
 
+namespace {
+
+/// The byte planes of BaseConvView::byte_planes for the matrix W[k][j] (k < 64, j < to).
+std::vector<u32> byte_planes_of(const std::vector<std::vector<u64>>& w, std::size_t to) {
+  const std::size_t to_pad = (to + 7) / 8 * 8;
+  std::vector<u32> planes(8 * to_pad * 16, 0);
+  for (std::size_t k = 0; k < w.size(); ++k)
+    for (std::size_t j = 0; j < to; ++j)
+      for (std::size_t b = 0; b < 8; ++b) {
+        const u32 byte = static_cast<u32>(w[k][j] >> (8 * b)) & 0xff;
+        planes[(b * to_pad + j) * 16 + rows::byte_plane_slot(static_cast<u32>(k / 4))] |=
+            byte << (8 * (k % 4));
+      }
+  return planes;
+}
+
+}  // namespace
+
 struct BaseConverter::DeviceTables {
   Buffer qhat_inv, qhat_inv_shoup, qhat_mod_p, inv_q, q_mod_p;
-  Buffer y_add, out_mul, out_mul_shoup, out_add;
+  Buffer y_add, out_mul, out_mul_shoup, out_add, byte_planes, byte_targets;
   backend::BaseConvView view;
 };
 
@@ -50,6 +69,33 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const Conve
     out_mul_shoup_.push_back(shoup_precompute(out_mul_.back(), p[j]));
   }
   for (std::size_t j = 0; j < maps.out_add.size(); ++j) out_add_.push_back(maps.out_add[j] % p[j]);
+  // The byte matrix for tensor-core conversions: 8 bytes per source prime and, when exact, one
+  // row for the overflow (u < from primes fits a byte), within 64 rows.
+  if (q.size() + (exact_ ? 1 : 0) <= backend::kByteMatrixInputs) {
+    std::vector<std::vector<u64>> w;
+    for (std::size_t i = 0; i < q.size(); ++i)
+      for (std::size_t a = 0; a < 8; ++a) {
+        std::vector<u64>& row = w.emplace_back(p.size());
+        for (std::size_t j = 0; j < p.size(); ++j) {
+          const Modulus m = make_modulus(p[j]);
+          u64 v = qhat_mod_p_[i * p.size() + j];
+          for (std::size_t t = 0; t < a; ++t) v = mul_mod(v, 256, m);
+          row[j] = out_mul_.empty() ? v : mul_mod(v, out_mul_[j], m);
+        }
+      }
+    if (exact_) {
+      std::vector<u64>& row = w.emplace_back(p.size());
+      for (std::size_t j = 0; j < p.size(); ++j) {
+        const Modulus m = make_modulus(p[j]);
+        const u64 minus_q = neg_mod(q_mod_p_[j], p[j]);
+        row[j] = out_mul_.empty() ? minus_q : mul_mod(minus_q, out_mul_[j], m);
+      }
+    }
+    byte_planes_ = byte_planes_of(w, p.size());
+    for (std::size_t j = 0; j < p.size(); ++j)
+      byte_targets_.push_back(
+          {p[j], 1.0 / static_cast<double>(p[j]), out_add_.empty() ? 0 : out_add_[j]});
+  }
 }
 
 BaseConverter BaseConverter::centered(RnsBasis from, RnsBasis to) {
@@ -93,6 +139,12 @@ backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
               if (!out_add_.empty()) {
                 t.out_add = backend::upload(b, out_add_);
                 t.view.out_add = t.out_add.as<const u64>();
+              }
+              if (!byte_planes_.empty()) {
+                t.byte_planes = backend::upload(b, byte_planes_);
+                t.view.byte_planes = t.byte_planes.as<const u32>();
+                t.byte_targets = backend::upload(b, byte_targets_);
+                t.view.byte_targets = t.byte_targets.as<const backend::ByteTarget>();
               }
               return t;
             })

@@ -348,6 +348,28 @@ def test_base_conversion_mod_up_mod_down(gpu, n, q_bits, p_bits):
     check(ext.mod_down(cz), ext.mod_down(gz), gpu, "mod_down")
 
 
+# Up to 8 source primes (7 when exact) the CUDA backend converts on the integer tensor cores.
+BYTE_CASES = [(1 << 12, k, kind) for k in range(1, 9) for kind in ("fast", "exact", "centered")]
+
+
+@pytest.mark.parametrize(
+    "n,sources,kind",
+    BYTE_CASES + [(1 << 16, 7, "exact"), (1 << 16, 7, "fast"), (64, 3, "centered")],
+    ids=lambda v: str(v),
+)
+def test_byte_matrix_conversion(gpu, n, sources, kind):
+    qb, pb, qp, _ = _split(n, (61, 50, 55, 61, 40, 59, 61, 45)[:sources], (60,) * 5 + (50,) * 24)
+    if kind == "centered":
+        conv = ring.BaseConverter.centered(qb, pb)
+    else:
+        conv = ring.BaseConverter(qb, pb, exact=kind == "exact")
+    x = residues(40 + sources, qp, n)
+    x[:, 0] = 0
+    x[:, 1] = np.array(qp, dtype=np.uint64) - 1
+    cx, gx = both(qb, x, "coeff", gpu)
+    check(conv.convert(cx), conv.convert(gx), gpu, f"{kind} {sources} -> 29")
+
+
 # ---------------------------------------------------------------------------------------------
 # Big integers <-> RNS
 

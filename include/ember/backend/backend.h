@@ -61,6 +61,13 @@ void check_linear_combination(const std::vector<const u64*>& a0, const std::vect
                               const std::vector<std::vector<u64>>& scalars,
                               const std::vector<u64>& constant, const BasisView& b);
 
+/// A target prime of a byte-matrix conversion with what its reduction needs in one load.
+struct ByteTarget {
+  u64 prime = 0;
+  double inv_prime = 0;  // 1 / prime, for the quotient estimate
+  u64 out_add = 0;       // the output map's addend (0: none)
+};
+
 /// Tables of a fast base conversion from basis Q (`from`) to basis P (`to`), backend memory.
 struct BaseConvView {
   std::size_t from_limbs = 0;
@@ -79,7 +86,19 @@ struct BaseConvView {
   const u64* out_mul = nullptr;        // [to]
   const u64* out_mul_shoup = nullptr;  // [to]
   const u64* out_add = nullptr;        // [to]
+  // The conversion as a byte matrix for integer tensor cores (null when the source has more than
+  // kByteMatrixInputs primes, or 7 for an exact conversion): W[k][j] with k = 8 i + a for source
+  // prime i and byte a of y_i, W = (Q/q_i mod p_j) 2^(8a) out_mul_j mod p_j, and for an exact
+  // conversion the row k = 8 from_limbs times the overflow's byte: (-Q mod p_j) out_mul_j. Stored
+  // as its eight byte planes (byte b of every W), each [to rounded up to 8][16 u32 words of four
+  // k], the words of one column in mma fragment order (rows::byte_plane_slot); then
+  // sum_b 2^(8b) sum_k bytes_k(y) plane_b[k][j] < 2^14 p_j is the converted value (mod p_j).
+  const u32* byte_planes = nullptr;
+  const ByteTarget* byte_targets = nullptr;  // [to]
 };
+
+/// Source primes a byte-matrix conversion takes (8 bytes each in a 64-byte row).
+inline constexpr std::size_t kByteMatrixInputs = 8;
 
 /// One base conversion of a batch: `out` (to's limbs) from `in` (from's limbs), coefficient form.
 struct ConvJob {

@@ -37,6 +37,9 @@ class BaseConverter {
   backend::BaseConvView view_on(backend::Backend& be) const;
   /// This conversion of `a` into `out` as one job of Backend::base_convert_many_async.
   backend::ConvJob job(u64* out, const u64* a, backend::Backend& be) const;
+  /// The conversion's byte planes (see BaseConvView::byte_planes), empty when it has none.
+  const std::vector<u32>& byte_planes() const { return byte_planes_; }
+  const std::vector<backend::ByteTarget>& byte_targets() const { return byte_targets_; }
 
  private:
   struct DeviceTables;
@@ -45,6 +48,8 @@ class BaseConverter {
   std::vector<u64> qhat_inv_, qhat_inv_shoup_, qhat_mod_p_, q_mod_p_;
   std::vector<u64> y_add_, out_mul_, out_mul_shoup_, out_add_;
   std::vector<double> inv_q_;
+  std::vector<u32> byte_planes_;
+  std::vector<backend::ByteTarget> byte_targets_;
   std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
 };
 

@@ -110,6 +110,41 @@ struct Wide {
   EMBER_HD u64 reduce(const Modulus& m) const { return barrett_reduce_128(hi, lo, m); }
 };
 
+/// Partial sums of a byte-matrix conversion (BaseConvView::byte_planes): the products of planes
+/// 2p and 2p + 1 (each < 2^22: 64 byte products) join in 32 bits (c_2p + c_2p+1 2^8 < 2^31) and
+/// enter low (p < 2) or high (p >= 2) at offset 16 (p % 2), so the value is low + high 2^32
+/// (see join_byte_planes).
+EMBER_HD void add_byte_plane_pair(u64& low, u64& high, u32 even, u32 odd, int pair) {
+  const u64 e = even + (odd << 8);
+  u64& half = pair < 2 ? low : high;
+  half += (pair & 1) ? e << 16 : e;
+}
+
+/// low + high 2^32 (< 2^80) as a 128-bit (hi, lo).
+EMBER_HD void join_byte_planes(u64 low, u64 high, u64& hi, u64& lo) {
+  lo = low + (high << 32);
+  hi = (high >> 32) + (lo < low);
+}
+
+/// Where word w (bytes k = 4w .. 4w + 3) of a byte-plane column is stored: lane t of an
+/// mma.m16n8k32 B fragment reads words t and 4 + t of each 32-byte block kb, so the four words
+/// of lane t (kb = 0, 1) sit together at 4t .. 4t + 3 (one 16-byte load).
+EMBER_HD constexpr u32 byte_plane_slot(u32 w) {
+  const u32 kb = w / 8, r = w % 8;
+  return 4 * (r % 4) + 2 * kb + r / 4;
+}
+
+/// (hi 2^64 + lo) mod p for a value below 2^14 p (a byte-matrix product: 64 bytes times
+/// residues): the quotient (< 2^14) estimated in double precision is off by at most one, so the
+/// remainder, computed modulo 2^64, needs at most one correction either way.
+EMBER_HD u64 reduce_small_quotient(u64 hi, u64 lo, u64 p, double inv_p) {
+  const double x = static_cast<double>(hi) * 18446744073709551616.0 + static_cast<double>(lo);
+  const u64 q = static_cast<u64>(x * inv_p);
+  const std::int64_t r = static_cast<std::int64_t>(lo - q * p);
+  const std::int64_t sp = static_cast<std::int64_t>(p);
+  return static_cast<u64>(r < 0 ? r + sp : (r >= sp ? r - sp : r));
+}
+
 /// Accumulates sum_i y_i * c_i mod p over `count` terms (y_i < 2^61, c_i < p) with a 128-bit
 /// accumulator folded every 32 terms, so no overflow for any count.
 EMBER_HD u64 dot_mod(const u64* y, std::size_t y_stride, const u64* c, std::size_t c_stride,

@@ -165,6 +165,114 @@ __global__ void bconv_many_kernel(const __grid_constant__ ConvJobArgs args) {
   bconv_fused_block<kMax, kRows>(job.out, job.in, job.conv, from, to, job.from_limbs);
 }
 
+/// d += a b for a 16x32 row-major and a 32x8 column-major matrix of unsigned bytes (tensor
+/// cores, 32-bit accumulators): the fragments of mma.sync.m16n8k32 (PTX ISA, "Matrix Fragments
+/// for mma.m16n8k32"). Lane (g, t) = (lane / 4, lane % 4) holds A's rows g and g + 8 at columns
+/// 4t.. and 16 + 4t.., B's column g at rows 4t.. and 16 + 4t.., D's rows g and g + 8 at columns
+/// 2t and 2t + 1.
+__device__ __forceinline__ void mma_bytes_16x8x32(u32 (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/// One warp converts coefficients c0 .. c0 + 15 of a conversion with byte planes
+/// (BaseConvView::byte_planes) on the integer tensor cores: the bytes of y (and of the overflow,
+/// an extra input) times the byte matrix, eight planes of products joined at their byte offsets
+/// and reduced once. Lanes (g, 0..1) compute y of row g from all count <= kMax sources (the
+/// overflow's sum in the CPU's order), lanes (g, 2..3) that of row g + 8, and each pair trades
+/// the halves the other's A fragments need; the result equals the CPU backend's bit for bit.
+template <int kMax>
+__device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const BaseConvView& conv,
+                                                 const LimbMap& from, const LimbMap& to, u32 count,
+                                                 std::size_t c0) {
+  constexpr int kInputs = kMax + 1 < 8 ? kMax + 1 : 8;  // the sources and the overflow
+  constexpr int kBlocks = (kInputs + 3) / 4;            // 32-byte blocks of a 64-byte row
+  const u32 lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, own = t >> 1;
+  const std::size_t n = std::size_t{1} << to.log_n;
+  u64 y[kMax + 1];
+  {
+    const std::size_t c = c0 + g + 8 * own;
+#pragma unroll
+    for (int i = 0; i < kMax; ++i)
+      y[i] = i < count ? ring::rows::conversion_input(a[i * n + c], i, conv, from.mod(i).value) : 0;
+    y[kMax] = 0;
+    if (conv.inv_q) {
+      double sum = 0.0;
+#pragma unroll
+      for (int i = 0; i < kMax; ++i)
+        if (i < count) sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(y[i]), conv.inv_q[i]));
+      const u64 overflow = static_cast<u64>(sum);
+#pragma unroll
+      for (int i = 0; i <= kMax; ++i)
+        if (i == count) y[i] = overflow;
+    }
+  }
+  // A fragment register (kb, h, r): row g + 8 r, input 4 kb + 2 h + t / 2, half t % 2.
+  u32 frag[kBlocks][4];
+#pragma unroll
+  for (int kb = 0; kb < kBlocks; ++kb) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int i0 = 4 * kb + 2 * h, i1 = i0 + 1;
+      const u64 v0 = i0 <= kMax ? y[i0 <= kMax ? i0 : 0] : 0;
+      const u64 v1 = i1 <= kMax ? y[i1 <= kMax ? i1 : 0] : 0;
+      const auto half = [&](u64 v) { return static_cast<u32>((t & 1) ? v >> 32 : v); };
+      const u32 mine = half(own ? v1 : v0);    // my row, the input I read
+      const u32 theirs = half(own ? v0 : v1);  // my row, the input my partner (lane ^ 2) reads
+      const u32 other = __shfl_xor_sync(0xffffffffu, theirs, 2);
+      frag[kb][2 * h + 0] = own ? other : mine;
+      frag[kb][2 * h + 1] = own ? mine : other;
+    }
+  }
+  const u32 tiles = (to.limbs + 7) / 8;
+  for (u32 tile = 0; tile < tiles; ++tile) {
+    u64 low[4] = {0, 0, 0, 0}, high[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int pair = 0; pair < 4; ++pair) {
+      u32 d[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        // This lane's B words of column tile * 8 + g: (kb 0: b0, b1, kb 1: b0, b1).
+        const uint4 words = __ldg(reinterpret_cast<const uint4*>(
+            conv.byte_planes + (((2 * pair + e) * tiles + tile) * 8 + g) * 16 + 4 * t));
+        mma_bytes_16x8x32(d[e], frag[0], words.x, words.y);
+        if constexpr (kBlocks > 1) mma_bytes_16x8x32(d[e], frag[1], words.z, words.w);
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        ring::rows::add_byte_plane_pair(low[q], high[q], d[0][q], d[1][q], pair);
+    }
+#pragma unroll
+    for (int col = 0; col < 2; ++col) {
+      const u32 j = tile * 8 + 2 * t + col;
+      if (j >= to.limbs) continue;
+      const backend::ByteTarget target = conv.byte_targets[j];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        u64 hi, lo;
+        ring::rows::join_byte_planes(low[2 * r + col], high[2 * r + col], hi, lo);
+        const u64 v = ring::rows::reduce_small_quotient(hi, lo, target.prime, target.inv_prime);
+        out[j * n + c0 + g + 8 * r] = add_mod(v, target.out_add, target.prime);
+      }
+    }
+  }
+}
+
+/// A batch of byte-matrix conversions (blockIdx.z picks the job), 16 coefficients per warp.
+template <int kMax>
+__global__ void __launch_bounds__(128)
+    bconv_bytes_kernel(const __grid_constant__ ConvJobArgs args) {
+  wait_for_previous_kernels();
+  const ConvJobArgs::Job& job = args.jobs[blockIdx.z];
+  const std::size_t c0 = (blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) / 32 * 16;
+  if (c0 >= (std::size_t{1} << args.log_n)) return;  // whole warps
+  const LimbMap from{args.moduli, job.from_ids, args.log_n, job.from_limbs};
+  const LimbMap to{args.moduli, job.to_ids, args.log_n, job.to_limbs};
+  bconv_bytes_warp<kMax>(job.out, job.in, job.conv, from, to, job.from_limbs, c0);
+}
+
 /// The terms of a plaintext inner product (dot_plain), passed by value.
 struct DotPlainArgs {
   const u64* a0[backend::Backend::kMaxDotTerms];

@@ -323,8 +323,47 @@ class CudaBackend final : public Backend {
                    out, a, kk, map_of(b));
   }
 
+  /// Conversions with byte planes run on the tensor cores (whole 64-coefficient blocks).
+  static bool byte_matrix_fits(const BaseConvView& conv, const BasisView& from) {
+    return conv.byte_planes && from.limbs <= backend::kByteMatrixInputs && from.ring->n % 64 == 0;
+  }
+  static k::ConvJobArgs conv_job_args(const std::vector<ConvJob>& jobs) {
+    k::ConvJobArgs args{};
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const auto& j = jobs[i];
+      args.jobs[i] = {j.conv,
+                      j.in,
+                      j.out,
+                      j.from.ids,
+                      j.to.ids,
+                      static_cast<u32>(j.from.limbs),
+                      static_cast<u32>(j.to.limbs)};
+    }
+    args.moduli = jobs[0].from.ring->moduli;
+    args.log_n = static_cast<u32>(jobs[0].from.ring->log_n);
+    return args;
+  }
+  /// Up to kMaxConvJobs byte-matrix conversions of one ring in one launch (see
+  /// bconv_bytes_warp): 64 coefficients per 128-thread block, every output row per warp.
+  void launch_byte_conversions(const std::vector<ConvJob>& jobs, Stream s) {
+    ctx_.activate();
+    std::size_t max_from = 0;
+    for (const auto& j : jobs) max_from = std::max(max_from, j.from.limbs);
+    const k::ConvJobArgs args = conv_job_args(jobs);
+    const dim3 grid(static_cast<u32>(jobs[0].from.ring->n / 64), 1, static_cast<u32>(jobs.size()));
+    by_source_count(static_cast<u32>(max_from), [&](auto km) {
+      constexpr int kMax = decltype(km)::value;
+      if constexpr (kMax <= static_cast<int>(backend::kByteMatrixInputs))
+        cuda::launch(k::bconv_bytes_kernel<kMax>, grid, 128, 0, raw(s), "bconv_bytes_kernel", args);
+    });
+  }
+
   void base_convert_async(u64* out, const u64* a, const BaseConvView& conv, const BasisView& from,
                           const BasisView& to, Stream s) override {
+    if (byte_matrix_fits(conv, from)) {
+      launch_byte_conversions({ConvJob{conv, from, to, a, out}}, s);
+      return;
+    }
     ctx_.activate();
     const std::size_t n = from.ring->n;
     if (from.limbs <= 32) {
@@ -359,20 +398,13 @@ class CudaBackend final : public Backend {
       for (const auto& j : jobs) base_convert_async(j.out, j.in, j.conv, j.from, j.to, s);
       return;
     }
-    ctx_.activate();
-    k::ConvJobArgs args{};
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      const auto& j = jobs[i];
-      args.jobs[i] = {j.conv,
-                      j.in,
-                      j.out,
-                      j.from.ids,
-                      j.to.ids,
-                      static_cast<u32>(j.from.limbs),
-                      static_cast<u32>(j.to.limbs)};
+    if (std::all_of(jobs.begin(), jobs.end(),
+                    [](const ConvJob& j) { return byte_matrix_fits(j.conv, j.from); })) {
+      launch_byte_conversions(jobs, s);
+      return;
     }
-    args.moduli = jobs[0].from.ring->moduli;
-    args.log_n = static_cast<u32>(jobs[0].from.ring->log_n);
+    ctx_.activate();
+    const k::ConvJobArgs args = conv_job_args(jobs);
     const std::size_t n = jobs[0].from.ring->n;
     const dim3 grid(static_cast<u32>((n + 255) / 256),
                     static_cast<u32>((max_to + kManyConvRows - 1) / kManyConvRows),
