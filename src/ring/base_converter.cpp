@@ -11,15 +11,17 @@ using backend::Buffer;
 
 namespace {
 
-/// The byte planes of BaseConvView::byte_planes for the matrix W[k][j] (k < 64, j < to).
-std::vector<u32> byte_planes_of(const std::vector<std::vector<u64>>& w, std::size_t to) {
-  const std::size_t to_pad = (to + 7) / 8 * 8;
-  std::vector<u32> planes(8 * to_pad * 16, 0);
+/// The byte planes of BaseConvView::byte_planes for the matrix W[k][j] (k < 32 blocks, j < to).
+std::vector<u32> byte_planes_of(const std::vector<std::vector<u64>>& w, std::size_t to,
+                                std::size_t blocks) {
+  const std::size_t to_pad = (to + 7) / 8 * 8, words = 8 * blocks;
+  std::vector<u32> planes(8 * to_pad * words, 0);
   for (std::size_t k = 0; k < w.size(); ++k)
     for (std::size_t j = 0; j < to; ++j)
       for (std::size_t b = 0; b < 8; ++b) {
         const u32 byte = static_cast<u32>(w[k][j] >> (8 * b)) & 0xff;
-        planes[(b * to_pad + j) * 16 + rows::byte_plane_slot(static_cast<u32>(k / 4))] |=
+        planes[(b * to_pad + j) * words +
+               rows::byte_plane_slot(static_cast<u32>(k / 4), static_cast<u32>(blocks))] |=
             byte << (8 * (k % 4));
       }
   return planes;
@@ -70,7 +72,7 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const Conve
   }
   for (std::size_t j = 0; j < maps.out_add.size(); ++j) out_add_.push_back(maps.out_add[j] % p[j]);
   // The byte matrix for tensor-core conversions: 8 bytes per source prime and, when exact, one
-  // row for the overflow (u < from primes fits a byte), within 64 rows.
+  // row for the overflow (u < from primes fits a byte), in blocks of 32 rows.
   if (q.size() + (exact_ ? 1 : 0) <= backend::kByteMatrixInputs) {
     std::vector<std::vector<u64>> w;
     for (std::size_t i = 0; i < q.size(); ++i)
@@ -91,7 +93,8 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const Conve
         row[j] = out_mul_.empty() ? minus_q : mul_mod(minus_q, out_mul_[j], m);
       }
     }
-    byte_planes_ = byte_planes_of(w, p.size());
+    byte_blocks_ = (w.size() + 31) / 32;
+    byte_planes_ = byte_planes_of(w, p.size(), byte_blocks_);
     for (std::size_t j = 0; j < p.size(); ++j)
       byte_targets_.push_back(
           {p[j], 1.0 / static_cast<double>(p[j]), out_add_.empty() ? 0 : out_add_[j]});
@@ -143,6 +146,7 @@ backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
               if (!byte_planes_.empty()) {
                 t.byte_planes = backend::upload(b, byte_planes_);
                 t.view.byte_planes = t.byte_planes.as<const u32>();
+                t.view.byte_blocks = static_cast<u32>(byte_blocks_);
                 t.byte_targets = backend::upload(b, byte_targets_);
                 t.view.byte_targets = t.byte_targets.as<const backend::ByteTarget>();
               }

@@ -348,17 +348,27 @@ def test_base_conversion_mod_up_mod_down(gpu, n, q_bits, p_bits):
     check(ext.mod_down(cz), ext.mod_down(gz), gpu, "mod_down")
 
 
-# Up to 8 source primes (7 when exact) the CUDA backend converts on the integer tensor cores.
-BYTE_CASES = [(1 << 12, k, kind) for k in range(1, 9) for kind in ("fast", "exact", "centered")]
+# Up to 16 inputs (source primes, and the overflow of an exact conversion) the CUDA backend
+# converts on the integer tensor cores (one source: the plain kernel).
+BYTE_CASES = [(1 << 12, k, kind) for k in range(1, 17) for kind in ("fast", "exact", "centered")]
+SOURCE_BITS = (61, 50, 55, 61, 40, 59, 61, 45, 61, 58, 52, 61, 47, 61, 60, 54, 61)
 
 
 @pytest.mark.parametrize(
     "n,sources,kind",
-    BYTE_CASES + [(1 << 16, 7, "exact"), (1 << 16, 7, "fast"), (64, 3, "centered")],
+    [c for c in BYTE_CASES if c[1] < 16 or c[2] == "fast"]
+    + [
+        (1 << 16, 7, "exact"),
+        (1 << 16, 8, "exact"),
+        (1 << 16, 7, "fast"),
+        (64, 3, "centered"),
+        (1 << 12, 17, "fast"),
+        (1 << 12, 16, "exact"),
+    ],
     ids=lambda v: str(v),
 )
 def test_byte_matrix_conversion(gpu, n, sources, kind):
-    qb, pb, qp, _ = _split(n, (61, 50, 55, 61, 40, 59, 61, 45)[:sources], (60,) * 5 + (50,) * 24)
+    qb, pb, qp, _ = _split(n, SOURCE_BITS[:sources], (60,) * 5 + (50,) * 24)
     if kind == "centered":
         conv = ring.BaseConverter.centered(qb, pb)
     else:

@@ -86,19 +86,22 @@ struct BaseConvView {
   const u64* out_mul = nullptr;        // [to]
   const u64* out_mul_shoup = nullptr;  // [to]
   const u64* out_add = nullptr;        // [to]
-  // The conversion as a byte matrix for integer tensor cores (null when the source has more than
-  // kByteMatrixInputs primes, or 7 for an exact conversion): W[k][j] with k = 8 i + a for source
-  // prime i and byte a of y_i, W = (Q/q_i mod p_j) 2^(8a) out_mul_j mod p_j, and for an exact
-  // conversion the row k = 8 from_limbs times the overflow's byte: (-Q mod p_j) out_mul_j. Stored
-  // as its eight byte planes (byte b of every W), each [to rounded up to 8][16 u32 words of four
-  // k], the words of one column in mma fragment order (rows::byte_plane_slot); then
-  // sum_b 2^(8b) sum_k bytes_k(y) plane_b[k][j] < 2^14 p_j is the converted value (mod p_j).
+  // The conversion as a byte matrix for integer tensor cores (null when the source primes and,
+  // for an exact conversion, the overflow exceed kByteMatrixInputs): W[k][j] with k = 8 i + a for
+  // source prime i and byte a of y_i, W = (Q/q_i mod p_j) 2^(8a) out_mul_j mod p_j, and for an
+  // exact conversion the row k = 8 from_limbs times the overflow's byte: (-Q mod p_j) out_mul_j.
+  // k runs over byte_blocks blocks of 32. Stored as its eight byte planes (byte b of every W),
+  // each [to rounded up to 8][8 byte_blocks u32 words of four k], the words of one column in
+  // mma fragment order (rows::byte_plane_slot); sum_b 2^(8b) sum_k bytes_k(y) plane_b[k][j] <
+  // 2^15 p_j is then the converted value (mod p_j).
   const u32* byte_planes = nullptr;
+  u32 byte_blocks = 0;
   const ByteTarget* byte_targets = nullptr;  // [to]
 };
 
-/// Source primes a byte-matrix conversion takes (8 bytes each in a 64-byte row).
-inline constexpr std::size_t kByteMatrixInputs = 8;
+/// Inputs (source primes, and the overflow of an exact conversion) a byte-matrix conversion
+/// takes: 8 bytes each in rows of at most 4 blocks of 32 bytes.
+inline constexpr std::size_t kByteMatrixInputs = 16;
 
 /// One base conversion of a batch: `out` (to's limbs) from `in` (from's limbs), coefficient form.
 struct ConvJob {

@@ -39,6 +39,8 @@ class BaseConverter {
   backend::ConvJob job(u64* out, const u64* a, backend::Backend& be) const;
   /// The conversion's byte planes (see BaseConvView::byte_planes), empty when it has none.
   const std::vector<u32>& byte_planes() const { return byte_planes_; }
+  /// Blocks of 32 rows of the byte matrix (see BaseConvView::byte_blocks).
+  std::size_t byte_blocks() const { return byte_blocks_; }
   const std::vector<backend::ByteTarget>& byte_targets() const { return byte_targets_; }
 
  private:
@@ -49,6 +51,7 @@ class BaseConverter {
   std::vector<u64> y_add_, out_mul_, out_mul_shoup_, out_add_;
   std::vector<double> inv_q_;
   std::vector<u32> byte_planes_;
+  std::size_t byte_blocks_ = 0;
   std::vector<backend::ByteTarget> byte_targets_;
   std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
 };

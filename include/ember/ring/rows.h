@@ -111,7 +111,7 @@ struct Wide {
 };
 
 /// Partial sums of a byte-matrix conversion (BaseConvView::byte_planes): the products of planes
-/// 2p and 2p + 1 (each < 2^22: 64 byte products) join in 32 bits (c_2p + c_2p+1 2^8 < 2^31) and
+/// 2p and 2p + 1 (each < 2^23: 128 byte products) join in 32 bits (c_2p + c_2p+1 2^8 < 2^32) and
 /// enter low (p < 2) or high (p >= 2) at offset 16 (p % 2), so the value is low + high 2^32
 /// (see join_byte_planes).
 EMBER_HD void add_byte_plane_pair(u64& low, u64& high, u32 even, u32 odd, int pair) {
@@ -120,22 +120,22 @@ EMBER_HD void add_byte_plane_pair(u64& low, u64& high, u32 even, u32 odd, int pa
   half += (pair & 1) ? e << 16 : e;
 }
 
-/// low + high 2^32 (< 2^80) as a 128-bit (hi, lo).
+/// low + high 2^32 (< 2^81) as a 128-bit (hi, lo).
 EMBER_HD void join_byte_planes(u64 low, u64 high, u64& hi, u64& lo) {
   lo = low + (high << 32);
   hi = (high >> 32) + (lo < low);
 }
 
-/// Where word w (bytes k = 4w .. 4w + 3) of a byte-plane column is stored: lane t of an
-/// mma.m16n8k32 B fragment reads words t and 4 + t of each 32-byte block kb, so the four words
-/// of lane t (kb = 0, 1) sit together at 4t .. 4t + 3 (one 16-byte load).
-EMBER_HD constexpr u32 byte_plane_slot(u32 w) {
+/// Where word w (bytes k = 4w .. 4w + 3) of a byte-plane column of `blocks` 32-byte blocks is
+/// stored: lane t of an mma.m16n8k32 B fragment reads words t and 4 + t of each block kb, so
+/// lane t's words sit together at 2 blocks t + 2 kb + (0, 1) (16-byte loads of two blocks).
+EMBER_HD constexpr u32 byte_plane_slot(u32 w, u32 blocks) {
   const u32 kb = w / 8, r = w % 8;
-  return 4 * (r % 4) + 2 * kb + r / 4;
+  return 2 * blocks * (r % 4) + 2 * kb + r / 4;
 }
 
-/// (hi 2^64 + lo) mod p for a value below 2^14 p (a byte-matrix product: 64 bytes times
-/// residues): the quotient (< 2^14) estimated in double precision is off by at most one, so the
+/// (hi 2^64 + lo) mod p for a value below 2^15 p (a byte-matrix product: up to 128 bytes times
+/// residues): the quotient (< 2^15) estimated in double precision is off by at most one, so the
 /// remainder, computed modulo 2^64, needs at most one correction either way.
 EMBER_HD u64 reduce_small_quotient(u64 hi, u64 lo, u64 p, double inv_p) {
   const double x = static_cast<double>(hi) * 18446744073709551616.0 + static_cast<double>(lo);

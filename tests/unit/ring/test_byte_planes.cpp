@@ -20,9 +20,10 @@ using ember::u64;
 using namespace ember::ring;
 namespace rows = ember::ring::rows;
 
-/// Byte k of the 64-byte row of one coefficient: the bytes of y_i, then the overflow's.
-std::vector<u32> input_bytes(const std::vector<u64>& y, u64 overflow, bool exact) {
-  std::vector<u32> bytes(64, 0);
+/// Byte k of the row of one coefficient: the bytes of y_i, then the overflow's.
+std::vector<u32> input_bytes(const std::vector<u64>& y, u64 overflow, bool exact,
+                             std::size_t blocks) {
+  std::vector<u32> bytes(32 * blocks, 0);
   for (std::size_t i = 0; i < y.size(); ++i)
     for (std::size_t a = 0; a < 8; ++a) bytes[8 * i + a] = (y[i] >> (8 * a)) & 0xff;
   if (exact) bytes[8 * y.size()] = static_cast<u32>(overflow);
@@ -32,11 +33,11 @@ std::vector<u32> input_bytes(const std::vector<u64>& y, u64 overflow, bool exact
 /// The conversion of every coefficient of x (host words, from-major) through the byte planes.
 std::vector<u64> convert_by_planes(const BaseConverter& conv, const std::vector<u64>& x,
                                    std::size_t n, bool exact, const std::vector<u64>& in_mul,
-                                   const std::vector<u64>& in_add,
-                                   const std::vector<u64>& out_add) {
+                                   const std::vector<u64>& in_add) {
   const auto q = conv.from().primes();
   const auto p = conv.to().primes();
-  const std::size_t to_pad = (p.size() + 7) / 8 * 8;
+  const std::size_t to_pad = (p.size() + 7) / 8 * 8, blocks = conv.byte_blocks();
+  EXPECT_EQ(blocks, (8 * q.size() + (exact ? 1 : 0) + 31) / 32);
   const std::vector<u32>& planes = conv.byte_planes();
   std::vector<u64> out(p.size() * n);
   for (std::size_t c = 0; c < n; ++c) {
@@ -51,16 +52,16 @@ std::vector<u64> convert_by_planes(const BaseConverter& conv, const std::vector<
           ember::mul_mod(ember::add_mod(ember::mul_mod(x[i * n + c], a, m), b, q[i]), qhat_inv, m);
       sum += static_cast<double>(y[i]) * (1.0 / static_cast<double>(q[i]));
     }
-    const std::vector<u32> bytes = input_bytes(y, static_cast<u64>(sum), exact);
+    const std::vector<u32> bytes = input_bytes(y, static_cast<u64>(sum), exact, blocks);
     for (std::size_t j = 0; j < p.size(); ++j) {
       u32 dot[8] = {};
       for (int b = 0; b < 8; ++b)
-        for (std::size_t k = 0; k < 64; ++k)
-          dot[b] +=
-              bytes[k] *
-              ((planes[(b * to_pad + j) * 16 + rows::byte_plane_slot(static_cast<u32>(k / 4))] >>
-                (8 * (k % 4))) &
-               0xff);
+        for (std::size_t k = 0; k < bytes.size(); ++k) {
+          const u32 word =
+              planes[(b * to_pad + j) * 8 * blocks +
+                     rows::byte_plane_slot(static_cast<u32>(k / 4), static_cast<u32>(blocks))];
+          dot[b] += bytes[k] * ((word >> (8 * (k % 4))) & 0xff);
+        }
       u64 low = 0, high = 0;
       for (int pair = 0; pair < 4; ++pair)
         rows::add_byte_plane_pair(low, high, dot[2 * pair], dot[2 * pair + 1], pair);
@@ -68,7 +69,6 @@ std::vector<u64> convert_by_planes(const BaseConverter& conv, const std::vector<
       rows::join_byte_planes(low, high, hi, lo);
       const ember::backend::ByteTarget& target = conv.byte_targets()[j];
       EXPECT_EQ(target.prime, p[j]);
-      EXPECT_EQ(target.out_add, out_add.empty() ? 0 : out_add[j] % p[j]);
       const u64 v = rows::reduce_small_quotient(hi, lo, target.prime, target.inv_prime);
       out[j * n + c] = ember::add_mod(v, target.out_add, p[j]);
     }
@@ -77,23 +77,23 @@ std::vector<u64> convert_by_planes(const BaseConverter& conv, const std::vector<
 }
 
 TEST(BytePlanes, SmallQuotientReductionIsExact) {
-  // Values below 2^14 p, near multiples of p and at the ends of the range.
+  // Values below 2^15 p, near multiples of p and at the ends of the range.
   using u128 = unsigned __int128;
   std::mt19937_64 rng(9);
   for (u64 p : {u64{3}, u64{65537}, ember::generate_ntt_primes(30, 16, 1)[0],
                 ember::generate_ntt_primes(50, 16, 1)[0], ember::generate_ntt_primes(61, 16, 1)[0],
                 (u64{1} << 61) - 1}) {
     const double inv = 1.0 / static_cast<double>(p);
-    std::vector<u128> xs{0, 1, static_cast<u128>(p) - 1, p, (static_cast<u128>(p) << 14) - 1};
+    std::vector<u128> xs{0, 1, static_cast<u128>(p) - 1, p, (static_cast<u128>(p) << 15) - 1};
     for (int i = 0; i < 2000; ++i) {
-      const u128 q = rng() % (1 << 14);
+      const u128 q = rng() % (1 << 15);
       const u128 off = rng() % 5;
       xs.push_back(q * p + off);
       if (q * p >= off + 1) xs.push_back(q * p - off - 1);
       xs.push_back(q * p + rng() % p);
     }
     for (u128 x : xs) {
-      if (x >= (static_cast<u128>(p) << 14)) continue;
+      if (x >= (static_cast<u128>(p) << 15)) continue;
       ASSERT_EQ(rows::reduce_small_quotient(static_cast<u64>(x >> 64), static_cast<u64>(x), p, inv),
                 static_cast<u64>(x % p))
           << "p " << p;
@@ -103,20 +103,20 @@ TEST(BytePlanes, SmallQuotientReductionIsExact) {
 
 TEST(BytePlanes, HostEmulationMatchesTheConversion) {
   const std::size_t n = 64;
-  const auto primes = ember::generate_ntt_primes(61, n, 8);
-  auto more = ember::generate_ntt_primes(50, n, 9);
+  const auto primes = ember::generate_ntt_primes(61, n, 16);
+  auto more = ember::generate_ntt_primes(50, n, 10);
   std::vector<u64> all = primes;
   all.insert(all.end(), more.begin(), more.end());
   const auto ring = RingContext::create(n, all);
   std::mt19937_64 rng(5);
   const ember::backend::Device cpu{};
-  for (std::size_t from = 1; from <= 8; ++from) {
+  for (std::size_t from = 1; from <= 16; ++from) {
     for (int kind = 0; kind < 3; ++kind) {  // fast, exact, centered (exact with both maps)
       const bool exact = kind > 0;
-      if (exact && from == 8) continue;  // 8 sources and the overflow exceed 64 bytes
+      if (exact && from == 16) continue;  // 16 sources and the overflow exceed 4 blocks
       std::vector<u32> qi, pi;
       for (u32 i = 0; i < from; ++i) qi.push_back(i);
-      for (u32 j = 0; j < 9; ++j) pi.push_back(8 + j);
+      for (u32 j = 0; j < 9; ++j) pi.push_back(16 + j);
       const RnsBasis qb(ring, qi), pb(ring, pi);
       const BaseConverter conv =
           kind == 2 ? BaseConverter::centered(qb, pb) : BaseConverter(qb, pb, exact);
@@ -127,23 +127,23 @@ TEST(BytePlanes, HostEmulationMatchesTheConversion) {
           x[i * n + c] = c < 2 ? (c == 0 ? 0 : all[i] - 1) : rng() % all[i];
       const RnsPoly in = RnsPoly::from_host(qb, Form::coeff, cpu, x.data());
       const std::vector<u64> want = conv.convert(in).to_host();
-      std::vector<u64> in_add, out_add;
-      if (kind == 2) {
+      std::vector<u64> in_add;
+      if (kind == 2)
         for (u64 q : qb.primes()) in_add.push_back(ember::half_product_mod(qb.primes(), q));
-        for (u64 p : pb.primes())
-          out_add.push_back(ember::neg_mod(ember::half_product_mod(qb.primes(), p), p));
-      }
-      EXPECT_EQ(convert_by_planes(conv, x, n, exact, {}, in_add, out_add), want)
+      EXPECT_EQ(convert_by_planes(conv, x, n, exact, {}, in_add), want)
           << "from " << from << " kind " << kind;
     }
   }
-  // Too many sources: no planes (the kernels take the 128-bit dot product instead).
-  std::vector<u32> nine{0, 1, 2, 3, 4, 5, 6, 7, 8};
+  // Too many inputs: no planes (the kernels take the 128-bit dot product instead).
+  std::vector<u32> sixteen, seventeen;
+  for (u32 i = 0; i < 17; ++i) {
+    seventeen.push_back(i);
+    if (i < 16) sixteen.push_back(i);
+  }
   EXPECT_TRUE(
-      BaseConverter(RnsBasis(ring, nine), RnsBasis(ring, {9}), false).byte_planes().empty());
-  std::vector<u32> eight{0, 1, 2, 3, 4, 5, 6, 7};
+      BaseConverter(RnsBasis(ring, seventeen), RnsBasis(ring, {17}), false).byte_planes().empty());
   EXPECT_TRUE(
-      BaseConverter(RnsBasis(ring, eight), RnsBasis(ring, {9}), true).byte_planes().empty());
+      BaseConverter(RnsBasis(ring, sixteen), RnsBasis(ring, {17}), true).byte_planes().empty());
 }
 
 }  // namespace

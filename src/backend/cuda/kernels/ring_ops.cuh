@@ -177,56 +177,17 @@ __device__ __forceinline__ void mma_bytes_16x8x32(u32 (&d)[4], const u32 (&a)[4]
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/// One warp converts coefficients c0 .. c0 + 15 of a conversion with byte planes
-/// (BaseConvView::byte_planes) on the integer tensor cores: the bytes of y (and of the overflow,
-/// an extra input) times the byte matrix, eight planes of products joined at their byte offsets
-/// and reduced once. Lanes (g, 0..1) compute y of row g from all count <= kMax sources (the
-/// overflow's sum in the CPU's order), lanes (g, 2..3) that of row g + 8, and each pair trades
-/// the halves the other's A fragments need; the result equals the CPU backend's bit for bit.
-template <int kMax>
-__device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const BaseConvView& conv,
-                                                 const LimbMap& from, const LimbMap& to, u32 count,
-                                                 std::size_t c0) {
-  constexpr int kInputs = kMax + 1 < 8 ? kMax + 1 : 8;  // the sources and the overflow
-  constexpr int kBlocks = (kInputs + 3) / 4;            // 32-byte blocks of a 64-byte row
-  const u32 lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, own = t >> 1;
+/// The column tiles of bconv_bytes_warp: A fragments times each byte plane's B fragments (this
+/// lane's words of a column sit together: rows::byte_plane_slot), the planes joined, reduced and
+/// stored. kFull: the job's rows have all kBlocks blocks (else fewer; its A fragments past them
+/// are zero).
+template <int kBlocks, bool kFull>
+__device__ __forceinline__ void bconv_bytes_tiles(u64* out, const BaseConvView& conv,
+                                                  const LimbMap& to, const u32 (&frag)[kBlocks][4],
+                                                  std::size_t c0) {
+  const u32 lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const std::size_t n = std::size_t{1} << to.log_n;
-  u64 y[kMax + 1];
-  {
-    const std::size_t c = c0 + g + 8 * own;
-#pragma unroll
-    for (int i = 0; i < kMax; ++i)
-      y[i] = i < count ? ring::rows::conversion_input(a[i * n + c], i, conv, from.mod(i).value) : 0;
-    y[kMax] = 0;
-    if (conv.inv_q) {
-      double sum = 0.0;
-#pragma unroll
-      for (int i = 0; i < kMax; ++i)
-        if (i < count) sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(y[i]), conv.inv_q[i]));
-      const u64 overflow = static_cast<u64>(sum);
-#pragma unroll
-      for (int i = 0; i <= kMax; ++i)
-        if (i == count) y[i] = overflow;
-    }
-  }
-  // A fragment register (kb, h, r): row g + 8 r, input 4 kb + 2 h + t / 2, half t % 2.
-  u32 frag[kBlocks][4];
-#pragma unroll
-  for (int kb = 0; kb < kBlocks; ++kb) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int i0 = 4 * kb + 2 * h, i1 = i0 + 1;
-      const u64 v0 = i0 <= kMax ? y[i0 <= kMax ? i0 : 0] : 0;
-      const u64 v1 = i1 <= kMax ? y[i1 <= kMax ? i1 : 0] : 0;
-      const auto half = [&](u64 v) { return static_cast<u32>((t & 1) ? v >> 32 : v); };
-      const u32 mine = half(own ? v1 : v0);    // my row, the input I read
-      const u32 theirs = half(own ? v0 : v1);  // my row, the input my partner (lane ^ 2) reads
-      const u32 other = __shfl_xor_sync(0xffffffffu, theirs, 2);
-      frag[kb][2 * h + 0] = own ? other : mine;
-      frag[kb][2 * h + 1] = own ? mine : other;
-    }
-  }
-  const u32 tiles = (to.limbs + 7) / 8;
+  const u32 tiles = (to.limbs + 7) / 8, blocks = kFull ? kBlocks : conv.byte_blocks;
   for (u32 tile = 0; tile < tiles; ++tile) {
     u64 low[4] = {0, 0, 0, 0}, high[4] = {0, 0, 0, 0};
 #pragma unroll
@@ -234,11 +195,23 @@ __device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const B
       u32 d[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        // This lane's B words of column tile * 8 + g: (kb 0: b0, b1, kb 1: b0, b1).
-        const uint4 words = __ldg(reinterpret_cast<const uint4*>(
-            conv.byte_planes + (((2 * pair + e) * tiles + tile) * 8 + g) * 16 + 4 * t));
-        mma_bytes_16x8x32(d[e], frag[0], words.x, words.y);
-        if constexpr (kBlocks > 1) mma_bytes_16x8x32(d[e], frag[1], words.z, words.w);
+        const u32* mine = conv.byte_planes +
+                          (((2 * pair + e) * tiles + tile) * 8 + g) * 8 * blocks + 2 * blocks * t;
+        if constexpr (kFull && kBlocks % 2 == 0) {  // 16-byte aligned pairs of blocks
+#pragma unroll
+          for (int kb = 0; kb < kBlocks; kb += 2) {
+            const uint4 w = __ldg(reinterpret_cast<const uint4*>(mine + 2 * kb));
+            mma_bytes_16x8x32(d[e], frag[kb], w.x, w.y);
+            mma_bytes_16x8x32(d[e], frag[kb + 1], w.z, w.w);
+          }
+        } else {
+#pragma unroll
+          for (int kb = 0; kb < kBlocks; ++kb) {
+            if (!kFull && kb >= blocks) break;
+            const uint2 w = __ldg(reinterpret_cast<const uint2*>(mine + 2 * kb));
+            mma_bytes_16x8x32(d[e], frag[kb], w.x, w.y);
+          }
+        }
       }
 #pragma unroll
       for (int q = 0; q < 4; ++q)
@@ -260,8 +233,62 @@ __device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const B
   }
 }
 
+/// One warp converts coefficients c0 .. c0 + 15 of a conversion with byte planes
+/// (BaseConvView::byte_planes, at most kBlocks blocks of 32 bytes per row) on the integer tensor
+/// cores: the bytes of y (and of the overflow, an extra input) times the byte matrix, eight planes
+/// of products joined at their byte offsets and reduced once. Lanes (g, 0..1) compute y of row g
+/// from all `count` sources (the overflow's sum in the CPU's order), lanes (g, 2..3) that of row
+/// g + 8, and each pair trades the halves the other's A fragments need; the result equals the
+/// CPU backend's bit for bit.
+template <int kBlocks>
+__device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const BaseConvView& conv,
+                                                 const LimbMap& from, const LimbMap& to, u32 count,
+                                                 std::size_t c0) {
+  constexpr int kInputs = 4 * kBlocks;  // 8-byte inputs of a row: sources, overflow, zeros
+  const u32 lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, own = t >> 1;
+  const std::size_t n = std::size_t{1} << to.log_n;
+  u64 y[kInputs];
+  {
+    const std::size_t c = c0 + g + 8 * own;
+#pragma unroll
+    for (int i = 0; i < kInputs; ++i)
+      y[i] = i < count ? ring::rows::conversion_input(a[i * n + c], i, conv, from.mod(i).value) : 0;
+    if (conv.inv_q) {
+      double sum = 0.0;
+#pragma unroll
+      for (int i = 0; i < kInputs; ++i)
+        if (i < count) sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(y[i]), conv.inv_q[i]));
+      const u64 overflow = static_cast<u64>(sum);
+#pragma unroll
+      for (int i = 0; i < kInputs; ++i)
+        if (i == count) y[i] = overflow;
+    }
+  }
+  // A fragment register (kb, h, r): row g + 8 r, input 4 kb + 2 h + t / 2, half t % 2.
+  u32 frag[kBlocks][4];
+#pragma unroll
+  for (int kb = 0; kb < kBlocks; ++kb) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const u64 v0 = y[4 * kb + 2 * h], v1 = y[4 * kb + 2 * h + 1];
+      const auto half = [&](u64 v) { return static_cast<u32>((t & 1) ? v >> 32 : v); };
+      const u32 mine = half(own ? v1 : v0);    // my row, the input I read
+      const u32 theirs = half(own ? v0 : v1);  // my row, the input my partner (lane ^ 2) reads
+      const u32 other = __shfl_xor_sync(0xffffffffu, theirs, 2);
+      frag[kb][2 * h + 0] = own ? other : mine;
+      frag[kb][2 * h + 1] = own ? mine : other;
+    }
+  }
+  // Straight-line tile loops (the tensor-core products interleave with the previous plane's
+  // joins): one for jobs with all kBlocks blocks, one for jobs with fewer.
+  if (conv.byte_blocks == kBlocks)
+    bconv_bytes_tiles<kBlocks, true>(out, conv, to, frag, c0);
+  else
+    bconv_bytes_tiles<kBlocks, false>(out, conv, to, frag, c0);
+}
+
 /// A batch of byte-matrix conversions (blockIdx.z picks the job), 16 coefficients per warp.
-template <int kMax>
+template <int kBlocks>
 __global__ void __launch_bounds__(128)
     bconv_bytes_kernel(const __grid_constant__ ConvJobArgs args) {
   wait_for_previous_kernels();
@@ -270,7 +297,7 @@ __global__ void __launch_bounds__(128)
   if (c0 >= (std::size_t{1} << args.log_n)) return;  // whole warps
   const LimbMap from{args.moduli, job.from_ids, args.log_n, job.from_limbs};
   const LimbMap to{args.moduli, job.to_ids, args.log_n, job.to_limbs};
-  bconv_bytes_warp<kMax>(job.out, job.in, job.conv, from, to, job.from_limbs, c0);
+  bconv_bytes_warp<kBlocks>(job.out, job.in, job.conv, from, to, job.from_limbs, c0);
 }
 
 /// The terms of a plaintext inner product (dot_plain), passed by value.

@@ -323,9 +323,10 @@ class CudaBackend final : public Backend {
                    out, a, kk, map_of(b));
   }
 
-  /// Conversions with byte planes run on the tensor cores (whole 64-coefficient blocks).
+  /// Conversions with byte planes run on the tensor cores (whole 64-coefficient blocks), except
+  /// those of one source prime (a reduction per output: the plain kernel is faster).
   static bool byte_matrix_fits(const BaseConvView& conv, const BasisView& from) {
-    return conv.byte_planes && from.limbs <= backend::kByteMatrixInputs && from.ring->n % 64 == 0;
+    return conv.byte_planes && from.ring->n % 64 == 0;
   }
   static k::ConvJobArgs conv_job_args(const std::vector<ConvJob>& jobs) {
     k::ConvJobArgs args{};
@@ -347,20 +348,28 @@ class CudaBackend final : public Backend {
   /// bconv_bytes_warp): 64 coefficients per 128-thread block, every output row per warp.
   void launch_byte_conversions(const std::vector<ConvJob>& jobs, Stream s) {
     ctx_.activate();
-    std::size_t max_from = 0;
-    for (const auto& j : jobs) max_from = std::max(max_from, j.from.limbs);
+    u32 blocks = 0;
+    for (const auto& j : jobs) blocks = std::max(blocks, j.conv.byte_blocks);
     const k::ConvJobArgs args = conv_job_args(jobs);
+    // Every warp converts 16 coefficients to all output rows: splitting the rows over more
+    // warps (each recomputing y) measured 1.5x slower for one job of 7 -> 22 primes on an H200.
     const dim3 grid(static_cast<u32>(jobs[0].from.ring->n / 64), 1, static_cast<u32>(jobs.size()));
-    by_source_count(static_cast<u32>(max_from), [&](auto km) {
-      constexpr int kMax = decltype(km)::value;
-      if constexpr (kMax <= static_cast<int>(backend::kByteMatrixInputs))
-        cuda::launch(k::bconv_bytes_kernel<kMax>, grid, 128, 0, raw(s), "bconv_bytes_kernel", args);
-    });
+    const auto launch = [&](auto kernel) {
+      cuda::launch(kernel, grid, 128, 0, raw(s), "bconv_bytes_kernel", args);
+    };
+    if (blocks <= 1)
+      launch(k::bconv_bytes_kernel<1>);
+    else if (blocks == 2)
+      launch(k::bconv_bytes_kernel<2>);
+    else if (blocks == 3)
+      launch(k::bconv_bytes_kernel<3>);
+    else
+      launch(k::bconv_bytes_kernel<4>);
   }
 
   void base_convert_async(u64* out, const u64* a, const BaseConvView& conv, const BasisView& from,
                           const BasisView& to, Stream s) override {
-    if (byte_matrix_fits(conv, from)) {
+    if (from.limbs > 1 && byte_matrix_fits(conv, from)) {
       launch_byte_conversions({ConvJob{conv, from, to, a, out}}, s);
       return;
     }
@@ -398,8 +407,9 @@ class CudaBackend final : public Backend {
       for (const auto& j : jobs) base_convert_async(j.out, j.in, j.conv, j.from, j.to, s);
       return;
     }
-    if (std::all_of(jobs.begin(), jobs.end(),
-                    [](const ConvJob& j) { return byte_matrix_fits(j.conv, j.from); })) {
+    if (max_from > 1 && std::all_of(jobs.begin(), jobs.end(), [](const ConvJob& j) {
+          return byte_matrix_fits(j.conv, j.from);
+        })) {
       launch_byte_conversions(jobs, s);
       return;
     }
