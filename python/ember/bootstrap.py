@@ -371,6 +371,19 @@ class Bootstrapper:
     # ---------------------------------------------------------------- linear transforms
     def _transform(self, x, planned, factor: complex, target_scale: float, key: tuple):
         """sum_o diag_o * rot(x, o) times `factor`, rescaled once, landing at `target_scale`."""
+        baby_keys, giant_keys, terms = self._transform_operands(
+            x, planned, factor, target_scale, key
+        )
+        out = self.ctx._wrap(
+            self.ctx._raw.linear_transform_hoisted(x._raw, baby_keys, giant_keys, terms), x
+        )
+        out.is_complex = True
+        out._raw.scale = target_scale  # x.scale * pt_scale / q_level
+        return out
+
+    def _transform_operands(self, x, planned, factor: complex, target_scale: float, key: tuple):
+        """The baby-step keys, giant-step keys and (baby index, plaintext) terms per giant of
+        _transform (its diagonals encoded once and cached)."""
         ctx = self.ctx
         raw = ctx._raw
         m, _, _, plan = planned
@@ -404,10 +417,7 @@ class Bootstrapper:
         giants = sorted(by_giant)
         giant_keys = [ctx._galois_key(galois_element(g, self.n)) if g else None for g in giants]
         terms = [[(index[b], plains[o]) for o, b in by_giant[g]] for g in giants]
-        out = ctx._wrap(raw.linear_transform_hoisted(x._raw, baby_keys, giant_keys, terms), x)
-        out.is_complex = True
-        out._raw.scale = target_scale  # x.scale * pt_scale / q_level
-        return out
+        return baby_keys, giant_keys, terms
 
     def _run_transforms(self, x, stages, factor: complex, final_scale: float):
         """The stages in order, the first times `factor`, ending at `final_scale`. The product

@@ -531,6 +531,33 @@ void Context::key_product(const u64* d, const Buffer& ext, std::size_t level, co
   }
 }
 
+void Context::baby_giant_sums(const u64* c0, const u64* d, const Buffer& ext, std::size_t level,
+                              const std::vector<const SwitchKey*>& babies,
+                              const std::vector<std::vector<const u64*>>& plain,
+                              const std::vector<u64*>& out, Stream s) const {
+  if (!baby_giant_fits(level, babies.size(), out.size()) || plain.size() != out.size())
+    throw ParameterError("baby_giant_sums: too many baby or giant steps for one pass");
+  auto& be = backend();
+  backend::BabyGiantView v;
+  v.product = product_view(d, ext, level, *babies[0], 0);
+  v.product.add = c0;  // P sigma_b(c0) on the Q rows of every baby
+  std::copy(p_mod_q_.begin(), p_mod_q_.begin() + level + 1, v.product.add_scale);
+  v.babies = static_cast<u32>(babies.size());
+  v.giants = static_cast<u32>(out.size());
+  for (std::size_t b = 0; b < babies.size(); ++b) {
+    check_params(babies[b]->params_id, "the evaluation key");
+    v.key[b] = babies[b]->words();
+    v.galois[b] = babies[b]->galois;
+  }
+  for (std::size_t g = 0; g < out.size(); ++g) {
+    if (plain[g].size() != babies.size())
+      throw ParameterError("baby_giant_sums: one plaintext (or null) per baby and giant");
+    v.out[g] = out[g];
+    for (std::size_t b = 0; b < babies.size(); ++b) v.plain[g][b] = plain[g][b];
+  }
+  be.baby_giant_sums_async(v, levels_.at(level).qp.on(be), s);
+}
+
 void Context::mod_down_polys(u64* const* out, const u64* const* in, std::size_t count,
                              std::size_t level, Stream s, const u64* const* addends) const {
   // Each polynomial's P rows follow its Q rows.

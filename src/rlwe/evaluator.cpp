@@ -286,13 +286,39 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
     rlwe_.key_product(c.polys[1].data(), ext, level, k, k.galois, out, out + rows * n, s,
                       c.polys[0].data());
   };
-  // Baby steps 1.. in Q u P.
+  // Baby steps 1.. in Q u P. When they fit one pass, each giant's sum of its baby terms is
+  // computed directly (BabyGiantView: the babies are never stored, read back or reduced twice);
+  // else each baby is stored, then summed per giant by dot_plain.
   std::vector<backend::Buffer> baby;
+  std::vector<backend::Buffer> baby_sums(giants.size());  // fused: per giant with baby terms
   if (!babies.empty()) {
     const backend::Buffer ext = rlwe_.mod_up(x.polys[1].data(), level, s);
-    for (const SwitchKey* k : babies) {
-      baby.emplace_back(be, 2 * rows * n * sizeof(u64), s);
-      rotate_extended(x, ext, *k, baby.back().as<u64>());
+    std::vector<std::vector<const u64*>> plain;
+    std::vector<u64*> sums;
+    for (std::size_t g = 0; g < giants.size(); ++g) {
+      std::vector<const u64*> row(babies.size(), nullptr);
+      bool any = false;
+      for (const auto& [b, p] : giants[g].terms)
+        if (b > 0) {
+          if (row[b - 1]) throw ParameterError("linear transform: a baby step twice in a giant");
+          row[b - 1] = p->data();
+          any = true;
+        }
+      if (!any) continue;
+      baby_sums[g] = backend::Buffer(be, 2 * rows * n * sizeof(u64), s);
+      plain.push_back(std::move(row));
+      sums.push_back(baby_sums[g].as<u64>());
+    }
+    if (Context::baby_giant_fits(level, babies.size(), sums.size())) {
+      rlwe_.baby_giant_sums(x.polys[0].data(), x.polys[1].data(), ext, level, babies, plain, sums,
+                            s);
+    } else {
+      baby_sums.clear();
+      baby_sums.resize(giants.size());
+      for (const SwitchKey* k : babies) {
+        baby.emplace_back(be, 2 * rows * n * sizeof(u64), s);
+        rotate_extended(x, ext, *k, baby.back().as<u64>());
+      }
     }
   }
   // The giant steps' rotations are summed in Q u P too (the unrotated ones enter as P times
@@ -306,14 +332,15 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
   bool have = false;
   Ciphertext plain_sum;  // without rotating giant steps: the sum, rescaled at the end
   std::vector<Ciphertext> identity_parts;
-  for (const auto& g : giants) {
+  for (std::size_t gi = 0; gi < giants.size(); ++gi) {
+    const TransformGiant& g = giants[gi];
     std::vector<const u64*> e0, e1, ep, i0, i1, ip;  // extended (babies 1..) and identity terms
     for (const auto& [b, p] : g.terms) {
       if (b == 0) {
         i0.push_back(x.polys[0].data());
         i1.push_back(x.polys[1].data());
         ip.push_back(p->data());  // its Q rows come first
-      } else {
+      } else if (baby_sums[gi].bytes() == 0) {
         e0.push_back(baby[b - 1].as<u64>());
         e1.push_back(baby[b - 1].as<u64>() + rows * n);
         ep.push_back(p->data());
@@ -322,13 +349,17 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
     Ciphertext part = like(x, 2);
     u64* out0 = part.polys[0].data();
     u64* out1 = part.polys[1].data();
-    if (e0.empty()) {
+    const bool summed = baby_sums[gi].bytes() != 0;
+    if (e0.empty() && !summed) {
       dot_plain_rows(out0, out1, i0, i1, ip, vq, s);
     } else {
-      backend::Buffer ext_sum(be, 2 * rows * n * sizeof(u64), s);
-      u64* s0 = ext_sum.as<u64>();
+      backend::Buffer ext_sum;
+      if (!summed) {
+        ext_sum = backend::Buffer(be, 2 * rows * n * sizeof(u64), s);
+        dot_plain_rows(ext_sum.as<u64>(), ext_sum.as<u64>() + rows * n, e0, e1, ep, vqp, s);
+      }
+      u64* s0 = summed ? baby_sums[gi].as<u64>() : ext_sum.as<u64>();
       u64* s1 = s0 + rows * n;
-      dot_plain_rows(s0, s1, e0, e1, ep, vqp, s);
       backend::Buffer ident;
       const u64* adds[2] = {nullptr, nullptr};
       if (!i0.empty()) {

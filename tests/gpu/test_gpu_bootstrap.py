@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ember import ckks, ring
+from ember import bootstrap, ckks, ring
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from ckksref import assert_precision
@@ -57,6 +57,25 @@ def test_bootstrap_bit_identical_to_cpu(gpu, real):
         np.testing.assert_array_equal(
             outs[1]._raw.poly(i).to_numpy(), outs[0]._raw.poly(i).to_numpy(), err_msg=f"c{i}"
         )
+
+
+def test_hoisted_transform_in_one_pass_equals_stored_babies(gpu):
+    """On the GPU: a transform's baby steps summed per giant in one pass (up to 16 babies)
+    equal, bit for bit, storing every baby first (the same transform with unused babies added
+    past that limit)."""
+    ctx, _, pk, _ = side("N12_boot_insecure", gpu)
+    bs = ctx._boot()
+    x = ctx.encrypt(np.linspace(-1, 1, ctx.slots), pk, level=ctx.min_bootstrap_level)
+    stage, index, planned = bs.stc[0]
+    babies, giants, terms = bs._transform_operands(x, planned, 1.0, x.scale, (stage, index, 1.0))
+    used = {b for _, _, b in planned[3]} | {g for _, g, _ in planned[3]}
+    spare = [s for s in bs.rotations() if s not in used][: 17 - len(babies)]
+    assert len(babies) + len(spare) == 17
+    more = babies + [ctx._galois_key(bootstrap.galois_element(s, ctx.params.n)) for s in spare]
+    one_pass = ctx._raw.linear_transform_hoisted(x._raw, babies, giants, terms)
+    stored = ctx._raw.linear_transform_hoisted(x._raw, more, giants, terms)
+    for i in range(2):
+        np.testing.assert_array_equal(one_pass.poly(i).to_numpy(), stored.poly(i).to_numpy())
 
 
 def test_bootstrap_pair_bit_identical_to_cpu(gpu):

@@ -73,6 +73,28 @@ def test_bsgs_plan_covers_offsets():
             assert (g + b) % 2**11 == o and 0 <= b < n1 * d
 
 
+def test_hoisted_transform_in_one_pass_equals_stored_babies(boot):
+    """A transform's baby steps summed per giant in one pass (up to 16 babies) give the same
+    ciphertext, bit for bit, as storing every baby first (the path past 16): the same transform
+    with unused babies added to pass that limit."""
+    ctx, _, pk, _ = boot
+    bs = ctx._boot()
+    raw = ctx._raw
+    x = ctx.encrypt(np.linspace(-1, 1, ctx.slots), pk, level=ctx.min_bootstrap_level)
+    stage, index, planned = bs.stc[0]
+    babies, giants, terms = bs._transform_operands(x, planned, 1.0, x.scale, (stage, index, 1.0))
+    assert 1 <= len(babies) <= 16
+    used = {b for _, _, b in planned[3]} | {g for _, g, _ in planned[3]}
+    spare = [s for s in bs.rotations() if s not in used][: 17 - len(babies)]
+    assert len(babies) + len(spare) == 17
+    more = babies + [ctx._galois_key(bootstrap.galois_element(s, ctx.params.n)) for s in spare]
+    one_pass = raw.linear_transform_hoisted(x._raw, babies, giants, terms)
+    stored = raw.linear_transform_hoisted(x._raw, more, giants, terms)
+    assert one_pass.size == stored.size == 2
+    for i in range(2):
+        np.testing.assert_array_equal(one_pass.poly(i).to_numpy(), stored.poly(i).to_numpy())
+
+
 def test_bootstrap_precision_and_level(boot):
     ctx, sk, pk, _ = boot
     v = np.random.default_rng(1).uniform(-1, 1, ctx.slots)

@@ -142,6 +142,23 @@ struct KeyProductView {
   u64 add_scale[kMaxAddRows] = {};
 };
 
+/// Operands of the baby-step sums of a double-hoisted linear transform (backend memory): baby b
+/// is the rotation (galois[b], key[b]) of one ciphertext kept in Q_l u P, the key product of the
+/// shared ModUp digits (`product`, whose key is unused) plus P sigma_b(c0) (product.add); giant
+/// g's sum, sum_b plain[g][b] * baby_b over Q_l u P, goes to out[g] (two polynomials, each Q rows
+/// then P rows). The babies are never written out.
+struct BabyGiantView {
+  static constexpr u32 kMaxBabies = 16;
+  static constexpr u32 kMaxGiants = 8;
+  KeyProductView product;
+  const u64* key[kMaxBabies] = {};
+  u64 galois[kMaxBabies] = {};
+  const u64* plain[kMaxGiants][kMaxBabies] = {};  // [rows][N] over Q_l u P; null: no term
+  u64* out[kMaxGiants] = {};
+  u32 babies = 0;
+  u32 giants = 0;
+};
+
 /// Which small distribution a sampler draws from.
 struct SmallSampler {
   enum Kind { ternary, gaussian } kind = ternary;
@@ -262,6 +279,9 @@ class Backend {
   /// Q_l rows of out0 / out1 go to q0 / q1, the P rows to p0 / p1.
   virtual void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                        const BasisView& qlp, Stream stream) = 0;
+  /// The giant-step sums of BabyGiantView over Q_l u P (rows of `qlp`), one pass.
+  virtual void baby_giant_sums_async(const BabyGiantView& v, const BasisView& qlp,
+                                     Stream stream) = 0;
 
   // Base conversion (coefficient form).
   /// out (P limbs) = sum_i [a_i qhat_inv_i]_{q_i} * qhat_i mod p_j

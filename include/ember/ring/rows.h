@@ -204,9 +204,10 @@ EMBER_HD u64 convert_row(const u64* y, std::size_t stride, const backend::BaseCo
 
 /// sum over the digits of digit_j[r] * key_j.{0,1}[prime of r] at coefficient c (reading slot
 /// src of the digits when an automorphism is fused), accumulated in 128 bits, reduced once.
+/// `keys` replaces kp.key when not null (the babies of a BabyGiantView).
 EMBER_HD void key_product_row(const backend::KeyProductView& kp, std::size_t n, u32 r,
                               std::size_t c, std::size_t src, const Modulus& m, u64& out0,
-                              u64& out1) {
+                              u64& out1, const u64* keys = nullptr) {
   const u32 key_row = r < kp.q_rows ? r : kp.key_q_rows + (r - kp.q_rows);
   u64 h0 = 0, l0 = 0, h1 = 0, l1 = 0;
   for (u32 j = 0; j < kp.digits; ++j) {
@@ -219,7 +220,7 @@ EMBER_HD void key_product_row(const backend::KeyProductView& kp, std::size_t n, 
       const u32 row = j * (kp.rows - kp.alpha) + (r < start ? r : r - (end - start));
       x = kp.ext[static_cast<std::size_t>(row) * n + src];
     }
-    const u64* key = kp.key + static_cast<std::size_t>(j) * 2 * kp.key_rows * n;
+    const u64* key = (keys ? keys : kp.key) + static_cast<std::size_t>(j) * 2 * kp.key_rows * n;
     u64 hi, lo;
     mul_wide(x, key[static_cast<std::size_t>(key_row) * n + c], hi, lo);
     l0 += lo;
@@ -241,6 +242,38 @@ EMBER_HD void key_product_row(const backend::KeyProductView& kp, std::size_t n, 
   }
   out0 = barrett_reduce_128(h0, l0, m);
   out1 = barrett_reduce_128(h1, l1, m);
+}
+
+/// The giant-step sums of a BabyGiantView at row r, coefficient c: every baby's key product (its
+/// digits and c0 read through its automorphism) joins each giant's 128-bit sums with that
+/// giant's plaintext (at most kMaxBabies terms: no overflow), reduced once per giant. The values
+/// equal the babies' key products reduced and then summed by dot_plain.
+/// kGiants (>= v.giants) sizes the sums (registers on the GPU).
+template <u32 kGiants = backend::BabyGiantView::kMaxGiants>
+EMBER_HD void baby_giant_row(const backend::BabyGiantView& v, std::size_t n, u32 log_n, u32 r,
+                             std::size_t c, const Modulus& m) {
+  Wide s0[kGiants], s1[kGiants];
+  const std::size_t i = static_cast<std::size_t>(r) * n + c;
+  for (u32 b = 0; b < v.babies; ++b) {
+    const std::size_t src = automorphism_eval_source(static_cast<u32>(c), v.galois[b], log_n);
+    u64 x0, x1;
+    key_product_row(v.product, n, r, c, src, m, x0, x1, v.key[b]);
+    EMBER_UNROLL
+    for (u32 g = 0; g < kGiants; ++g) {
+      const u64* p = g < v.giants ? v.plain[g][b] : nullptr;
+      if (!p) continue;
+      const u64 w = p[i];
+      s0[g].add_product(x0, w);
+      s1[g].add_product(x1, w);
+    }
+  }
+  const std::size_t words = static_cast<std::size_t>(v.product.rows) * n;
+  EMBER_UNROLL
+  for (u32 g = 0; g < kGiants; ++g) {
+    if (g >= v.giants) break;
+    v.out[g][i] = s0[g].reduce(m);
+    v.out[g][words + i] = s1[g].reduce(m);
+  }
 }
 
 /// Garner's mixed-radix digits of one coefficient, then the big integer

@@ -101,6 +101,20 @@ class Context {
   void key_product(const u64* d, const backend::Buffer& ext, std::size_t level,
                    const SwitchKey& key, u64 galois, u64* out0, u64* out1, backend::Stream s,
                    const u64* p_add = nullptr) const;
+  /// The giant-step sums of a double-hoisted transform without storing its babies (see
+  /// backend::BabyGiantView): baby b is the rotation by babies[b] of (c0, d), d's ModUp digits in
+  /// ext, kept in Q_level u P; out[g] (two polynomials over Q_level u P, each Q rows then P rows)
+  /// = sum_b plain[g][b] baby_b (plain[g][b] over Q_level u P, or null). Needs
+  /// baby_giant_fits(level, babies, giants).
+  void baby_giant_sums(const u64* c0, const u64* d, const backend::Buffer& ext, std::size_t level,
+                       const std::vector<const SwitchKey*>& babies,
+                       const std::vector<std::vector<const u64*>>& plain,
+                       const std::vector<u64*>& out, backend::Stream s) const;
+  static bool baby_giant_fits(std::size_t level, std::size_t babies, std::size_t giants) {
+    return babies >= 1 && babies <= backend::BabyGiantView::kMaxBabies && giants >= 1 &&
+           giants <= backend::BabyGiantView::kMaxGiants &&
+           level + 1 <= backend::KeyProductView::kMaxAddRows;
+  }
   /// ModDown (division by P: rounding, or BGV's rule) of `count` polynomials over Q_level u P
   /// (each contiguous, Q rows first) into out[k] over Q_level, plus addends[k] when not null.
   void mod_down_polys(u64* const* out, const u64* const* in, std::size_t count, std::size_t level,

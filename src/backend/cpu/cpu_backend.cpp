@@ -274,6 +274,15 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void baby_giant_sums_async(const BabyGiantView& v, const BasisView& qlp, Stream) override {
+    const std::size_t n = qlp.ring->n;
+    const u32 log_n = static_cast<u32>(qlp.ring->log_n);
+    per_limb(qlp, [&](long r, const Modulus& m) {
+      for (std::size_t c = 0; c < n; ++c)
+        ring::rows::baby_giant_row(v, n, log_n, static_cast<u32>(r), c, m);
+    });
+  }
+
   // y_i = [a_i * qhat_inv_i]_{q_i}, then out_j = sum_i y_i * qhat_mod_p[i][j] mod p_j.
   void base_convert_async(u64* out, const u64* a, const BaseConvView& conv, const BasisView& from,
                           const BasisView& to, Stream) override {

@@ -461,6 +461,22 @@ __global__ void key_inner_product_kernel(u64* q0, u64* q1, u64* p0, u64* p1,
   }
 }
 
+/// The giant-step sums of a double-hoisted linear transform (BabyGiantView), one pass; kGiants
+/// >= v.giants sizes the sums, so small transforms keep more warps per SM (the kernel waits on
+/// the babies' scattered digit reads).
+template <u32 kGiants>
+__global__ void __launch_bounds__(128, kGiants <= 4 ? 6 : 4)
+    baby_giant_sums_kernel(const __grid_constant__ backend::BabyGiantView v, LimbMap map) {
+  wait_for_previous_kernels();
+  const std::size_t n = std::size_t{1} << map.log_n;
+  const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 r = static_cast<u32>(i >> map.log_n);
+    ring::rows::baby_giant_row<kGiants>(v, n, map.log_n, r, i & (n - 1), map.mod(r));
+  }
+}
+
 /// out = (a - c) * mul[limb] (+ addend) (ModDown, rescale).
 /// The polynomials of one affine_sub launch, passed by value.
 /// out[k] = (a[k] - c[k]) * mul[limb] (+ addend[k]) for every polynomial k: one pass.

@@ -494,6 +494,20 @@ class CudaBackend final : public Backend {
                  "key_inner_product_kernel", q0, q1, p0, p1, kp, map_of(qlp));
   }
 
+  void baby_giant_sums_async(const BabyGiantView& v, const BasisView& qlp, Stream s) override {
+    ctx_.activate();
+    const auto launch = [&](auto kernel) {
+      cuda::launch(kernel, grid_for(qlp.limbs * qlp.ring->n, 128), 128, 0, raw(s),
+                   "baby_giant_sums_kernel", v, map_of(qlp));
+    };
+    if (v.giants <= 2)
+      launch(k::baby_giant_sums_kernel<2>);
+    else if (v.giants <= 4)
+      launch(k::baby_giant_sums_kernel<4>);
+    else
+      launch(k::baby_giant_sums_kernel<backend::BabyGiantView::kMaxGiants>);
+  }
+
   void rns_from_words_async(u64* out, const u64* words, const CrtView& crt, const BasisView& b,
                             Stream s) override {
     ctx_.activate();
