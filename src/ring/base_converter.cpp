@@ -75,23 +75,22 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const Conve
   // row for the overflow (u < from primes fits a byte), in blocks of 32 rows.
   if (q.size() + (exact_ ? 1 : 0) <= backend::kByteMatrixInputs) {
     std::vector<std::vector<u64>> w;
-    for (std::size_t i = 0; i < q.size(); ++i)
+    // Row of source i, byte a: (Q/q_i mod p_j) out_mul_j 2^(8a); the overflow's: -Q out_mul_j.
+    const auto scaled = [&](std::size_t j, u64 v) {
+      return out_mul_.empty() ? v : mul_mod(v, out_mul_[j], make_modulus(p[j]));
+    };
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      std::vector<u64> row(p.size());
+      for (std::size_t j = 0; j < p.size(); ++j) row[j] = scaled(j, qhat_mod_p_[i * p.size() + j]);
       for (std::size_t a = 0; a < 8; ++a) {
-        std::vector<u64>& row = w.emplace_back(p.size());
-        for (std::size_t j = 0; j < p.size(); ++j) {
-          const Modulus m = make_modulus(p[j]);
-          u64 v = qhat_mod_p_[i * p.size() + j];
-          for (std::size_t t = 0; t < a; ++t) v = mul_mod(v, 256, m);
-          row[j] = out_mul_.empty() ? v : mul_mod(v, out_mul_[j], m);
-        }
+        w.push_back(row);
+        for (std::size_t j = 0; j < p.size(); ++j)
+          row[j] = mul_mod(row[j], 256, make_modulus(p[j]));
       }
+    }
     if (exact_) {
       std::vector<u64>& row = w.emplace_back(p.size());
-      for (std::size_t j = 0; j < p.size(); ++j) {
-        const Modulus m = make_modulus(p[j]);
-        const u64 minus_q = neg_mod(q_mod_p_[j], p[j]);
-        row[j] = out_mul_.empty() ? minus_q : mul_mod(minus_q, out_mul_[j], m);
-      }
+      for (std::size_t j = 0; j < p.size(); ++j) row[j] = scaled(j, neg_mod(q_mod_p_[j], p[j]));
     }
     byte_blocks_ = (w.size() + 31) / 32;
     byte_planes_ = byte_planes_of(w, p.size(), byte_blocks_);

@@ -286,21 +286,21 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
     rlwe_.key_product(c.polys[1].data(), ext, level, k, k.galois, out, out + rows * n, s,
                       c.polys[0].data());
   };
-  // Baby steps 1.. in Q u P. When they fit one pass, each giant's sum of its baby terms is
-  // computed directly (BabyGiantView: the babies are never stored, read back or reduced twice);
-  // else each baby is stored, then summed per giant by dot_plain.
-  std::vector<backend::Buffer> baby;
-  std::vector<backend::Buffer> baby_sums(giants.size());  // fused: per giant with baby terms
+  // Each giant's sum of its baby terms (babies 1.., in Q u P): when they fit one pass, computed
+  // directly (BabyGiantView: the babies are never stored, read back or reduced twice); else each
+  // baby is stored, then summed per giant by dot_plain.
+  std::vector<backend::Buffer> baby_sums(giants.size());  // empty for giants without baby terms
   if (!babies.empty()) {
     const backend::Buffer ext = rlwe_.mod_up(x.polys[1].data(), level, s);
-    std::vector<std::vector<const u64*>> plain;
+    std::vector<std::vector<const u64*>> plain;  // [giant with baby terms][baby]
     std::vector<u64*> sums;
+    bool repeated = false;  // a baby twice in one giant: only the stored path sums both
     for (std::size_t g = 0; g < giants.size(); ++g) {
       std::vector<const u64*> row(babies.size(), nullptr);
       bool any = false;
       for (const auto& [b, p] : giants[g].terms)
         if (b > 0) {
-          if (row[b - 1]) throw ParameterError("linear transform: a baby step twice in a giant");
+          repeated = repeated || row[b - 1];
           row[b - 1] = p->data();
           any = true;
         }
@@ -309,15 +309,26 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
       plain.push_back(std::move(row));
       sums.push_back(baby_sums[g].as<u64>());
     }
-    if (Context::baby_giant_fits(level, babies.size(), sums.size())) {
+    if (!repeated && Context::baby_giant_fits(level, babies.size(), sums.size())) {
       rlwe_.baby_giant_sums(x.polys[0].data(), x.polys[1].data(), ext, level, babies, plain, sums,
                             s);
     } else {
-      baby_sums.clear();
-      baby_sums.resize(giants.size());
+      std::vector<backend::Buffer> baby;
       for (const SwitchKey* k : babies) {
         baby.emplace_back(be, 2 * rows * n * sizeof(u64), s);
         rotate_extended(x, ext, *k, baby.back().as<u64>());
+      }
+      for (std::size_t g = 0; g < giants.size(); ++g) {
+        if (baby_sums[g].bytes() == 0) continue;
+        std::vector<const u64*> e0, e1, ep;
+        for (const auto& [b, p] : giants[g].terms)
+          if (b > 0) {
+            e0.push_back(baby[b - 1].as<u64>());
+            e1.push_back(baby[b - 1].as<u64>() + rows * n);
+            ep.push_back(p->data());
+          }
+        u64* sum = baby_sums[g].as<u64>();
+        dot_plain_rows(sum, sum + rows * n, e0, e1, ep, vqp, s);
       }
     }
   }
@@ -334,31 +345,21 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
   std::vector<Ciphertext> identity_parts;
   for (std::size_t gi = 0; gi < giants.size(); ++gi) {
     const TransformGiant& g = giants[gi];
-    std::vector<const u64*> e0, e1, ep, i0, i1, ip;  // extended (babies 1..) and identity terms
+    std::vector<const u64*> i0, i1, ip;  // identity terms (baby 0)
     for (const auto& [b, p] : g.terms) {
       if (b == 0) {
         i0.push_back(x.polys[0].data());
         i1.push_back(x.polys[1].data());
         ip.push_back(p->data());  // its Q rows come first
-      } else if (baby_sums[gi].bytes() == 0) {
-        e0.push_back(baby[b - 1].as<u64>());
-        e1.push_back(baby[b - 1].as<u64>() + rows * n);
-        ep.push_back(p->data());
       }
     }
     Ciphertext part = like(x, 2);
     u64* out0 = part.polys[0].data();
     u64* out1 = part.polys[1].data();
-    const bool summed = baby_sums[gi].bytes() != 0;
-    if (e0.empty() && !summed) {
+    if (baby_sums[gi].bytes() == 0) {
       dot_plain_rows(out0, out1, i0, i1, ip, vq, s);
     } else {
-      backend::Buffer ext_sum;
-      if (!summed) {
-        ext_sum = backend::Buffer(be, 2 * rows * n * sizeof(u64), s);
-        dot_plain_rows(ext_sum.as<u64>(), ext_sum.as<u64>() + rows * n, e0, e1, ep, vqp, s);
-      }
-      u64* s0 = summed ? baby_sums[gi].as<u64>() : ext_sum.as<u64>();
+      u64* s0 = baby_sums[gi].as<u64>();
       u64* s1 = s0 + rows * n;
       backend::Buffer ident;
       const u64* adds[2] = {nullptr, nullptr};

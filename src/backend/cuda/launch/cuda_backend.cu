@@ -323,10 +323,15 @@ class CudaBackend final : public Backend {
                    out, a, kk, map_of(b));
   }
 
-  /// Conversions with byte planes run on the tensor cores (whole 64-coefficient blocks), except
-  /// those of one source prime (a reduction per output: the plain kernel is faster).
-  static bool byte_matrix_fits(const BaseConvView& conv, const BasisView& from) {
-    return conv.byte_planes && from.ring->n % 64 == 0;
+  /// Conversions with byte planes run on the tensor cores (whole 64-coefficient blocks), unless
+  /// every job has one source prime (a reduction per output: the plain kernel is faster).
+  static bool byte_matrix_fits(const std::vector<ConvJob>& jobs) {
+    bool wide = false;
+    for (const auto& j : jobs) {
+      if (!j.conv.byte_planes || j.from.ring->n % 64 != 0) return false;
+      wide = wide || j.from.limbs > 1;
+    }
+    return wide;
   }
   static k::ConvJobArgs conv_job_args(const std::vector<ConvJob>& jobs) {
     k::ConvJobArgs args{};
@@ -369,8 +374,8 @@ class CudaBackend final : public Backend {
 
   void base_convert_async(u64* out, const u64* a, const BaseConvView& conv, const BasisView& from,
                           const BasisView& to, Stream s) override {
-    if (from.limbs > 1 && byte_matrix_fits(conv, from)) {
-      launch_byte_conversions({ConvJob{conv, from, to, a, out}}, s);
+    if (const std::vector<ConvJob> one{ConvJob{conv, from, to, a, out}}; byte_matrix_fits(one)) {
+      launch_byte_conversions(one, s);
       return;
     }
     ctx_.activate();
@@ -407,9 +412,7 @@ class CudaBackend final : public Backend {
       for (const auto& j : jobs) base_convert_async(j.out, j.in, j.conv, j.from, j.to, s);
       return;
     }
-    if (max_from > 1 && std::all_of(jobs.begin(), jobs.end(), [](const ConvJob& j) {
-          return byte_matrix_fits(j.conv, j.from);
-        })) {
+    if (byte_matrix_fits(jobs)) {
       launch_byte_conversions(jobs, s);
       return;
     }
