@@ -245,6 +245,35 @@ def test_every_variant_matches_cpu(gpu, variant_setter, n, limbs):
     assert not mismatches, f"N={n} limbs={limbs}: schedules differing from the CPU: {mismatches}"
 
 
+FLOAT_PATH_CASES = [(1 << 12, 5), (1 << 13, 5), (1 << 16, 5), (1 << 17, 5)]
+
+
+@pytest.mark.parametrize("n,limbs", FLOAT_PATH_CASES, ids=[f"N{n}" for n, _ in FLOAT_PATH_CASES])
+def test_fp64_ntt_path_at_its_bounds(gpu, variant_setter, n, limbs):
+    """Primes of 50..46 bits (where the FP64 path's recentering period changes) on inputs that
+    push the signed bounds: all q - 1, alternating 0 / q - 1, and random; every schedule."""
+    if variant_setter is None:
+        pytest.skip("ember._ember.set_ntt_variant is not available")
+    _, basis, primes = make(n, (50, 49, 48, 47, 46))
+    q = np.array(primes, dtype=np.uint64)[:, None]
+    inputs = [
+        np.repeat(q - 1, n, axis=1),
+        np.where(np.arange(n) % 2 == 0, q - 1, 0).astype(np.uint64),
+        residues(n + 11, primes, n),
+    ]
+    mismatches = []
+    for k, a in enumerate(inputs):
+        c_fwd = ring.poly(basis, a, "coeff", "cpu").ntt().to_numpy()
+        c_inv = ring.poly(basis, a, "eval", "cpu").intt().to_numpy()
+        for v in _variants(gpu) + ["auto"]:
+            variant_setter(gpu, v)
+            if not np.array_equal(ring.poly(basis, a, "coeff", gpu).ntt().to_numpy(), c_fwd):
+                mismatches.append((v, k, "forward"))
+            if not np.array_equal(ring.poly(basis, a, "eval", gpu).intt().to_numpy(), c_inv):
+                mismatches.append((v, k, "inverse"))
+    assert not mismatches, f"N={n}: FP64-path schedules differing from the CPU: {mismatches}"
+
+
 def test_unknown_variant_is_rejected(gpu, variant_setter):
     if variant_setter is None:
         pytest.skip("ember._ember.set_ntt_variant is not available")

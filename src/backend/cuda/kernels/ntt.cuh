@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "ember/core/float_modarith.h"
 #include "ember/core/modarith.h"
 #include "kernels/affine_args.cuh"
 #include "kernels/dependent_launch.cuh"
@@ -30,6 +31,9 @@ struct NttBatch {
   const u64* n_inv_shoup;
   u32 n;
   u32 limbs;  // limbs per polynomial; blockIdx.y runs over count * limbs
+  // Limbs whose prime has at most this many bits run on the FP64 pipe (FloatPath); 0 keeps every
+  // limb on the integer path (EMBER_NTT_FP64=0, for comparisons).
+  u32 float_bits = kMaxFloatModulusBits;
   // Out of place: the first kernel of a schedule reads polynomial 0 (limbs x n words) from src0
   // and polynomial 1 from src1 (launches of at most kMaxSources polynomials) and writes data;
   // src0 == nullptr transforms data in place. Two scalars, not an array: a dynamically indexed
@@ -45,13 +49,97 @@ struct NttBatch {
   }
 };
 
+/// The integer path: 64-bit words lazily reduced ([0, 8q) forward, [0, 4q) inverse), Shoup
+/// products with (w, w_shoup) twiddle pairs.
+struct IntPath {
+  using V = u64;
+  using Tw = ulonglong2;
+  u64 q, ninv, ninv_s;
+  __device__ __forceinline__ V first(u64 x) const { return x; }
+  __device__ __forceinline__ u64 word(V v) const { return v; }
+  template <bool kForward>
+  __device__ __forceinline__ u64 finish(V v) const {
+    return kForward ? reduce_8q(v, q) : mul_shoup(v, ninv, ninv_s, q);
+  }
+  __device__ __forceinline__ Tw twiddle(u64 w, u64 ws) const { return make_ulonglong2(w, ws); }
+  __device__ __forceinline__ void ct(V& x, V& y, Tw w) const { ct_butterfly_8q(x, y, w.x, w.y, q); }
+  __device__ __forceinline__ void gs(V& x, V& y, Tw w) const { gs_butterfly_4q(x, y, w.x, w.y, q); }
+  template <int kCount>
+  __device__ __forceinline__ void before_stage(int, V (&)[kCount]) const {}
+};
+
+/// The FP64 path (primes below 2^50, see ember/core/float_modarith.h): signed integers held in
+/// doubles, twiddles as (w, w / p); values are recentered on their first load and before every
+/// `period`-th stage of a kernel (bit s of `due`), and leave as words in [0, 2q) between kernels
+/// or canonical.
+struct FloatPath {
+  using V = double;
+  using Tw = double2;
+  FloatModulus m;
+  u64 q;
+  u32 due;
+  u64 ninv;  // N^-1 mod q (inverse transforms)
+  template <bool kForward>
+  __device__ __forceinline__ static FloatPath make(u64 q, u64 ninv) {
+    FloatPath f;
+    f.m = float_modulus(q);
+    f.q = q;
+    const int bits = 64 - __clzll(static_cast<long long>(q));
+    const int period = kForward ? float_ct_period(bits) : float_gs_period(bits);
+    f.due = 0;
+    for (int s = period; s < 32; s += period) f.due |= 1u << s;
+    f.ninv = ninv;
+    return f;
+  }
+  /// A word in [0, 8q) (8q < 2^53) as a recentered double.
+  __device__ __forceinline__ V first(u64 x) const {
+    return recenter(u64_to_float(x >= 4 * q ? x - 4 * q : x), m);
+  }
+  __device__ __forceinline__ u64 word(V v) const { return float_to_lazy(v, m); }
+  template <bool kForward>
+  __device__ __forceinline__ u64 finish(V v) const {
+    if constexpr (kForward) {
+      return float_to_canonical(v, m, q);
+    } else {
+      const double w = u64_to_float(ninv);  // computed once for a thread's values (unrolled)
+      return float_to_canonical(mul_mod_float(recenter(v, m), w, float_companion(w, m), m), m, q);
+    }
+  }
+  __device__ __forceinline__ Tw twiddle(u64 w, u64) const {
+    const double wd = u64_to_float(w);
+    return make_double2(wd, float_companion(wd, m));
+  }
+  __device__ __forceinline__ void ct(V& x, V& y, Tw w) const {
+    ct_butterfly_float(x, y, w.x, w.y, m);
+  }
+  __device__ __forceinline__ void gs(V& x, V& y, Tw w) const {
+    gs_butterfly_float(x, y, w.x, w.y, m);
+  }
+  /// Recenters the values a thread holds before stage `stage` (> 0) of its kernel when due (the
+  /// stage is a compile-time constant once unrolled: one bit test).
+  template <int kCount>
+  __device__ __forceinline__ void before_stage(int stage, V (&x)[kCount]) const {
+    if ((due >> stage) & 1u) {
+#pragma unroll
+      for (int j = 0; j < kCount; ++j) x[j] = recenter(x[j], m);
+    }
+  }
+};
+
+/// Whether limb prime q takes the FP64 path in this batch.
+__device__ __forceinline__ bool float_path(const NttBatch& a, u64 q) {
+  return 64 - __clzll(static_cast<long long>(q)) <= static_cast<int>(a.float_bits);
+}
+
 /// One radix-2^R round of forward stages on 8 register values: 8 >> R groups of 2^R values, each
 /// group at local positions blk * 2t + off + j * u (u = t >> (R - 1)); `blk[g]` per group.
-/// `tw` is the sub-transform's local table: entry m + i = (w, w_shoup) of group i at a stage of m
-/// groups (the kernels fill it from the global bit-reversed table).
-template <int R>
-__device__ __forceinline__ void ct_round(u64 (&x)[8], const u32 (&blk)[8 >> R], u32 s_size, u32 t,
-                                         const ulonglong2* tw, u64 q) {
+/// `tw` is the sub-transform's local table: entry m + i = the twiddle of group i at a stage of m
+/// groups (the kernels fill it from the global bit-reversed table). `stage` counts the kernel's
+/// stages before this round.
+template <int R, class Path>
+__device__ __forceinline__ void ct_round(typename Path::V (&x)[8], const u32 (&blk)[8 >> R],
+                                         u32 s_size, u32 t, const typename Path::Tw* tw,
+                                         const Path& path, int stage) {
   constexpr int G = 8 >> R;
   constexpr int W = 1 << R;
   const u32 m0 = s_size / (2 * t);
@@ -59,22 +147,23 @@ __device__ __forceinline__ void ct_round(u64 (&x)[8], const u32 (&blk)[8 >> R], 
   for (int k = 0; k < R; ++k) {
     const int half = 1 << (R - 1 - k);
     const u32 m = m0 << k;
+    if (stage + k > 0) path.before_stage(stage + k, x);
 #pragma unroll
     for (int g = 0; g < G; ++g) {
 #pragma unroll
       for (int j = 0; j < W; ++j) {
         if (j & half) continue;
-        const ulonglong2 w = tw[m + (blk[g] << k) + (j >> (R - k))];
-        ct_butterfly_8q(x[g * W + j], x[g * W + j + half], w.x, w.y, q);
+        path.ct(x[g * W + j], x[g * W + j + half], tw[m + (blk[g] << k) + (j >> (R - k))]);
       }
     }
   }
 }
 
 /// One radix-2^R round of inverse stages starting at half-span t (the smallest of the round).
-template <int R>
-__device__ __forceinline__ void gs_round(u64 (&x)[8], const u32 (&blk)[8 >> R], u32 s_size, u32 t,
-                                         const ulonglong2* tw, u64 q) {
+template <int R, class Path>
+__device__ __forceinline__ void gs_round(typename Path::V (&x)[8], const u32 (&blk)[8 >> R],
+                                         u32 s_size, u32 t, const typename Path::Tw* tw,
+                                         const Path& path, int stage) {
   constexpr int G = 8 >> R;
   constexpr int W = 1 << R;
   const u32 m0 = s_size / (2 * t);
@@ -82,13 +171,13 @@ __device__ __forceinline__ void gs_round(u64 (&x)[8], const u32 (&blk)[8 >> R], 
   for (int k = 0; k < R; ++k) {
     const int d = 1 << k;
     const u32 m = m0 >> k;
+    if (stage + k > 0) path.before_stage(stage + k, x);
 #pragma unroll
     for (int g = 0; g < G; ++g) {
 #pragma unroll
       for (int j = 0; j < W; ++j) {
         if (j & d) continue;
-        const ulonglong2 w = tw[m + (blk[g] << (R - 1 - k)) + (j >> (k + 1))];
-        gs_butterfly_4q(x[g * W + j], x[g * W + j + d], w.x, w.y, q);
+        path.gs(x[g * W + j], x[g * W + j + d], tw[m + (blk[g] << (R - 1 - k)) + (j >> (k + 1))]);
       }
     }
   }
@@ -96,19 +185,20 @@ __device__ __forceinline__ void gs_round(u64 (&x)[8], const u32 (&blk)[8 >> R], 
 
 /// Fills the local twiddle table of a sub-transform of size s_size whose stage with m groups uses
 /// global entries base * m + i: local entry k = m + i (m the largest power of two <= k).
-__device__ __forceinline__ void load_local_twiddles(ulonglong2* local, u32 log_s, u32 base,
+template <class Path>
+__device__ __forceinline__ void load_local_twiddles(typename Path::Tw* local, u32 log_s, u32 base,
                                                     const u64* __restrict__ tw,
                                                     const u64* __restrict__ tws, u32 thread,
-                                                    u32 threads) {
+                                                    u32 threads, const Path& path) {
   for (u32 k = thread + 1; k < (1u << log_s); k += threads) {
     const u32 m = 1u << (31 - __clz(k));
     const u32 g = base * m + (k - m);
-    local[k] = make_ulonglong2(tw[g], tws[g]);
+    local[k] = path.twiddle(tw[g], tws[g]);
   }
 }
 
 /// One stage over whole polynomials: thread b does the butterfly (p, p + t), p = (b / t) 2t + b %
-/// t.
+/// t. Integer path only: its words stay in the lazy ranges both paths read.
 template <bool kForward>
 __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
   wait_for_previous_kernels();
@@ -161,9 +251,10 @@ struct Round {
 /// addresses and twiddle offsets fold into immediates. `mem` supplies first_load / load / store /
 /// last_store (global for the first and last round, shared between) and sync.
 template <bool kForward, int kLogS, int kDone, class Mem>
-__device__ __forceinline__ void ntt_rounds(u32 tau, const ulonglong2* tw, u64 q, Mem& mem) {
+__device__ __forceinline__ void ntt_rounds(u32 tau, const typename Mem::Path::Tw* tw, Mem& mem) {
   if constexpr (kDone < kLogS) {
     using Rd = Round<kForward, kLogS, kDone>;
+    using V = typename Mem::Path::V;
     constexpr int R = Rd::R, G = Rd::G, W = Rd::W, LU = Rd::kLogU;
     constexpr u32 kPerSub = 1u << (kLogS - 3);
     u32 blk[G], base[G];
@@ -173,21 +264,21 @@ __device__ __forceinline__ void ntt_rounds(u32 tau, const ulonglong2* tw, u64 q,
       blk[g] = gamma >> LU;
       base[g] = (blk[g] << (LU + R)) + (gamma & ((1u << LU) - 1));
     }
-    u64 x[8];
+    V x[8];
 #pragma unroll
     for (int g = 0; g < G; ++g)
 #pragma unroll
       for (int j = 0; j < W; ++j) {
         if constexpr (Rd::kFirst)
-          x[g * W + j] = mem.first_load(base[g], j << LU);
+          x[g * W + j] = mem.path.first(mem.first_load(base[g], j << LU));
         else
           x[g * W + j] = mem.load(base[g] + (j << LU));
       }
     mem.sync();  // this round's reads are done (first round: the twiddle table is written)
     if constexpr (kForward)
-      ct_round<R>(x, blk, 1u << kLogS, 1u << Rd::kLogT, tw, q);
+      ct_round<R>(x, blk, 1u << kLogS, 1u << Rd::kLogT, tw, mem.path, kDone);
     else
-      gs_round<R>(x, blk, 1u << kLogS, 1u << Rd::kLogT, tw, q);
+      gs_round<R>(x, blk, 1u << kLogS, 1u << Rd::kLogT, tw, mem.path, kDone);
 #pragma unroll
     for (int g = 0; g < G; ++g)
 #pragma unroll
@@ -198,55 +289,69 @@ __device__ __forceinline__ void ntt_rounds(u32 tau, const ulonglong2* tw, u64 q,
           mem.store(base[g] + (j << LU), x[g * W + j]);
       }
     if constexpr (!Rd::kLast) mem.sync();
-    ntt_rounds<kForward, kLogS, kDone + R>(tau, tw, q, mem);
+    ntt_rounds<kForward, kLogS, kDone + R>(tau, tw, mem);
   }
 }
 
-/// Final fix-up of a value written by the last phase: full reduction (forward) or N^-1 (inverse).
-template <bool kForward>
-__device__ __forceinline__ u64 finish(u64 v, bool last, u64 q, u64 ninv, u64 ninv_s) {
-  if (!last) return v;
-  return kForward ? reduce_8q(v, q) : mul_shoup(v, ninv, ninv_s, q);
+/// A value leaving a kernel: the path's word (the last kernel's fix-up included, see finish).
+template <bool kForward, class Path>
+__device__ __forceinline__ u64 leave(const Path& path, typename Path::V v, bool last) {
+  return last ? path.template finish<kForward>(v) : path.word(v);
 }
 
 /// Column memory: value (row p, column h) is d[p * N2 + h] globally and sm[p * 2^kLogSubs + h].
-template <bool kForward, int kLogSubs>
+template <bool kForward, int kLogSubs, class P>
 struct ColumnMem {
+  using Path = P;
+  using V = typename P::V;
   u64* __restrict__ d;
   const u64* __restrict__ in;  // d, or the out-of-place source at the same offset
-  u64* sm;
+  V* sm;
   u32 h, log_n2;
   bool last;
-  u64 q, ninv, ninv_s;
+  P path;
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
     return in[((base + off) << log_n2) + h];
   }
-  __device__ __forceinline__ u64 load(u32 p) const { return sm[(p << kLogSubs) + h]; }
-  __device__ __forceinline__ void store(u32 p, u64 v) const { sm[(p << kLogSubs) + h] = v; }
-  __device__ __forceinline__ void last_store(u32 base, u32 off, u64 v) const {
-    d[((base + off) << log_n2) + h] = finish<kForward>(v, last, q, ninv, ninv_s);
+  __device__ __forceinline__ V load(u32 p) const { return sm[(p << kLogSubs) + h]; }
+  __device__ __forceinline__ void store(u32 p, V v) const { sm[(p << kLogSubs) + h] = v; }
+  __device__ __forceinline__ void last_store(u32 base, u32 off, V v) const {
+    d[((base + off) << log_n2) + h] = leave<kForward>(path, v, last);
   }
   __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
 
 /// Chunk memory: value p is d[p] globally and s[p ^ ((p >> 4) & 15)] in shared memory (the swizzle
 /// spreads the short-stride rounds over all banks).
-template <bool kForward>
+template <bool kForward, class P>
 struct ChunkMem {
+  using Path = P;
+  using V = typename P::V;
   u64* __restrict__ d;
   const u64* __restrict__ in;  // d, or the out-of-place source at the same offset
-  u64* s;
+  V* s;
   bool last;
-  u64 q, ninv, ninv_s;
+  P path;
   __device__ __forceinline__ static u32 swz(u32 p) { return p ^ ((p >> 4) & 15u); }
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const { return in[base + off]; }
-  __device__ __forceinline__ u64 load(u32 p) const { return s[swz(p)]; }
-  __device__ __forceinline__ void store(u32 p, u64 v) const { s[swz(p)] = v; }
-  __device__ __forceinline__ void last_store(u32 base, u32 off, u64 v) const {
-    d[base + off] = finish<kForward>(v, last, q, ninv, ninv_s);
+  __device__ __forceinline__ V load(u32 p) const { return s[swz(p)]; }
+  __device__ __forceinline__ void store(u32 p, V v) const { s[swz(p)] = v; }
+  __device__ __forceinline__ void last_store(u32 base, u32 off, V v) const {
+    d[base + off] = leave<kForward>(path, v, last);
   }
   __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
+
+/// Calls f(path) with the limb's arithmetic: FloatPath for primes of at most a.float_bits bits,
+/// IntPath otherwise (a warp-uniform branch: a block or warp works on one limb).
+template <bool kForward, class F>
+__device__ __forceinline__ void with_path(const NttBatch& a, u32 id, F&& f) {
+  const u64 q = a.moduli[id].value;
+  if (float_path(a, q))
+    f(FloatPath::make<kForward>(q, a.n_inv[id]));
+  else
+    f(IntPath{q, a.n_inv[id], a.n_inv_shoup[id]});
+}
 
 /// Column phase: a block transforms 2^kLogSubs adjacent columns of 2^kLogRows values (stride
 /// N2 = N >> kLogRows). Thread (tau, h) with h the fastest index, so a warp touches whole 128-byte
@@ -267,21 +372,25 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
   const u32 h = threadIdx.x & ((1u << kLogSubs) - 1);
   const u32 tau = threadIdx.x >> kLogSubs;
   const std::size_t offset = static_cast<std::size_t>(limb) * a.n + (blockIdx.x << kLogSubs);
-  ColumnMem<kForward, kLogSubs> mem{a.data + offset,
-                                    a.input(offset),
-                                    sm,
-                                    h,
-                                    static_cast<u32>(__ffs(a.n) - 1 - kLogRows),
-                                    last,
-                                    a.moduli[id].value,
-                                    a.n_inv[id],
-                                    a.n_inv_shoup[id]};
-  // Column stages use global entries m + i (base 1): the first N1 entries, shared by all columns.
-  ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (1u << (kLogRows + kLogSubs)));
-  load_local_twiddles(twl, kLogRows, 1u, a.tw + static_cast<std::size_t>(id) * a.n,
-                      a.tw_shoup + static_cast<std::size_t>(id) * a.n, threadIdx.x, blockDim.x);
-  wait_for_previous_kernels();  // the twiddle gather above overlaps the previous kernel
-  ntt_rounds<kForward, kLogRows, 0>(tau, twl, mem.q, mem);
+  with_path<kForward>(a, id, [&](const auto& path) {
+    using P = std::decay_t<decltype(path)>;
+    using V = typename P::V;
+    ColumnMem<kForward, kLogSubs, P> mem{a.data + offset,
+                                         a.input(offset),
+                                         reinterpret_cast<V*>(sm),
+                                         h,
+                                         static_cast<u32>(__ffs(a.n) - 1 - kLogRows),
+                                         last,
+                                         path};
+    // Column stages use global entries m + i (base 1): the first N1 entries, shared by all
+    // columns.
+    auto* twl = reinterpret_cast<typename P::Tw*>(sm + (1u << (kLogRows + kLogSubs)));
+    load_local_twiddles(twl, kLogRows, 1u, a.tw + static_cast<std::size_t>(id) * a.n,
+                        a.tw_shoup + static_cast<std::size_t>(id) * a.n, threadIdx.x, blockDim.x,
+                        path);
+    wait_for_previous_kernels();  // the twiddle gather above overlaps the previous kernel
+    ntt_rounds<kForward, kLogRows, 0>(tau, twl, mem);
+  });
 }
 
 /// Chunk phase: a block transforms `subs` chunks of 2^kLogS contiguous values (chunk index
@@ -298,20 +407,20 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   const u32 n1 = a.n >> kLogS;
   const std::size_t offset =
       static_cast<std::size_t>(limb) * a.n + (static_cast<std::size_t>(chunk) << kLogS);
-  ChunkMem<kForward> mem{a.data + offset,
-                         a.input(offset),
-                         sm + (static_cast<std::size_t>(h) << kLogS),
-                         last,
-                         a.moduli[id].value,
-                         a.n_inv[id],
-                         a.n_inv_shoup[id]};
-  // Chunk j's stage with m local groups uses global entries (N1 + j) m + i: gathered per chunk.
-  ulonglong2* twl = reinterpret_cast<ulonglong2*>(sm + (static_cast<std::size_t>(subs) << kLogS)) +
-                    (static_cast<std::size_t>(h) << kLogS);
-  load_local_twiddles(twl, kLogS, n1 + chunk, a.tw + static_cast<std::size_t>(id) * a.n,
-                      a.tw_shoup + static_cast<std::size_t>(id) * a.n, tau, kPerSub);
-  wait_for_previous_kernels();  // the twiddle gather above overlaps the previous kernel
-  ntt_rounds<kForward, kLogS, 0>(tau, twl, mem.q, mem);
+  with_path<kForward>(a, id, [&](const auto& path) {
+    using P = std::decay_t<decltype(path)>;
+    using V = typename P::V;
+    ChunkMem<kForward, P> mem{a.data + offset, a.input(offset),
+                              reinterpret_cast<V*>(sm) + (static_cast<std::size_t>(h) << kLogS),
+                              last, path};
+    // Chunk j's stage with m local groups uses global entries (N1 + j) m + i: gathered per chunk.
+    auto* twl = reinterpret_cast<typename P::Tw*>(sm + (static_cast<std::size_t>(subs) << kLogS)) +
+                (static_cast<std::size_t>(h) << kLogS);
+    load_local_twiddles(twl, kLogS, n1 + chunk, a.tw + static_cast<std::size_t>(id) * a.n,
+                        a.tw_shoup + static_cast<std::size_t>(id) * a.n, tau, kPerSub, path);
+    wait_for_previous_kernels();  // the twiddle gather above overlaps the previous kernel
+    ntt_rounds<kForward, kLogS, 0>(tau, twl, mem);
+  });
 }
 
 /// One stage of a warp-shuffle chunk between lane pairs (lane, lane ^ mask), which hold positions
@@ -320,20 +429,21 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
 /// each lane trades half its values (one shuffle there, one back) and multiplies four times, not
 /// eight (computing every product in both lanes, or in one lane of a divergent branch, costs
 /// eight).
-template <bool kForward>
-__device__ __forceinline__ void shuffle_stage(u64 (&x)[8], bool upper, u32 mask, u64 w, u64 ws,
-                                              u64 q) {
+template <bool kForward, class Path>
+__device__ __forceinline__ void shuffle_stage(typename Path::V (&x)[8], bool upper, u32 mask,
+                                              typename Path::Tw w, const Path& path) {
+  using V = typename Path::V;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    const u64 recv = __shfl_xor_sync(0xffffffffu, upper ? x[k] : x[k + 4], mask);
-    u64 lo = upper ? recv : x[k];      // value at the lower position of this lane's butterfly
-    u64 hi = upper ? x[k + 4] : recv;  // value at the upper position
+    const V recv = __shfl_xor_sync(0xffffffffu, upper ? x[k] : x[k + 4], mask);
+    V lo = upper ? recv : x[k];      // value at the lower position of this lane's butterfly
+    V hi = upper ? x[k + 4] : recv;  // value at the upper position
     if constexpr (kForward)
-      ct_butterfly_8q(lo, hi, w, ws, q);
+      path.ct(lo, hi, w);
     else
-      gs_butterfly_4q(lo, hi, w, ws, q);
+      path.gs(lo, hi, w);
     // The lower lane keeps lo (its x[k]) and returns hi; the upper keeps hi (its x[k + 4]).
-    const u64 back = __shfl_xor_sync(0xffffffffu, upper ? lo : hi, mask);
+    const V back = __shfl_xor_sync(0xffffffffu, upper ? lo : hi, mask);
     x[k] = upper ? back : lo;
     x[k + 4] = upper ? hi : back;
   }
@@ -388,16 +498,13 @@ struct AffineStore {
 /// chunk of 256 contiguous values, lane l holding positions 8l .. 8l + 7. Stages with half-span
 /// 8..128 exchange values with __shfl_xor_sync (no shared memory, no block barrier); half-spans
 /// 4, 2, 1 run in registers. n1 = N / 256 chunks per limb. `store` writes the results.
-template <bool kForward, class Store>
-__device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 n1, u32 chunks_total, bool last,
-                                           const Store& store) {
-  const u32 warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+template <bool kForward, class Path, class Store>
+__device__ __forceinline__ void warp_chunk_with(const NttBatch& a, u32 limb, u32 chunk, u32 id,
+                                                bool last, const Path& path, const Store& store) {
+  using V = typename Path::V;
+  using Tw = typename Path::Tw;
   const u32 lane = threadIdx.x & 31;
-  if (warp >= chunks_total) return;
-  const u32 limb = warp / n1;
-  const u32 chunk = warp % n1;
-  const u32 id = a.ids[limb % a.limbs];
-  const u64 q = a.moduli[id].value;
+  const u32 n1 = a.n >> 8;
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
   const std::size_t offset = static_cast<std::size_t>(limb) * a.n + chunk * 256u + lane * 8u;
@@ -406,16 +513,16 @@ __device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 n1, u32 chunks
   // Twiddles of this lane, fetched before the data so that their latency overlaps the previous
   // kernel's drain: 5 shuffle stages (one entry each) and the 7 entries of the in-register
   // radix-8 round.
-  ulonglong2 wsh[5];
+  Tw wsh[5];
 #pragma unroll
   for (int sh = 0; sh < 5; ++sh) {
     const u32 m = 16u >> sh;
     const u32 widx = base * m + (lane >> (sh + 1));
-    wsh[sh] = make_ulonglong2(tw[widx], tws[widx]);
+    wsh[sh] = path.twiddle(tw[widx], tws[widx]);
   }
   // Local table for the register round (positions 8 lane + j, stages with 32, 64, 128 groups):
   // entry m + i with m in {32, 64, 128}; only i in lane's own range is read.
-  ulonglong2 wreg[7];
+  Tw wreg[7];
   {
     const u32 ms[7] = {32, 64, 64, 128, 128, 128, 128};
     const u32 is[7] = {0, 0, 1, 0, 1, 2, 3};
@@ -424,65 +531,76 @@ __device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 n1, u32 chunks
       const u32 m = ms[e];
       const u32 i = lane * (m / 32) + is[e];
       const u32 widx = base * m + i;
-      wreg[e] = make_ulonglong2(tw[widx], tws[widx]);
+      wreg[e] = path.twiddle(tw[widx], tws[widx]);
     }
   }
   wait_for_previous_kernels();
-  u64 x[8];
+  V x[8];
   {
     const ulonglong2* src = reinterpret_cast<const ulonglong2*>(a.input(offset));
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
       ulonglong2 p = src[v];
-      x[2 * v] = p.x;
-      x[2 * v + 1] = p.y;
+      x[2 * v] = path.first(p.x);
+      x[2 * v + 1] = path.first(p.y);
     }
   }
+  // Stage s of the kernel (0..7): 5 shuffle stages and 3 register stages, in transform order.
   if constexpr (kForward) {
 #pragma unroll
     for (int sh = 4; sh >= 0; --sh) {
       const u32 mask = 1u << sh;
       const bool upper = (lane & mask) != 0;
-      const u64 w = wsh[sh].x, ws = wsh[sh].y;
-      shuffle_stage<true>(x, upper, mask, w, ws, q);
+      if (sh < 4) path.before_stage(4 - sh, x);
+      shuffle_stage<true>(x, upper, mask, wsh[sh], path);
     }
     // Radix-8 in registers: stage m=32 pairs (j, j+4), m=64 pairs (j, j+2), m=128 pairs (j, j+1).
+    path.before_stage(5, x);
 #pragma unroll
-    for (int j = 0; j < 4; ++j) ct_butterfly_8q(x[j], x[j + 4], wreg[0].x, wreg[0].y, q);
+    for (int j = 0; j < 4; ++j) path.ct(x[j], x[j + 4], wreg[0]);
+    path.before_stage(6, x);
 #pragma unroll
     for (int j = 0; j < 8; ++j)
-      if (!(j & 2)) ct_butterfly_8q(x[j], x[j + 2], wreg[1 + (j >> 2)].x, wreg[1 + (j >> 2)].y, q);
+      if (!(j & 2)) path.ct(x[j], x[j + 2], wreg[1 + (j >> 2)]);
+    path.before_stage(7, x);
 #pragma unroll
-    for (int j = 0; j < 8; j += 2)
-      ct_butterfly_8q(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
-    if (last) {
-#pragma unroll
-      for (int j = 0; j < 8; ++j) x[j] = reduce_8q(x[j], q);
-    }
+    for (int j = 0; j < 8; j += 2) path.ct(x[j], x[j + 1], wreg[3 + (j >> 1)]);
   } else {
     // Radix-8 in registers: m=128 pairs (j, j+1), m=64 pairs (j, j+2), m=32 pairs (j, j+4).
 #pragma unroll
-    for (int j = 0; j < 8; j += 2)
-      gs_butterfly_4q(x[j], x[j + 1], wreg[3 + (j >> 1)].x, wreg[3 + (j >> 1)].y, q);
+    for (int j = 0; j < 8; j += 2) path.gs(x[j], x[j + 1], wreg[3 + (j >> 1)]);
+    path.before_stage(1, x);
 #pragma unroll
     for (int j = 0; j < 8; ++j)
-      if (!(j & 2)) gs_butterfly_4q(x[j], x[j + 2], wreg[1 + (j >> 2)].x, wreg[1 + (j >> 2)].y, q);
+      if (!(j & 2)) path.gs(x[j], x[j + 2], wreg[1 + (j >> 2)]);
+    path.before_stage(2, x);
 #pragma unroll
-    for (int j = 0; j < 4; ++j) gs_butterfly_4q(x[j], x[j + 4], wreg[0].x, wreg[0].y, q);
+    for (int j = 0; j < 4; ++j) path.gs(x[j], x[j + 4], wreg[0]);
 #pragma unroll
     for (int sh = 0; sh <= 4; ++sh) {
       const u32 mask = 1u << sh;
       const bool upper = (lane & mask) != 0;
-      const u64 w = wsh[sh].x, ws = wsh[sh].y;
-      shuffle_stage<false>(x, upper, mask, w, ws, q);
-    }
-    if (last) {
-      const u64 ninv = a.n_inv[id], ninv_s = a.n_inv_shoup[id];
-#pragma unroll
-      for (int j = 0; j < 8; ++j) x[j] = mul_shoup(x[j], ninv, ninv_s, q);
+      path.before_stage(3 + sh, x);
+      shuffle_stage<false>(x, upper, mask, wsh[sh], path);
     }
   }
-  store(limb, chunk * 256u + lane * 8u, x);
+  u64 out[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) out[j] = leave<kForward>(path, x[j], last);
+  store(limb, chunk * 256u + lane * 8u, out);
+}
+
+template <bool kForward, class Store>
+__device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 chunks_total, bool last,
+                                           const Store& store) {
+  const u32 warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  if (warp >= chunks_total) return;
+  const u32 n1 = a.n >> 8;
+  const u32 limb = warp / n1;
+  const u32 id = a.ids[limb % a.limbs];
+  with_path<kForward>(a, id, [&](const auto& path) {
+    warp_chunk_with<kForward>(a, limb, warp % n1, id, last, path, store);
+  });
 }
 
 /// Two warps per block (see launch/ntt.cu); at most 80 registers, as before the store became a
@@ -491,18 +609,18 @@ inline constexpr int kWarpChunkThreads = 64;
 
 template <bool kForward>
 __global__ void __launch_bounds__(kWarpChunkThreads, 12)
-    ntt_warp_chunk_kernel(NttBatch a, u32 n1, u32 chunks_total, bool last) {
-  warp_chunk<kForward>(a, n1, chunks_total, last, PlainStore{a.data, a.n});
+    ntt_warp_chunk_kernel(NttBatch a, u32 chunks_total, bool last) {
+  warp_chunk<kForward>(a, chunks_total, last, PlainStore{a.data, a.n});
 }
 
 /// The forward warp-shuffle chunks with a division's affine map as their store (see AffineStore).
 /// A template only so that the header may define it in several translation units.
 template <int = 0>
 __global__ void __launch_bounds__(kWarpChunkThreads, 10)  // 12 would spill the store's pointers
-    ntt_warp_chunk_affine_kernel(NttBatch a, u32 n1, u32 chunks_total,
+    ntt_warp_chunk_affine_kernel(NttBatch a, u32 chunks_total,
                                  const __grid_constant__ AffineArgs args, const u64* mul,
                                  const u64* mul_companion) {
-  warp_chunk<true>(a, n1, chunks_total, true,
+  warp_chunk<true>(a, chunks_total, true,
                    AffineStore{&args, mul, mul_companion, a.moduli, a.ids, a.n, a.limbs});
 }
 

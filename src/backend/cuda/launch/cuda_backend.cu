@@ -125,6 +125,12 @@ class CudaBackend final : public Backend {
 
   static k::NttBatch ntt_batch(u64* data, const BasisView& b, bool forward) {
     const auto& r = *b.ring;
+    // EMBER_NTT_FP64=0 keeps every limb on the integer path (for comparisons); both paths give
+    // the same words.
+    static const u32 float_bits = [] {
+      const char* v = std::getenv("EMBER_NTT_FP64");
+      return v && std::string(v) == "0" ? 0u : static_cast<u32>(kMaxFloatModulusBits);
+    }();
     return k::NttBatch{data,
                        r.moduli,
                        b.ids,
@@ -133,7 +139,8 @@ class CudaBackend final : public Backend {
                        r.n_inv,
                        r.n_inv_shoup,
                        static_cast<u32>(r.n),
-                       static_cast<u32>(b.limbs)};
+                       static_cast<u32>(b.limbs),
+                       float_bits};
   }
 
   std::string current_variant() const {

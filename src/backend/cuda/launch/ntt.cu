@@ -143,10 +143,10 @@ void warp_chunks(const NttBatch& a, std::size_t rows, bool forward, bool last, c
   const u32 blocks = (warps * 32 + threads - 1) / threads;
   if (forward)
     launch(kernels::ntt_warp_chunk_kernel<true>, blocks, threads, 0, s, "ntt_warp_chunk_kernel", a,
-           n1, warps, last);
+           warps, last);
   else
     launch(kernels::ntt_warp_chunk_kernel<false>, blocks, threads, 0, s, "ntt_warp_chunk_kernel", a,
-           n1, warps, last);
+           warps, last);
 }
 
 /// Stages with half-span >= `min_t` one kernel each (forward: from N/2 down; inverse: up to N/2).
@@ -257,7 +257,7 @@ bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,
   const u32 n1 = batch.n / 256, warps = n1 * static_cast<u32>(rows);
   launch(kernels::ntt_warp_chunk_affine_kernel<>,
          (warps * 32 + kWarpChunkThreads - 1) / kWarpChunkThreads, kWarpChunkThreads, 0, stream,
-         "ntt_warp_chunk_affine_kernel", b, n1, warps, args, mul, mul_companion);
+         "ntt_warp_chunk_affine_kernel", b, warps, args, mul, mul_companion);
   return true;
 }
 
