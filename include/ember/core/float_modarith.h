@@ -159,6 +159,10 @@ EMBER_HD int float_ct_period(int bits) {
   return bits >= 50 ? 3 : bits == 49 ? 5 : bits == 48 ? 11 : 64;
 }
 
+/// Whether a forward transform may take words in [0, 8q) as they are (no recentering on load):
+/// from the bound 8p the recursion above stays below 2^51 for 18 stages at 46 bits and below.
+EMBER_HD bool float_ct_takes_lazy_input(int bits) { return bits <= 46; }
+
 /// Stages an inverse transform may run between recenterings: the sum X + Y doubles the bound at
 /// each stage, so after k stages from p/2 the difference entering the product is at most
 /// 2^(k-1) p < 2^51 (and sums 2^(k-1) p < 2^53): 52 - bits stages.

@@ -78,7 +78,8 @@ struct FloatPath {
   FloatModulus m;
   u64 q;
   u32 due;
-  u64 ninv;  // N^-1 mod q (inverse transforms)
+  bool recenter_input;  // false: words in [0, 8q) enter as they are (small primes, forward)
+  u64 ninv;             // N^-1 mod q (inverse transforms)
   template <bool kForward>
   __device__ __forceinline__ static FloatPath make(u64 q, u64 ninv) {
     FloatPath f;
@@ -88,11 +89,13 @@ struct FloatPath {
     const int period = kForward ? float_ct_period(bits) : float_gs_period(bits);
     f.due = 0;
     for (int s = period; s < 32; s += period) f.due |= 1u << s;
+    f.recenter_input = !(kForward && float_ct_takes_lazy_input(bits));
     f.ninv = ninv;
     return f;
   }
   /// A word in [0, 8q) (8q < 2^53) as a recentered double.
   __device__ __forceinline__ V first(u64 x) const {
+    if (!recenter_input) return u64_to_float(x);
     return recenter(u64_to_float(x >= 4 * q ? x - 4 * q : x), m);
   }
   __device__ __forceinline__ u64 word(V v) const { return float_to_lazy(v, m); }
