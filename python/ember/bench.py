@@ -262,9 +262,11 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
     }
 
 
-def run_bench(what: str, device: str | None = None, quick: bool = False) -> dict:
+def run_bench(
+    what: str, device: str | None = None, quick: bool = False, prime_bits: int = 50
+) -> dict:
     if what == "ntt":
-        return bench_ntt(device, quick)
+        return bench_ntt(device, quick, prime_bits)
     if what == "ckks":
         return bench_ckks(device, quick)
     if what == "boot":

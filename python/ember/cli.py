@@ -32,7 +32,7 @@ def cmd_demo(args) -> int:
 def cmd_bench(args) -> int:
     from .bench import run_bench
 
-    results = run_bench(args.what, device=args.device, quick=args.quick)
+    results = run_bench(args.what, device=args.device, quick=args.quick, prime_bits=args.prime_bits)
     text = json.dumps(results, indent=1)
     if args.json:
         with open(args.json, "w") as f:
@@ -53,6 +53,12 @@ def main(argv=None) -> int:
     bench.add_argument("--device", default="auto")
     bench.add_argument("--json", default=None, help="also write the JSON to this file")
     bench.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
+    bench.add_argument(
+        "--prime-bits",
+        type=int,
+        default=50,
+        help="ntt only: bits of the primes (up to 50 run on the FP64 path, above on the integer one)",
+    )
     bench.set_defaults(fn=cmd_bench)
     args = parser.parse_args(argv)
     try:

@@ -70,7 +70,7 @@ nb::list bench_ntt(int log_n, std::size_t limbs, const std::string& device,
     d["limbs"] = limbs;
     d["prime_bits"] = prime_bits;
     d["device"] = dev.str();
-    d["variant"] = variant == "auto" ? "auto:" + be.ntt_variant_for(n, limbs) : variant;
+    d["variant"] = variant == "auto" ? "auto:" + be.ntt_variant_for(n, limbs, prime_bits) : variant;
     d["forward_us"] = median(fwd_hot) * 1e3;
     d["inverse_us"] = median(inv_hot) * 1e3;
     d["forward_cold_us"] = median(fwd_cold) * 1e3;

@@ -192,9 +192,9 @@ class Backend {
   virtual std::vector<std::string> ntt_variants() const = 0;
   /// Selects an NTT schedule for later calls; throws ParameterError for an unknown name.
   virtual void set_ntt_variant(const std::string& name) = 0;
-  /// The schedule "auto" uses for one polynomial of `limbs` limbs: "name", or "forward/inverse"
-  /// when the directions differ.
-  virtual std::string ntt_variant_for(std::size_t n, std::size_t limbs) const = 0;
+  /// The schedule "auto" uses for one polynomial of `limbs` limbs of primes of `prime_bits` bits:
+  /// "name", or "forward/inverse" when the directions differ.
+  virtual std::string ntt_variant_for(std::size_t n, std::size_t limbs, int prime_bits) const = 0;
 
   // Negacyclic NTT over `count` polynomials of basis b, stored back to back (limb-major).
   virtual void ntt_forward_async(u64* data, const BasisView& b, std::size_t count,

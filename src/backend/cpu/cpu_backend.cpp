@@ -55,7 +55,7 @@ class CpuBackend final : public Backend {
     if (name != "auto" && name != "harvey")
       throw ParameterError("unknown CPU NTT variant '" + name + "': use 'auto' or 'harvey'");
   }
-  std::string ntt_variant_for(std::size_t, std::size_t) const override { return "harvey"; }
+  std::string ntt_variant_for(std::size_t, std::size_t, int) const override { return "harvey"; }
 
   void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream) override {
     ntt_limbs(data, nullptr, b, count, true);

@@ -20,6 +20,11 @@
 
 namespace ember::cuda::kernels {
 
+/// Which arithmetic a launch compiles in: the integer path only (every prime above
+/// float_bits), the FP64 path only, or both with a per-limb branch (mixed batches). Single-path
+/// kernels keep the other path's registers and code out.
+enum class NttPaths { kInt, kFloat, kMixed };
+
 /// Everything an NTT kernel needs about the batch: data, tables, and which prime each limb uses.
 struct NttBatch {
   u64* data;
@@ -34,6 +39,7 @@ struct NttBatch {
   // Limbs whose prime has at most this many bits run on the FP64 pipe (FloatPath); 0 keeps every
   // limb on the integer path (EMBER_NTT_FP64=0, for comparisons).
   u32 float_bits = kMaxFloatModulusBits;
+  NttPaths paths = NttPaths::kMixed;  // set by the host from the batch's primes
   // Out of place: the first kernel of a schedule reads polynomial 0 (limbs x n words) from src0
   // and polynomial 1 from src1 (launches of at most kMaxSources polynomials) and writes data;
   // src0 == nullptr transforms data in place. Two scalars, not an array: a dynamically indexed
@@ -346,14 +352,20 @@ struct ChunkMem {
 };
 
 /// Calls f(path) with the limb's arithmetic: FloatPath for primes of at most a.float_bits bits,
-/// IntPath otherwise (a warp-uniform branch: a block or warp works on one limb).
-template <bool kForward, class F>
+/// IntPath otherwise (in mixed launches a warp-uniform branch: a block or warp works on one limb).
+template <bool kForward, NttPaths kPaths, class F>
 __device__ __forceinline__ void with_path(const NttBatch& a, u32 id, F&& f) {
   const u64 q = a.moduli[id].value;
-  if (float_path(a, q))
+  if constexpr (kPaths == NttPaths::kFloat) {
     f(FloatPath::make<kForward>(q, a.n_inv[id]));
-  else
+  } else if constexpr (kPaths == NttPaths::kInt) {
     f(IntPath{q, a.n_inv[id], a.n_inv_shoup[id]});
+  } else {
+    if (float_path(a, q))
+      f(FloatPath::make<kForward>(q, a.n_inv[id]));
+    else
+      f(IntPath{q, a.n_inv[id], a.n_inv_shoup[id]});
+  }
 }
 
 /// Column phase: a block transforms 2^kLogSubs adjacent columns of 2^kLogRows values (stride
@@ -365,7 +377,7 @@ template <int kThreads>
 inline constexpr int kColumnMinBlocks = kThreads >= 1536 ? 1
                                                          : (kThreads >= 48 ? 1536 / kThreads : 32);
 
-template <bool kForward, int kLogRows, int kLogSubs>
+template <bool kForward, int kLogRows, int kLogSubs, NttPaths kPaths>
 __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
                                   kColumnMinBlocks<(1 << (kLogRows + kLogSubs - 3))>)
     ntt_column_kernel(NttBatch a, bool last) {
@@ -375,7 +387,7 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
   const u32 h = threadIdx.x & ((1u << kLogSubs) - 1);
   const u32 tau = threadIdx.x >> kLogSubs;
   const std::size_t offset = static_cast<std::size_t>(limb) * a.n + (blockIdx.x << kLogSubs);
-  with_path<kForward>(a, id, [&](const auto& path) {
+  with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;
     ColumnMem<kForward, kLogSubs, P> mem{a.data + offset,
@@ -398,7 +410,7 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
 
 /// Chunk phase: a block transforms `subs` chunks of 2^kLogS contiguous values (chunk index
 /// blockIdx.x * subs + h, N1 = N >> kLogS chunks per limb), each with its own twiddle table.
-template <bool kForward, int kLogS>
+template <bool kForward, int kLogS, NttPaths kPaths>
 __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   extern __shared__ u64 sm[];
   const u32 limb = blockIdx.y;
@@ -410,7 +422,7 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   const u32 n1 = a.n >> kLogS;
   const std::size_t offset =
       static_cast<std::size_t>(limb) * a.n + (static_cast<std::size_t>(chunk) << kLogS);
-  with_path<kForward>(a, id, [&](const auto& path) {
+  with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;
     ChunkMem<kForward, P> mem{a.data + offset, a.input(offset),
@@ -593,7 +605,7 @@ __device__ __forceinline__ void warp_chunk_with(const NttBatch& a, u32 limb, u32
   store(limb, chunk * 256u + lane * 8u, out);
 }
 
-template <bool kForward, class Store>
+template <bool kForward, NttPaths kPaths, class Store>
 __device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 chunks_total, bool last,
                                            const Store& store) {
   const u32 warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -601,7 +613,7 @@ __device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 chunks_total, 
   const u32 n1 = a.n >> 8;
   const u32 limb = warp / n1;
   const u32 id = a.ids[limb % a.limbs];
-  with_path<kForward>(a, id, [&](const auto& path) {
+  with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     warp_chunk_with<kForward>(a, limb, warp % n1, id, last, path, store);
   });
 }
@@ -610,20 +622,19 @@ __device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 chunks_total, 
 /// parameter (12 blocks per SM).
 inline constexpr int kWarpChunkThreads = 64;
 
-template <bool kForward>
+template <bool kForward, NttPaths kPaths>
 __global__ void __launch_bounds__(kWarpChunkThreads, 12)
     ntt_warp_chunk_kernel(NttBatch a, u32 chunks_total, bool last) {
-  warp_chunk<kForward>(a, chunks_total, last, PlainStore{a.data, a.n});
+  warp_chunk<kForward, kPaths>(a, chunks_total, last, PlainStore{a.data, a.n});
 }
 
 /// The forward warp-shuffle chunks with a division's affine map as their store (see AffineStore).
-/// A template only so that the header may define it in several translation units.
-template <int = 0>
+template <NttPaths kPaths>
 __global__ void __launch_bounds__(kWarpChunkThreads, 10)  // 12 would spill the store's pointers
     ntt_warp_chunk_affine_kernel(NttBatch a, u32 chunks_total,
                                  const __grid_constant__ AffineArgs args, const u64* mul,
                                  const u64* mul_companion) {
-  warp_chunk<true>(a, chunks_total, true,
+  warp_chunk<true, kPaths>(a, chunks_total, true,
                    AffineStore{&args, mul, mul_companion, a.moduli, a.ids, a.n, a.limbs});
 }
 

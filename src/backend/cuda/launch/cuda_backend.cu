@@ -115,32 +115,47 @@ class CudaBackend final : public Backend {
     std::lock_guard lock(mutex_);
     variant_ = name;
   }
-  std::string ntt_variant_for(std::size_t n, std::size_t limbs) const override {
+  std::string ntt_variant_for(std::size_t n, std::size_t limbs, int prime_bits) const override {
     std::lock_guard lock(mutex_);
     if (variant_ != "auto") return variant_;
-    const std::string fwd = cuda::tuned_ntt_variant(n, limbs, true);
-    const std::string inv = cuda::tuned_ntt_variant(n, limbs, false);
+    const auto paths = prime_bits <= static_cast<int>(float_bits()) ? k::NttPaths::kFloat
+                                                                    : k::NttPaths::kInt;
+    const std::string fwd = cuda::tuned_ntt_variant(n, limbs, true, paths);
+    const std::string inv = cuda::tuned_ntt_variant(n, limbs, false, paths);
     return fwd == inv ? fwd : fwd + "/" + inv;
+  }
+
+  /// Primes of at most this many bits take the FP64 NTT path. EMBER_NTT_FP64=0 keeps every limb
+  /// on the integer path (for comparisons); both paths give the same words.
+  static u32 float_bits() {
+    static const u32 bits = [] {
+      const char* v = std::getenv("EMBER_NTT_FP64");
+      return v && std::string(v) == "0" ? 0u : static_cast<u32>(kMaxFloatModulusBits);
+    }();
+    return bits;
   }
 
   static k::NttBatch ntt_batch(u64* data, const BasisView& b, bool forward) {
     const auto& r = *b.ring;
-    // EMBER_NTT_FP64=0 keeps every limb on the integer path (for comparisons); both paths give
-    // the same words.
-    static const u32 float_bits = [] {
-      const char* v = std::getenv("EMBER_NTT_FP64");
-      return v && std::string(v) == "0" ? 0u : static_cast<u32>(kMaxFloatModulusBits);
-    }();
-    return k::NttBatch{data,
-                       r.moduli,
-                       b.ids,
-                       forward ? r.psi_rev : r.psi_inv_rev,
-                       forward ? r.psi_rev_shoup : r.psi_inv_rev_shoup,
-                       r.n_inv,
-                       r.n_inv_shoup,
-                       static_cast<u32>(r.n),
-                       static_cast<u32>(b.limbs),
-                       float_bits};
+    std::size_t on_float = 0;
+    for (std::size_t i = 0; i < b.limbs; ++i)
+      if (static_cast<u32>(64 - __builtin_clzll(r.host_moduli[b.host_ids[i]].value)) <=
+          float_bits())
+        ++on_float;
+    k::NttBatch batch{data,
+                      r.moduli,
+                      b.ids,
+                      forward ? r.psi_rev : r.psi_inv_rev,
+                      forward ? r.psi_rev_shoup : r.psi_inv_rev_shoup,
+                      r.n_inv,
+                      r.n_inv_shoup,
+                      static_cast<u32>(r.n),
+                      static_cast<u32>(b.limbs),
+                      float_bits()};
+    batch.paths = on_float == b.limbs ? k::NttPaths::kFloat
+                  : on_float == 0     ? k::NttPaths::kInt
+                                      : k::NttPaths::kMixed;
+    return batch;
   }
 
   std::string current_variant() const {

@@ -69,6 +69,20 @@ void launch_smem(Kernel kernel, dim3 grid, u32 threads, std::size_t smem, cudaSt
   launch(kernel, grid, threads, smem, s, "ntt_smem_kernel", args...);
 }
 
+/// Calls f(std::integral_constant<NttPaths, P>) for the batch's set of arithmetic paths.
+template <class F>
+void dispatch_paths(kernels::NttPaths paths, F&& f) {
+  using kernels::NttPaths;
+  switch (paths) {
+    case NttPaths::kInt:
+      return f(std::integral_constant<NttPaths, NttPaths::kInt>{});
+    case NttPaths::kFloat:
+      return f(std::integral_constant<NttPaths, NttPaths::kFloat>{});
+    default:
+      return f(std::integral_constant<NttPaths, NttPaths::kMixed>{});
+  }
+}
+
 /// Calls f(std::integral_constant<int, L>) for the runtime value log in [Lo, Hi].
 template <int Lo, int Hi, class F>
 void dispatch_log(u32 log, F&& f) {
@@ -93,10 +107,15 @@ void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool 
   const dim3 grid(n1 / subs, static_cast<u32>(rows));
   dispatch_log<4, 13>(log2u(s_size), [&](auto L) {
     constexpr int kLog = decltype(L)::value;
-    if (forward)
-      launch_smem(kernels::ntt_chunk_kernel<true, kLog>, grid, threads, smem, s, a, subs, last);
-    else
-      launch_smem(kernels::ntt_chunk_kernel<false, kLog>, grid, threads, smem, s, a, subs, last);
+    dispatch_paths(a.paths, [&](auto P) {
+      constexpr kernels::NttPaths kP = decltype(P)::value;
+      if (forward)
+        launch_smem(kernels::ntt_chunk_kernel<true, kLog, kP>, grid, threads, smem, s, a, subs,
+                    last);
+      else
+        launch_smem(kernels::ntt_chunk_kernel<false, kLog, kP>, grid, threads, smem, s, a, subs,
+                    last);
+    });
   });
 }
 
@@ -112,12 +131,15 @@ void columns_of(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool 
   const dim3 grid(n2 / kSubs, static_cast<u32>(rows));
   dispatch_log<3, 9>(log2u(n1), [&](auto L) {
     constexpr int kLog = decltype(L)::value;
-    if (forward)
-      launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs>, grid, threads, smem, s, a,
-                  last);
-    else
-      launch_smem(kernels::ntt_column_kernel<false, kLog, kLogSubs>, grid, threads, smem, s, a,
-                  last);
+    dispatch_paths(a.paths, [&](auto P) {
+      constexpr kernels::NttPaths kP = decltype(P)::value;
+      if (forward)
+        launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs, kP>, grid, threads, smem, s,
+                    a, last);
+      else
+        launch_smem(kernels::ntt_column_kernel<false, kLog, kLogSubs, kP>, grid, threads, smem, s,
+                    a, last);
+    });
   });
 }
 
@@ -141,12 +163,15 @@ void warp_chunks(const NttBatch& a, std::size_t rows, bool forward, bool last, c
   const u32 warps = n1 * static_cast<u32>(rows);
   const u32 threads = kWarpChunkThreads;
   const u32 blocks = (warps * 32 + threads - 1) / threads;
-  if (forward)
-    launch(kernels::ntt_warp_chunk_kernel<true>, blocks, threads, 0, s, "ntt_warp_chunk_kernel", a,
-           warps, last);
-  else
-    launch(kernels::ntt_warp_chunk_kernel<false>, blocks, threads, 0, s, "ntt_warp_chunk_kernel", a,
-           warps, last);
+  dispatch_paths(a.paths, [&](auto P) {
+    constexpr kernels::NttPaths kP = decltype(P)::value;
+    if (forward)
+      launch(kernels::ntt_warp_chunk_kernel<true, kP>, blocks, threads, 0, s,
+             "ntt_warp_chunk_kernel", a, warps, last);
+    else
+      launch(kernels::ntt_warp_chunk_kernel<false, kP>, blocks, threads, 0, s,
+             "ntt_warp_chunk_kernel", a, warps, last);
+  });
 }
 
 /// Stages with half-span >= `min_t` one kernel each (forward: from N/2 down; inverse: up to N/2).
@@ -223,15 +248,18 @@ const std::vector<std::string>& ntt_variant_names() {
   return names;
 }
 
-std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward) {
+std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward,
+                              kernels::NttPaths paths) {
   // The measured winner for this N and direction at the nearest measured number of limbs in one
   // launch (log distance); sizes outside the table take the closest N. Below N = 2^9 only
-  // two_kernel fits the smem kernel.
+  // two_kernel fits the smem kernel. Integer-only batches take the table measured on the
+  // integer path, the others the FP64 one.
   const int log_n = static_cast<int>(log2u(n));
   if (log_n < 9) return "two_kernel";
   const TunedNtt* best = nullptr;
   double best_d = 1e300;
-  for (const auto& t : kTunedNtt) {
+  const auto& table = paths == kernels::NttPaths::kInt ? kTunedNttInt : kTunedNttFloat;
+  for (const auto& t : table) {
     const double d = std::abs(t.log_n - log_n) * 100.0 +
                      std::abs(std::log2(static_cast<double>(t.limbs)) -
                               std::log2(static_cast<double>(std::max<std::size_t>(rows, 1))));
@@ -249,15 +277,18 @@ bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,
                                const u64* mul_companion, const std::string& variant,
                                cudaStream_t stream) {
   const std::size_t rows = count * batch.limbs;
-  const std::string v = variant == "auto" ? tuned_ntt_variant(batch.n, rows, true) : variant;
+  const std::string v =
+      variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
   if (v != "warp_shuffle" || batch.n < 256 || rows == 0 || rows > 65535 ||
       count > backend::Backend::kMaxAffineTerms)
     return false;
   const NttBatch b = warp_shuffle_forward_head(batch, rows, stream);
   const u32 n1 = batch.n / 256, warps = n1 * static_cast<u32>(rows);
-  launch(kernels::ntt_warp_chunk_affine_kernel<>,
-         (warps * 32 + kWarpChunkThreads - 1) / kWarpChunkThreads, kWarpChunkThreads, 0, stream,
-         "ntt_warp_chunk_affine_kernel", b, warps, args, mul, mul_companion);
+  dispatch_paths(b.paths, [&](auto P) {
+    launch(kernels::ntt_warp_chunk_affine_kernel<decltype(P)::value>,
+           (warps * 32 + kWarpChunkThreads - 1) / kWarpChunkThreads, kWarpChunkThreads, 0, stream,
+           "ntt_warp_chunk_affine_kernel", b, warps, args, mul, mul_companion);
+  });
   return true;
 }
 
@@ -268,7 +299,8 @@ void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const st
   if (rows > 65535)
     throw ParameterError("NTT batch of " + std::to_string(rows) +
                          " limbs is too large for one launch: split it below 65536 limbs");
-  const std::string v = variant == "auto" ? tuned_ntt_variant(batch.n, rows, forward) : variant;
+  const std::string v =
+      variant == "auto" ? tuned_ntt_variant(batch.n, rows, forward, batch.paths) : variant;
   if (v == "per_stage")
     run_per_stage(batch, rows, forward, stream);
   else if (v == "hybrid")

@@ -12,9 +12,10 @@ namespace ember::cuda {
 
 /// The implemented schedules (see ntt.cu): per_stage, hybrid, two_kernel, warp_shuffle.
 const std::vector<std::string>& ntt_variant_names();
-/// The measured fastest schedule for a transform of `rows` limbs of size N in one direction
-/// (bench/RESULTS.md has the table it came from).
-std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward);
+/// The measured fastest schedule for a transform of `rows` limbs of size N in one direction on
+/// the given arithmetic paths (bench/RESULTS.md has the tables it came from).
+std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward,
+                              kernels::NttPaths paths);
 /// The forward NTT of `count` polynomials followed by a division's affine map, fused into the
 /// last kernel (out[k] = (a[k] - NTT(c[k])) * mul (+ addend[k]), see kernels::AffineStore); the
 /// transformed values themselves are not written. Returns false, launching nothing, where the
