@@ -11,6 +11,8 @@ usage: python bench/make_ntt_table.py fp64_sweep.json int_sweep.json
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -64,6 +66,8 @@ struct TunedNtt {{
 {table(integer, "kTunedNttInt")}
 }}  // namespace ember::cuda
 """)
+    if shutil.which("clang-format"):  # the repo's style (aligned comments)
+        subprocess.run(["clang-format", "-i", str(OUT)], check=False)
     print(f"wrote {OUT}")
     return 0
 

@@ -140,7 +140,7 @@ EMBER_HD void gs_butterfly_float(double& x, double& y, double w, double w_compan
 
 /// The canonical word in [0, p) of a signed value |v| < 2^53.
 EMBER_HD u64 float_to_canonical(double v, const FloatModulus& m, u64 q) {
-  const double r = recenter(v, m);              // |r| < p/2 + 3 < p
+  const double r = recenter(v, m);             // |r| < p/2 + 3 < p
   const u64 u = float_to_u64(fp_add(r, m.p));  // in (0, 2p)
   return u >= q ? u - q : u;
 }

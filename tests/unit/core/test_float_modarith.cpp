@@ -54,9 +54,14 @@ TEST(FloatModArith, ProductIsExactAndBounded) {
       // Factors across the whole allowed range, extremes included.
       double y;
       switch (i % 4) {
-        case 0: y = limit; break;
-        case 1: y = -limit; break;
-        default: y = static_cast<double>(static_cast<std::int64_t>(rng() >> 12) - (1ll << 51));
+        case 0:
+          y = limit;
+          break;
+        case 1:
+          y = -limit;
+          break;
+        default:
+          y = static_cast<double>(static_cast<std::int64_t>(rng() >> 12) - (1ll << 51));
       }
       if (std::fabs(y) > limit) y = limit;
       const u64 wi = i % 3 == 0 ? q - 1 : rng() % q;

@@ -635,7 +635,7 @@ __global__ void __launch_bounds__(kWarpChunkThreads, 10)  // 12 would spill the 
                                  const __grid_constant__ AffineArgs args, const u64* mul,
                                  const u64* mul_companion) {
   warp_chunk<true, kPaths>(a, chunks_total, true,
-                   AffineStore{&args, mul, mul_companion, a.moduli, a.ids, a.n, a.limbs});
+                           AffineStore{&args, mul, mul_companion, a.moduli, a.ids, a.n, a.limbs});
 }
 
 }  // namespace ember::cuda::kernels

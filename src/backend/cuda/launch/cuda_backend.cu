@@ -118,8 +118,8 @@ class CudaBackend final : public Backend {
   std::string ntt_variant_for(std::size_t n, std::size_t limbs, int prime_bits) const override {
     std::lock_guard lock(mutex_);
     if (variant_ != "auto") return variant_;
-    const auto paths = prime_bits <= static_cast<int>(float_bits()) ? k::NttPaths::kFloat
-                                                                    : k::NttPaths::kInt;
+    const auto paths =
+        prime_bits <= static_cast<int>(float_bits()) ? k::NttPaths::kFloat : k::NttPaths::kInt;
     const std::string fwd = cuda::tuned_ntt_variant(n, limbs, true, paths);
     const std::string inv = cuda::tuned_ntt_variant(n, limbs, false, paths);
     return fwd == inv ? fwd : fwd + "/" + inv;

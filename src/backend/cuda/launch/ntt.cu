@@ -134,8 +134,8 @@ void columns_of(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool 
     dispatch_paths(a.paths, [&](auto P) {
       constexpr kernels::NttPaths kP = decltype(P)::value;
       if (forward)
-        launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs, kP>, grid, threads, smem, s,
-                    a, last);
+        launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs, kP>, grid, threads, smem, s, a,
+                    last);
       else
         launch_smem(kernels::ntt_column_kernel<false, kLog, kLogSubs, kP>, grid, threads, smem, s,
                     a, last);
