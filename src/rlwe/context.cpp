@@ -466,6 +466,12 @@ Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {
   be.ntt_inverse_async(coeff.as<u64>(), &d, lv.q.on(be), 1, s);
   Buffer ext(be, lv.ext.size() * n_ * sizeof(u64), s);
   const std::size_t rows = rows_q + p_count_;
+  if (alpha_ == 1) {
+    // One-prime digits: the conversion of digit j to prime p is its residue reduced mod p, done
+    // by the NTT's first load (no converted rows written and read back).
+    be.ntt_forward_lifted_async(ext.as<u64>(), coeff.as<u64>(), rows - 1, lv.ext.on(be), s);
+    return ext;
+  }
   std::vector<backend::ConvJob> jobs;  // every digit's conversion in one launch
   for (std::size_t j = 0; j < lv.digit_conv.size(); ++j) {
     const std::size_t offset = j * (rows - alpha_);

@@ -208,6 +208,12 @@ class Backend {
                                  std::size_t count, Stream stream) = 0;
   virtual void ntt_inverse_async(u64* out, const u64* const* in, const BasisView& b,
                                  std::size_t count, Stream stream) = 0;
+  /// Forward NTT of one polynomial `out` of basis b whose row r starts as row r / rows_per_source
+  /// of `src` (words below 2^61) reduced modulo row r's prime: the ModUp of one-prime digits
+  /// (a digit's residues, below its prime, are its value; lifting it to another prime is a
+  /// reduction), without writing the lifted rows before the transform reads them.
+  virtual void ntt_forward_lifted_async(u64* out, const u64* src, std::size_t rows_per_source,
+                                        const BasisView& b, Stream stream) = 0;
 
   // Pointwise arithmetic over limbs x N words; inputs reduced, outputs reduced.
   virtual void add_async(u64* out, const u64* a, const u64* c, const BasisView& b,

@@ -71,6 +71,20 @@ class CpuBackend final : public Backend {
                          Stream) override {
     ntt_limbs(out, in, b, count, false);
   }
+  void ntt_forward_lifted_async(u64* out, const u64* src, std::size_t rows_per_source,
+                                const BasisView& b, Stream) override {
+    const auto& r = *b.ring;
+    const long rows = static_cast<long>(b.limbs);
+#pragma omp parallel for schedule(static)
+    for (long t = 0; t < rows; ++t) {
+      const u32 id = b.host_ids[t];
+      const Modulus& m = r.moduli[id];
+      const u64* from = src + (t / static_cast<long>(rows_per_source)) * r.n;
+      u64* limb = out + t * r.n;
+      for (std::size_t c = 0; c < r.n; ++c) limb[c] = barrett_reduce_64(from[c], m);
+      cpu::ntt_forward_limb(limb, r.n, r.psi_rev + id * r.n, r.psi_rev_shoup + id * r.n, m.value);
+    }
+  }
   /// Every limb of `count` polynomials, in place or (in != nullptr) from in[k].
   static void ntt_limbs(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
                         bool forward) {

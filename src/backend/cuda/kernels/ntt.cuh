@@ -47,13 +47,33 @@ struct NttBatch {
   static constexpr int kMaxSources = 2;
   const u64* src0 = nullptr;
   const u64* src1 = nullptr;
-  /// Where the first pass reads the word at `offset` of the batch.
+  // Lifted input (lift_rows > 0, forward, one polynomial): row r starts as src0's row
+  // r / lift_rows, words below 2^61 reduced modulo row r's prime on the first load (the ModUp of
+  // one-prime digits, see Backend::ntt_forward_lifted_async).
+  u32 lift_rows = 0;
+  /// Where the first pass reads the word at `offset` of the batch (kLifted: a kernel compiled
+  /// for lifted batches; the others carry no lifting code).
+  template <bool kLifted>
   __device__ __forceinline__ const u64* input(std::size_t offset) const {
     if (!src0) return data + offset;
+    if (kLifted) {
+      const u32 row = static_cast<u32>(offset >> (__ffs(n) - 1));
+      return src0 + static_cast<std::size_t>(row / lift_rows) * n + (offset & (n - 1));
+    }
     const std::size_t poly = static_cast<std::size_t>(limbs) * n;
     return offset < poly ? src0 + offset : src1 + (offset - poly);
   }
+  /// The modulus a lifted first load reduces by (nullptr: the words are already in range).
+  template <bool kLifted>
+  __device__ __forceinline__ const Modulus* lift(u32 id) const {
+    return kLifted ? moduli + id : nullptr;
+  }
 };
+
+/// A word of a first load: reduced modulo the row's prime when the input is lifted.
+__device__ __forceinline__ u64 lifted(u64 x, const Modulus* lift) {
+  return lift ? barrett_reduce_64(x, *lift) : x;
+}
 
 /// The integer path: 64-bit words lazily reduced ([0, 8q) forward, [0, 4q) inverse), Shoup
 /// products with (w, w_shoup) twiddle pairs.
@@ -208,7 +228,7 @@ __device__ __forceinline__ void load_local_twiddles(typename Path::Tw* local, u3
 
 /// One stage over whole polynomials: thread b does the butterfly (p, p + t), p = (b / t) 2t + b %
 /// t. Integer path only: its words stay in the lazy ranges both paths read.
-template <bool kForward>
+template <bool kForward, bool kLifted>
 __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
   wait_for_previous_kernels();
   const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
@@ -217,13 +237,14 @@ __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
   const u32 id = a.ids[limb % a.limbs];
   const u64 q = a.moduli[id].value;
   u64* d = a.data + static_cast<std::size_t>(limb) * a.n;
-  const u64* in = a.input(static_cast<std::size_t>(limb) * a.n);
+  const u64* in = a.input<kLifted>(static_cast<std::size_t>(limb) * a.n);
   const u32 t = 1u << log_t;
   const u32 i = b >> log_t;
   const u32 p = (i << (log_t + 1)) + (b & (t - 1));
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
-  u64 x = in[p], y = in[p + t];
+  const Modulus* lift = a.lift<kLifted>(id);
+  u64 x = lifted(in[p], lift), y = lifted(in[p + t], lift);
   if constexpr (kForward) {
     ct_butterfly_8q(x, y, tw[m + i], tws[m + i], q);
     if (last) {
@@ -319,8 +340,9 @@ struct ColumnMem {
   u32 h, log_n2;
   bool last;
   P path;
+  const Modulus* lift;  // see NttBatch::lift
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
-    return in[((base + off) << log_n2) + h];
+    return lifted(in[((base + off) << log_n2) + h], lift);
   }
   __device__ __forceinline__ V load(u32 p) const { return sm[(p << kLogSubs) + h]; }
   __device__ __forceinline__ void store(u32 p, V v) const { sm[(p << kLogSubs) + h] = v; }
@@ -341,8 +363,11 @@ struct ChunkMem {
   V* s;
   bool last;
   P path;
+  const Modulus* lift;  // see NttBatch::lift
   __device__ __forceinline__ static u32 swz(u32 p) { return p ^ ((p >> 4) & 15u); }
-  __device__ __forceinline__ u64 first_load(u32 base, u32 off) const { return in[base + off]; }
+  __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
+    return lifted(in[base + off], lift);
+  }
   __device__ __forceinline__ V load(u32 p) const { return s[swz(p)]; }
   __device__ __forceinline__ void store(u32 p, V v) const { s[swz(p)] = v; }
   __device__ __forceinline__ void last_store(u32 base, u32 off, V v) const {
@@ -377,7 +402,7 @@ template <int kThreads>
 inline constexpr int kColumnMinBlocks = kThreads >= 1536 ? 1
                                                          : (kThreads >= 48 ? 1536 / kThreads : 32);
 
-template <bool kForward, int kLogRows, int kLogSubs, NttPaths kPaths>
+template <bool kForward, int kLogRows, int kLogSubs, NttPaths kPaths, bool kLifted>
 __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
                                   kColumnMinBlocks<(1 << (kLogRows + kLogSubs - 3))>)
     ntt_column_kernel(NttBatch a, bool last) {
@@ -391,12 +416,13 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;
     ColumnMem<kForward, kLogSubs, P> mem{a.data + offset,
-                                         a.input(offset),
+                                         a.input<kLifted>(offset),
                                          reinterpret_cast<V*>(sm),
                                          h,
                                          static_cast<u32>(__ffs(a.n) - 1 - kLogRows),
                                          last,
-                                         path};
+                                         path,
+                                         a.lift<kLifted>(id)};
     // Column stages use global entries m + i (base 1): the first N1 entries, shared by all
     // columns.
     auto* twl = reinterpret_cast<typename P::Tw*>(sm + (1u << (kLogRows + kLogSubs)));
@@ -410,7 +436,7 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
 
 /// Chunk phase: a block transforms `subs` chunks of 2^kLogS contiguous values (chunk index
 /// blockIdx.x * subs + h, N1 = N >> kLogS chunks per limb), each with its own twiddle table.
-template <bool kForward, int kLogS, NttPaths kPaths>
+template <bool kForward, int kLogS, NttPaths kPaths, bool kLifted>
 __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   extern __shared__ u64 sm[];
   const u32 limb = blockIdx.y;
@@ -425,9 +451,9 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;
-    ChunkMem<kForward, P> mem{a.data + offset, a.input(offset),
+    ChunkMem<kForward, P> mem{a.data + offset, a.input<kLifted>(offset),
                               reinterpret_cast<V*>(sm) + (static_cast<std::size_t>(h) << kLogS),
-                              last, path};
+                              last, path, a.lift<kLifted>(id)};
     // Chunk j's stage with m local groups uses global entries (N1 + j) m + i: gathered per chunk.
     auto* twl = reinterpret_cast<typename P::Tw*>(sm + (static_cast<std::size_t>(subs) << kLogS)) +
                 (static_cast<std::size_t>(h) << kLogS);
@@ -552,7 +578,8 @@ __device__ __forceinline__ void warp_chunk_with(const NttBatch& a, u32 limb, u32
   wait_for_previous_kernels();
   V x[8];
   {
-    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(a.input(offset));
+    // Never lifted (launch/ntt.cu starts lifted batches with another kernel).
+    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(a.input<false>(offset));
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
       ulonglong2 p = src[v];

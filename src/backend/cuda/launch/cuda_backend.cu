@@ -182,6 +182,16 @@ class CudaBackend final : public Backend {
       cuda::launch_ntt(batch, chunk, forward, variant, raw(s));
     }
   }
+  void ntt_forward_lifted_async(u64* out, const u64* src, std::size_t rows_per_source,
+                                const BasisView& b, Stream s) override {
+    ctx_.activate();
+    if (rows_per_source == 0 || rows_per_source > b.limbs)
+      throw ParameterError("ntt_forward_lifted: rows_per_source must be in [1, limbs]");
+    k::NttBatch batch = ntt_batch(out, b, true);
+    batch.src0 = src;
+    batch.lift_rows = static_cast<u32>(rows_per_source);
+    cuda::launch_ntt(batch, 1, true, current_variant(), raw(s));
+  }
   void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
     ntt(data, nullptr, b, count, true, s);
   }

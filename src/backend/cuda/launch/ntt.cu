@@ -9,6 +9,7 @@
 
 #include "ember/core/errors.h"
 #include "launch/ntt.h"
+#include "launch/ntt_launch.h"
 #include "launch/ntt_tuned_table.h"
 #include "runtime/cuda_check.h"
 #include "runtime/launch.h"
@@ -17,13 +18,7 @@ namespace ember::cuda {
 
 using kernels::NttBatch;
 
-namespace {
-
-/// The batch the kernels after a schedule's first one take: in place on the output.
-NttBatch in_place(NttBatch a) {
-  a.src0 = a.src1 = nullptr;
-  return a;
-}
+namespace ntt_detail {
 
 /// Blocks that keep every SM of the current device busy twice over: below this, a schedule's
 /// kernels split their work into smaller blocks, since small transforms are bound by the latency
@@ -40,10 +35,17 @@ std::size_t busy_blocks() {
   return 2 * static_cast<std::size_t>(sms);
 }
 
-u32 log2u(std::size_t x) {
-  u32 l = 0;
-  while ((std::size_t{1} << l) < x) ++l;
-  return l;
+}  // namespace ntt_detail
+
+namespace {
+
+using namespace ntt_detail;
+
+/// The batch the kernels after a schedule's first one take: in place on the output.
+NttBatch in_place(NttBatch a) {
+  a.src0 = a.src1 = nullptr;
+  a.lift_rows = 0;
+  return a;
 }
 
 void stage(const NttBatch& a, std::size_t rows, bool forward, u32 t, bool last, cudaStream_t s) {
@@ -51,48 +53,15 @@ void stage(const NttBatch& a, std::size_t rows, bool forward, u32 t, bool last, 
   const u32 threads = std::min<u32>(256, half);
   dim3 grid((half + threads - 1) / threads, static_cast<u32>(rows));
   const u32 m = a.n / (2 * t);
-  if (forward)
-    launch(kernels::ntt_stage_kernel<true>, grid, threads, 0, s, "ntt_stage_kernel", a, log2u(t), m,
-           last);
+  if (forward && a.lift_rows)
+    launch(kernels::ntt_stage_kernel<true, true>, grid, threads, 0, s, "ntt_stage_kernel", a,
+           log2u(t), m, last);
+  else if (forward)
+    launch(kernels::ntt_stage_kernel<true, false>, grid, threads, 0, s, "ntt_stage_kernel", a,
+           log2u(t), m, last);
   else
-    launch(kernels::ntt_stage_kernel<false>, grid, threads, 0, s, "ntt_stage_kernel", a, log2u(t),
-           m, last);
-}
-
-template <class Kernel, class... Args>
-void launch_smem(Kernel kernel, dim3 grid, u32 threads, std::size_t smem, cudaStream_t s,
-                 Args... args) {
-  if (smem > 48 * 1024)
-    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(smem)),
-          "cudaFuncSetAttribute(ntt kernel)");
-  launch(kernel, grid, threads, smem, s, "ntt_smem_kernel", args...);
-}
-
-/// Calls f(std::integral_constant<NttPaths, P>) for the batch's set of arithmetic paths.
-template <class F>
-void dispatch_paths(kernels::NttPaths paths, F&& f) {
-  using kernels::NttPaths;
-  switch (paths) {
-    case NttPaths::kInt:
-      return f(std::integral_constant<NttPaths, NttPaths::kInt>{});
-    case NttPaths::kFloat:
-      return f(std::integral_constant<NttPaths, NttPaths::kFloat>{});
-    default:
-      return f(std::integral_constant<NttPaths, NttPaths::kMixed>{});
-  }
-}
-
-/// Calls f(std::integral_constant<int, L>) for the runtime value log in [Lo, Hi].
-template <int Lo, int Hi, class F>
-void dispatch_log(u32 log, F&& f) {
-  if constexpr (Lo <= Hi) {
-    if (log == Lo) return f(std::integral_constant<int, Lo>{});
-    dispatch_log<Lo + 1, Hi>(log, std::forward<F>(f));
-  } else {
-    throw ParameterError("NTT sub-transform of 2^" + std::to_string(log) +
-                         " values is unsupported");
-  }
+    launch(kernels::ntt_stage_kernel<false, false>, grid, threads, 0, s, "ntt_stage_kernel", a,
+           log2u(t), m, last);
 }
 
 /// Chunk phase: n / s_size chunks of s_size contiguous values (16 <= s_size <= 8192).
@@ -107,51 +76,21 @@ void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool 
   const dim3 grid(n1 / subs, static_cast<u32>(rows));
   dispatch_log<4, 13>(log2u(s_size), [&](auto L) {
     constexpr int kLog = decltype(L)::value;
+    // Lifted batches (one launch per ModUp) take the kernel with both paths: a third of the
+    // instantiations.
+    if (forward && a.lift_rows)
+      return launch_smem(kernels::ntt_chunk_kernel<true, kLog, kernels::NttPaths::kMixed, true>,
+                         grid, threads, smem, s, a, subs, last);
     dispatch_paths(a.paths, [&](auto P) {
       constexpr kernels::NttPaths kP = decltype(P)::value;
       if (forward)
-        launch_smem(kernels::ntt_chunk_kernel<true, kLog, kP>, grid, threads, smem, s, a, subs,
-                    last);
+        launch_smem(kernels::ntt_chunk_kernel<true, kLog, kP, false>, grid, threads, smem, s, a,
+                    subs, last);
       else
-        launch_smem(kernels::ntt_chunk_kernel<false, kLog, kP>, grid, threads, smem, s, a, subs,
-                    last);
+        launch_smem(kernels::ntt_chunk_kernel<false, kLog, kP, false>, grid, threads, smem, s, a,
+                    subs, last);
     });
   });
-}
-
-/// Column phase of 2^kLogSubs columns per block.
-template <int kLogSubs>
-void columns_of(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last,
-                cudaStream_t s) {
-  constexpr u32 kSubs = 1u << kLogSubs;
-  const u32 n2 = a.n / n1;
-  const u32 threads = kSubs * n1 / 8;
-  // Values plus the N1-entry twiddle table shared by the block's columns.
-  const std::size_t smem = (std::size_t{kSubs} + 2) * n1 * sizeof(u64);
-  const dim3 grid(n2 / kSubs, static_cast<u32>(rows));
-  dispatch_log<3, 9>(log2u(n1), [&](auto L) {
-    constexpr int kLog = decltype(L)::value;
-    dispatch_paths(a.paths, [&](auto P) {
-      constexpr kernels::NttPaths kP = decltype(P)::value;
-      if (forward)
-        launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs, kP>, grid, threads, smem, s, a,
-                    last);
-      else
-        launch_smem(kernels::ntt_column_kernel<false, kLog, kLogSubs, kP>, grid, threads, smem, s,
-                    a, last);
-    });
-  });
-}
-
-/// Column phase: n2 columns of n1 = n / n2 values (8 <= n1 <= 512), 16 columns per block (whole
-/// 128-byte rows), or 4 when that leaves SMs idle.
-void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last, cudaStream_t s) {
-  const u32 n2 = a.n / n1;
-  if (n2 < 16) throw ParameterError("column phase needs at least 16 columns");
-  if (std::size_t{n2 / 16} * rows < busy_blocks())
-    columns_of<2>(a, rows, forward, n1, last, s);
-  else
-    columns_of<4>(a, rows, forward, n1, last, s);
 }
 
 // Two warps per block (kernels::kWarpChunkThreads): a small batch spreads over every SM instead
@@ -299,8 +238,10 @@ void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const st
   if (rows > 65535)
     throw ParameterError("NTT batch of " + std::to_string(rows) +
                          " limbs is too large for one launch: split it below 65536 limbs");
-  const std::string v =
+  std::string v =
       variant == "auto" ? tuned_ntt_variant(batch.n, rows, forward, batch.paths) : variant;
+  // The warp-shuffle kernel reads no lifted input: at N = 256 it would be the first kernel.
+  if (batch.lift_rows && v == "warp_shuffle" && batch.n <= 256) v = "two_kernel";
   if (v == "per_stage")
     run_per_stage(batch, rows, forward, stream);
   else if (v == "hybrid")

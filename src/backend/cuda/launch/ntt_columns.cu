@@ -1,0 +1,47 @@
+// Host launcher of the NTT's column phase (see launch/ntt.cu for the schedules around it).
+#include "launch/ntt_launch.h"
+
+namespace ember::cuda::ntt_detail {
+
+namespace {
+
+/// Column phase of 2^kLogSubs columns per block.
+template <int kLogSubs>
+void columns_of(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last,
+                cudaStream_t s) {
+  constexpr u32 kSubs = 1u << kLogSubs;
+  const u32 n2 = a.n / n1;
+  const u32 threads = kSubs * n1 / 8;
+  // Values plus the N1-entry twiddle table shared by the block's columns.
+  const std::size_t smem = (std::size_t{kSubs} + 2) * n1 * sizeof(u64);
+  const dim3 grid(n2 / kSubs, static_cast<u32>(rows));
+  dispatch_log<3, 9>(log2u(n1), [&](auto L) {
+    constexpr int kLog = decltype(L)::value;
+    if (forward && a.lift_rows)  // as in chunks()
+      return launch_smem(
+          kernels::ntt_column_kernel<true, kLog, kLogSubs, kernels::NttPaths::kMixed, true>, grid,
+          threads, smem, s, a, last);
+    dispatch_paths(a.paths, [&](auto P) {
+      constexpr kernels::NttPaths kP = decltype(P)::value;
+      if (forward)
+        launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs, kP, false>, grid, threads,
+                    smem, s, a, last);
+      else
+        launch_smem(kernels::ntt_column_kernel<false, kLog, kLogSubs, kP, false>, grid, threads,
+                    smem, s, a, last);
+    });
+  });
+}
+
+}  // namespace
+
+void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last, cudaStream_t s) {
+  const u32 n2 = a.n / n1;
+  if (n2 < 16) throw ParameterError("column phase needs at least 16 columns");
+  if (std::size_t{n2 / 16} * rows < busy_blocks())
+    columns_of<2>(a, rows, forward, n1, last, s);
+  else
+    columns_of<4>(a, rows, forward, n1, last, s);
+}
+
+}  // namespace ember::cuda::ntt_detail

@@ -1,0 +1,73 @@
+// Helpers shared by the NTT launchers (ntt.cu: schedules, chunk and warp-shuffle phases;
+// ntt_columns.cu: the column phase, compiled apart so the two halves of the kernels build in
+// parallel).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "ember/core/errors.h"
+#include "kernels/ntt.cuh"
+#include "runtime/cuda_check.h"
+#include "runtime/launch.h"
+
+namespace ember::cuda::ntt_detail {
+
+using kernels::NttBatch;
+
+/// Blocks that keep every SM of the current device busy twice over: below this, a schedule's
+/// kernels split their work into smaller blocks, since small transforms are bound by the latency
+/// of each block's chain of rounds, not by throughput.
+std::size_t busy_blocks();
+
+inline u32 log2u(std::size_t x) {
+  u32 l = 0;
+  while ((std::size_t{1} << l) < x) ++l;
+  return l;
+}
+
+template <class Kernel, class... Args>
+void launch_smem(Kernel kernel, dim3 grid, u32 threads, std::size_t smem, cudaStream_t s,
+                 Args... args) {
+  if (smem > 48 * 1024)
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(smem)),
+          "cudaFuncSetAttribute(ntt kernel)");
+  launch(kernel, grid, threads, smem, s, "ntt_smem_kernel", args...);
+}
+
+/// Calls f(std::integral_constant<NttPaths, P>) for the batch's set of arithmetic paths.
+template <class F>
+void dispatch_paths(kernels::NttPaths paths, F&& f) {
+  using kernels::NttPaths;
+  switch (paths) {
+    case NttPaths::kInt:
+      return f(std::integral_constant<NttPaths, NttPaths::kInt>{});
+    case NttPaths::kFloat:
+      return f(std::integral_constant<NttPaths, NttPaths::kFloat>{});
+    default:
+      return f(std::integral_constant<NttPaths, NttPaths::kMixed>{});
+  }
+}
+
+/// Calls f(std::integral_constant<int, L>) for the runtime value log in [Lo, Hi].
+template <int Lo, int Hi, class F>
+void dispatch_log(u32 log, F&& f) {
+  if constexpr (Lo <= Hi) {
+    if (log == Lo) return f(std::integral_constant<int, Lo>{});
+    dispatch_log<Lo + 1, Hi>(log, std::forward<F>(f));
+  } else {
+    throw ParameterError("NTT sub-transform of 2^" + std::to_string(log) +
+                         " values is unsupported");
+  }
+}
+
+/// Column phase: n2 columns of n1 = n / n2 values (8 <= n1 <= 512), 16 columns per block (whole
+/// 128-byte rows), or 4 when that leaves SMs idle.
+void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last, cudaStream_t s);
+
+}  // namespace ember::cuda::ntt_detail
