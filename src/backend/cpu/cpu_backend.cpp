@@ -73,6 +73,8 @@ class CpuBackend final : public Backend {
   }
   void ntt_forward_lifted_async(u64* out, const u64* src, std::size_t rows_per_source,
                                 const BasisView& b, Stream) override {
+    if (rows_per_source == 0 || rows_per_source > b.limbs)
+      throw ParameterError("ntt_forward_lifted: rows_per_source must be in [1, limbs]");
     const auto& r = *b.ring;
     const long rows = static_cast<long>(b.limbs);
 #pragma omp parallel for schedule(static)
