@@ -8,6 +8,11 @@
 // stage has m = S / (2 t) groups, the twiddle of local group i is table[base * m + i], with
 // base = 1 for columns and base = N1 + j for chunk j: this is how the global bit-reversed table
 // psi^bitrev(.) is indexed without copies.
+//
+// Arithmetic: the column, chunk and warp-shuffle kernels run each limb on one of two paths,
+// IntPath (64-bit words, Shoup products) or FloatPath (primes below 2^50 on the FP64 pipe, see
+// ember/core/float_modarith.h); NttPaths says which a launch compiles in. The per-stage kernel
+// is integer only: both paths hand each other words in the integer path's lazy ranges.
 #pragma once
 
 #include <cstdint>
