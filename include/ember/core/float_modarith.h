@@ -18,13 +18,21 @@
 #include <cstring>
 
 #include "ember/core/config.h"
+#include "ember/core/modarith.h"
 
 namespace ember {
 
-using u64 = std::uint64_t;
-
 /// Moduli below 2^kMaxFloatModulusBits take the FP64 path.
 inline constexpr int kMaxFloatModulusBits = 50;
+
+/// The number of bits of x > 0 (q < 2^bit_length(q)).
+EMBER_HD int bit_length(u64 x) {
+#if defined(__CUDA_ARCH__)
+  return 64 - __clzll(static_cast<long long>(x));
+#else
+  return 64 - __builtin_clzll(x);
+#endif
+}
 
 /// 1.5 * 2^52: x + M - M rounds |x| < 2^51 to the nearest integer (ties to even).
 inline constexpr double kRoundMagic = 6755399441055744.0;
@@ -138,16 +146,14 @@ EMBER_HD void gs_butterfly_float(double& x, double& y, double w, double w_compan
   y = mul_mod_float(d, w, w_companion, m);
 }
 
-/// The canonical word in [0, p) of a signed value |v| < 2^53.
-EMBER_HD u64 float_to_canonical(double v, const FloatModulus& m, u64 q) {
-  const double r = recenter(v, m);             // |r| < p/2 + 3 < p
-  const u64 u = float_to_u64(fp_add(r, m.p));  // in (0, 2p)
-  return u >= q ? u - q : u;
-}
-
 /// A signed value |v| < 2^53 as a word in [0, 2p): what a transform's first kernel hands the next.
 EMBER_HD u64 float_to_lazy(double v, const FloatModulus& m) {
   return float_to_u64(fp_add(recenter(v, m), m.p));
+}
+
+/// The canonical word in [0, p) of a signed value |v| < 2^53.
+EMBER_HD u64 float_to_canonical(double v, const FloatModulus& m, u64 q) {
+  return reduce_2q(float_to_lazy(v, m), q);
 }
 
 /// Stages a forward transform may run between recenterings for a prime of `bits` bits.

@@ -137,7 +137,7 @@ TEST(FloatModArith, TransformsMatchTheIntegerNtt) {
     const u64 q = primes[id];
     const auto& tab = ring->prime_tables(id);
     const FloatModulus m = ember::float_modulus(q);
-    const int bits = 64 - __builtin_clzll(q);
+    const int bits = ember::bit_length(q);
     for (int trial = 0; trial < 3; ++trial) {
       std::vector<u64> a(n);
       for (auto& v : a) v = trial == 0 ? q - 1 : rng() % q;

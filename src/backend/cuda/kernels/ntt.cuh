@@ -116,7 +116,7 @@ struct FloatPath {
     FloatPath f;
     f.m = float_modulus(q);
     f.q = q;
-    const int bits = 64 - __clzll(static_cast<long long>(q));
+    const int bits = bit_length(q);
     const int period = kForward ? float_ct_period(bits) : float_gs_period(bits);
     f.due = 0;
     for (int s = period; s < 32; s += period) f.due |= 1u << s;
@@ -162,7 +162,7 @@ struct FloatPath {
 
 /// Whether limb prime q takes the FP64 path in this batch.
 __device__ __forceinline__ bool float_path(const NttBatch& a, u64 q) {
-  return 64 - __clzll(static_cast<long long>(q)) <= static_cast<int>(a.float_bits);
+  return bit_length(q) <= static_cast<int>(a.float_bits);
 }
 
 /// One radix-2^R round of forward stages on 8 register values: 8 >> R groups of 2^R values, each
@@ -456,9 +456,12 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;
-    ChunkMem<kForward, P> mem{a.data + offset, a.input<kLifted>(offset),
+    ChunkMem<kForward, P> mem{a.data + offset,
+                              a.input<kLifted>(offset),
                               reinterpret_cast<V*>(sm) + (static_cast<std::size_t>(h) << kLogS),
-                              last, path, a.lift<kLifted>(id)};
+                              last,
+                              path,
+                              a.lift<kLifted>(id)};
     // Chunk j's stage with m local groups uses global entries (N1 + j) m + i: gathered per chunk.
     auto* twl = reinterpret_cast<typename P::Tw*>(sm + (static_cast<std::size_t>(subs) << kLogS)) +
                 (static_cast<std::size_t>(h) << kLogS);

@@ -139,8 +139,7 @@ class CudaBackend final : public Backend {
     const auto& r = *b.ring;
     std::size_t on_float = 0;
     for (std::size_t i = 0; i < b.limbs; ++i)
-      if (static_cast<u32>(64 - __builtin_clzll(r.host_moduli[b.host_ids[i]].value)) <=
-          float_bits())
+      if (bit_length(r.host_moduli[b.host_ids[i]].value) <= static_cast<int>(float_bits()))
         ++on_float;
     k::NttBatch batch{data,
                       r.moduli,
