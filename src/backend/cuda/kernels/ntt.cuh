@@ -165,15 +165,23 @@ __device__ __forceinline__ bool float_path(const NttBatch& a, u64 q) {
   return bit_length(q) <= static_cast<int>(a.float_bits);
 }
 
+/// A sub-transform's twiddles from a local table: entry m + i is the twiddle of group i at a stage
+/// of m groups (see load_local_twiddles).
+template <class Tw>
+struct LocalTwiddles {
+  const Tw* table;
+  __device__ __forceinline__ Tw operator()(u32 m, u32 i) const { return table[m + i]; }
+};
+
 /// One radix-2^R round of forward stages on 8 register values: 8 >> R groups of 2^R values, each
 /// group at local positions blk * 2t + off + j * u (u = t >> (R - 1)); `blk[g]` per group.
-/// `tw` is the sub-transform's local table: entry m + i = the twiddle of group i at a stage of m
-/// groups (the kernels fill it from the global bit-reversed table). `stage` counts the kernel's
-/// stages before this round.
-template <int R, class Path>
+/// `tw(m, i)` is the sub-transform's twiddle of group i at a stage of m groups (LocalTwiddles:
+/// entry m + i of a table the kernel fills from the global bit-reversed one). `stage` counts the
+/// kernel's stages before this round.
+template <int R, class Path, class Table>
 __device__ __forceinline__ void ct_round(typename Path::V (&x)[8], const u32 (&blk)[8 >> R],
-                                         u32 s_size, u32 t, const typename Path::Tw* tw,
-                                         const Path& path, int stage) {
+                                         u32 s_size, u32 t, const Table& tw, const Path& path,
+                                         int stage) {
   constexpr int G = 8 >> R;
   constexpr int W = 1 << R;
   const u32 m0 = s_size / (2 * t);
@@ -187,17 +195,17 @@ __device__ __forceinline__ void ct_round(typename Path::V (&x)[8], const u32 (&b
 #pragma unroll
       for (int j = 0; j < W; ++j) {
         if (j & half) continue;
-        path.ct(x[g * W + j], x[g * W + j + half], tw[m + (blk[g] << k) + (j >> (R - k))]);
+        path.ct(x[g * W + j], x[g * W + j + half], tw(m, (blk[g] << k) + (j >> (R - k))));
       }
     }
   }
 }
 
 /// One radix-2^R round of inverse stages starting at half-span t (the smallest of the round).
-template <int R, class Path>
+template <int R, class Path, class Table>
 __device__ __forceinline__ void gs_round(typename Path::V (&x)[8], const u32 (&blk)[8 >> R],
-                                         u32 s_size, u32 t, const typename Path::Tw* tw,
-                                         const Path& path, int stage) {
+                                         u32 s_size, u32 t, const Table& tw, const Path& path,
+                                         int stage) {
   constexpr int G = 8 >> R;
   constexpr int W = 1 << R;
   const u32 m0 = s_size / (2 * t);
@@ -211,7 +219,7 @@ __device__ __forceinline__ void gs_round(typename Path::V (&x)[8], const u32 (&b
 #pragma unroll
       for (int j = 0; j < W; ++j) {
         if (j & d) continue;
-        path.gs(x[g * W + j], x[g * W + j + d], tw[m + (blk[g] << (R - 1 - k)) + (j >> (k + 1))]);
+        path.gs(x[g * W + j], x[g * W + j + d], tw(m, (blk[g] << (R - 1 - k)) + (j >> (k + 1))));
       }
     }
   }
@@ -285,8 +293,8 @@ struct Round {
 /// this thread's index among them). All sizes are compile-time constants, so positions, shared
 /// addresses and twiddle offsets fold into immediates. `mem` supplies first_load / load / store /
 /// last_store (global for the first and last round, shared between) and sync.
-template <bool kForward, int kLogS, int kDone, class Mem>
-__device__ __forceinline__ void ntt_rounds(u32 tau, const typename Mem::Path::Tw* tw, Mem& mem) {
+template <bool kForward, int kLogS, int kDone, class Mem, class Table>
+__device__ __forceinline__ void ntt_rounds(u32 tau, const Table& tw, Mem& mem) {
   if constexpr (kDone < kLogS) {
     using Rd = Round<kForward, kLogS, kDone>;
     using V = typename Mem::Path::V;
@@ -435,7 +443,7 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
                         a.tw_shoup + static_cast<std::size_t>(id) * a.n, threadIdx.x, blockDim.x,
                         path);
     wait_for_previous_kernels();  // the twiddle gather above overlaps the previous kernel
-    ntt_rounds<kForward, kLogRows, 0>(tau, twl, mem);
+    ntt_rounds<kForward, kLogRows, 0>(tau, LocalTwiddles<typename P::Tw>{twl}, mem);
   });
 }
 
@@ -468,7 +476,7 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
     load_local_twiddles(twl, kLogS, n1 + chunk, a.tw + static_cast<std::size_t>(id) * a.n,
                         a.tw_shoup + static_cast<std::size_t>(id) * a.n, tau, kPerSub, path);
     wait_for_previous_kernels();  // the twiddle gather above overlaps the previous kernel
-    ntt_rounds<kForward, kLogS, 0>(tau, twl, mem);
+    ntt_rounds<kForward, kLogS, 0>(tau, LocalTwiddles<typename P::Tw>{twl}, mem);
   });
 }
 

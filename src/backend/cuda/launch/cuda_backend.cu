@@ -111,7 +111,7 @@ class CudaBackend final : public Backend {
     const auto& names = cuda::ntt_variant_names();
     if (name != "auto" && std::find(names.begin(), names.end(), name) == names.end())
       throw ParameterError("unknown CUDA NTT variant '" + name +
-                           "': use auto, per_stage, hybrid, two_kernel or warp_shuffle");
+                           "': use auto, per_stage, hybrid, two_kernel, warp_shuffle or cluster");
     std::lock_guard lock(mutex_);
     variant_ = name;
   }

@@ -1,5 +1,6 @@
 // Host launchers of the NTT schedules: per-stage, hybrid (Ozerk et al.), two-kernel radix-8
-// (Jung et al.) and warp-shuffle (HE-Booster); the tuned table picks one per size.
+// (Jung et al.), warp-shuffle (HE-Booster) and one-pass clusters; the tuned table picks one per
+// size.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -179,11 +180,17 @@ void run_warp_shuffle(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_
   }
 }
 
+/// One pass per limb through a thread-block cluster where the size has one (2^12 .. 2^16);
+/// elsewhere the warp-shuffle schedule (the two-kernel one below N = 256).
+void run_cluster(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_t s) {
+  if (!cluster_transform(a, rows, fwd, s)) run_warp_shuffle(a, rows, fwd, s);
+}
+
 }  // namespace
 
 const std::vector<std::string>& ntt_variant_names() {
   static const std::vector<std::string> names = {"per_stage", "hybrid", "two_kernel",
-                                                 "warp_shuffle"};
+                                                 "warp_shuffle", "cluster"};
   return names;
 }
 
@@ -216,8 +223,10 @@ bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,
                                const u64* mul_companion, const std::string& variant,
                                cudaStream_t stream) {
   const std::size_t rows = count * batch.limbs;
-  const std::string v =
-      variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
+  std::string v = variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
+  // The fused map saves a pass over the output: where the table picks the cluster schedule (small
+  // N, whose own gain is a few percent), the fused warp-shuffle one is taken instead.
+  if (variant == "auto" && v == "cluster") v = "warp_shuffle";
   if (v != "warp_shuffle" || batch.n < 256 || rows == 0 || rows > 65535 ||
       count > backend::Backend::kMaxAffineTerms)
     return false;
@@ -241,7 +250,8 @@ void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const st
   std::string v =
       variant == "auto" ? tuned_ntt_variant(batch.n, rows, forward, batch.paths) : variant;
   // The warp-shuffle kernel reads no lifted input: at N = 256 it would be the first kernel.
-  if (batch.lift_rows && v == "warp_shuffle" && batch.n <= 256) v = "two_kernel";
+  if (batch.lift_rows && (v == "warp_shuffle" || v == "cluster") && batch.n <= 256)
+    v = "two_kernel";
   if (v == "per_stage")
     run_per_stage(batch, rows, forward, stream);
   else if (v == "hybrid")
@@ -250,9 +260,11 @@ void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const st
     run_two_kernel(batch, rows, forward, stream);
   else if (v == "warp_shuffle")
     run_warp_shuffle(batch, rows, forward, stream);
+  else if (v == "cluster")
+    run_cluster(batch, rows, forward, stream);
   else
     throw ParameterError("unknown NTT variant '" + v +
-                         "': use auto, per_stage, hybrid, two_kernel or warp_shuffle");
+                         "': use auto, per_stage, hybrid, two_kernel, warp_shuffle or cluster");
 }
 
 }  // namespace ember::cuda

@@ -10,7 +10,8 @@
 
 namespace ember::cuda {
 
-/// The implemented schedules (see ntt.cu): per_stage, hybrid, two_kernel, warp_shuffle.
+/// The implemented schedules (see ntt.cu): per_stage, hybrid, two_kernel, warp_shuffle,
+/// cluster.
 const std::vector<std::string>& ntt_variant_names();
 /// The measured fastest schedule for a transform of `rows` limbs of size N in one direction on
 /// the given arithmetic paths (bench/RESULTS.md has the tables it came from).

@@ -1,6 +1,6 @@
 // Helpers shared by the NTT launchers (ntt.cu: schedules, chunk and warp-shuffle phases;
-// ntt_columns.cu: the column phase, compiled apart so the two halves of the kernels build in
-// parallel).
+// ntt_columns.cu: the column phase; ntt_cluster.cu: the one-pass cluster transform; compiled
+// apart so that the kernels build in parallel).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -69,5 +69,9 @@ void dispatch_log(u32 log, F&& f) {
 /// Column phase: n2 columns of n1 = n / n2 values (8 <= n1 <= 512), 16 columns per block (whole
 /// 128-byte rows), or 4 when that leaves SMs idle.
 void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last, cudaStream_t s);
+
+/// The one-pass transform of one limb per thread-block cluster (launch/ntt_cluster.cu) for
+/// 2^12 <= N <= 2^16; returns false, launching nothing, for other sizes.
+bool cluster_transform(const NttBatch& a, std::size_t rows, bool forward, cudaStream_t s);
 
 }  // namespace ember::cuda::ntt_detail

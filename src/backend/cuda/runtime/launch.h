@@ -12,26 +12,37 @@
 
 namespace ember::cuda {
 
-/// Launches kernel<<<grid, block, smem, s>>>(args...) with the programmatic stream serialization
-/// attribute. Only for kernels that call kernels::wait_for_previous_kernels() before their first
-/// access to memory that earlier work of the stream may touch. Every kernel of the backend is
-/// launched this way: an A/B on an H200 that launched the NTT's chunk kernel without the
-/// attribute was faster for a few small forward transforms but slower overall (bootstrap
-/// 23.2 -> 23.6 ms, N14 rotations 1.26x slower).
+/// Launches kernel<<<grid, block, smem, s>>>(args...) in clusters of `cluster_x` blocks along x
+/// (1: no clusters) with the programmatic stream serialization attribute. Only for kernels that
+/// call kernels::wait_for_previous_kernels() before their first access to memory that earlier
+/// work of the stream may touch. Every kernel of the backend is launched this way: an A/B on an
+/// H200 that launched the NTT's chunk kernel without the attribute was faster for a few small
+/// forward transforms but slower overall (bootstrap 23.2 -> 23.6 ms, N14 rotations 1.26x slower).
 template <class... Params, class... Args>
-void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t s,
-            const char* name, Args&&... args) {
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
+void launch_in_clusters(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem,
+                        cudaStream_t s, unsigned cluster_x, const char* name, Args&&... args) {
+  cudaLaunchAttribute attrs[2]{};
+  attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attrs[0].val.programmaticStreamSerializationAllowed = 1;
+  attrs[1].id = cudaLaunchAttributeClusterDimension;
+  attrs[1].val.clusterDim.x = cluster_x;
+  attrs[1].val.clusterDim.y = 1;
+  attrs[1].val.clusterDim.z = 1;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  cfg.attrs = attrs;
+  cfg.numAttrs = cluster_x > 1 ? 2 : 1;
   check(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...), name);
+}
+
+/// launch_in_clusters without clusters: the launch of every kernel but the cluster NTT.
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t s,
+            const char* name, Args&&... args) {
+  launch_in_clusters(kernel, grid, block, smem, s, 1, name, std::forward<Args>(args)...);
 }
 
 }  // namespace ember::cuda
