@@ -18,12 +18,17 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parent.parent / "src/backend/cuda/launch/ntt_tuned_table.h"
 FLOAT_BITS = 50  # kMaxFloatModulusBits
+# Sizes with a cluster schedule (launch/ntt_cluster.cu); elsewhere "cluster" runs the warp-shuffle
+# one, so a measured win there is noise and is not kept.
+CLUSTER_LOG_N = range(12, 17)
 
 
 def table(data: dict, name: str) -> str:
     best: dict = {}
     for r in data["results"]:
         if r["variant"].startswith("auto") or not r["roundtrip_ok"]:
+            continue
+        if r["variant"] == "cluster" and r["log_n"] not in CLUSTER_LOG_N:
             continue
         key = (r["log_n"], r["limbs"])
         entry = best.setdefault(key, {})
