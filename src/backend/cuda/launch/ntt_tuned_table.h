@@ -19,16 +19,16 @@ inline constexpr TunedNtt kTunedNttFloat[] = {
     {12, 24, "cluster", "cluster"},            // 4.6 / 4.4 us
     {12, 40, "cluster", "cluster"},            // 5.0 / 5.1 us
     {12, 64, "warp_shuffle", "two_kernel"},    // 7.0 / 7.1 us
-    {13, 1, "cluster", "cluster"},             // 3.8 / 4.3 us
+    {13, 1, "cluster", "warp_shuffle"},        // 3.8 / 4.3 us
     {13, 8, "cluster", "cluster"},             // 3.9 / 4.4 us
     {13, 24, "cluster", "cluster"},            // 4.8 / 5.7 us
     {13, 40, "cluster", "cluster"},            // 6.0 / 6.9 us
     {13, 64, "warp_shuffle", "cluster"},       // 8.9 / 11.8 us
-    {14, 1, "cluster", "cluster"},             // 4.2 / 4.6 us
-    {14, 8, "cluster", "cluster"},             // 5.2 / 5.9 us
+    {14, 1, "cluster", "warp_shuffle"},        // 4.2 / 4.6 us
+    {14, 8, "cluster", "two_kernel"},          // 5.2 / 6.0 us
     {14, 24, "cluster", "cluster"},            // 7.6 / 8.9 us
     {14, 40, "cluster", "two_kernel"},         // 11.5 / 13.4 us
-    {14, 64, "cluster", "cluster"},            // 14.9 / 17.0 us
+    {14, 64, "two_kernel", "warp_shuffle"},    // 15.1 / 17.2 us
     {15, 1, "two_kernel", "two_kernel"},       // 4.9 / 5.2 us
     {15, 8, "warp_shuffle", "two_kernel"},     // 8.2 / 7.5 us
     {15, 24, "warp_shuffle", "cluster"},       // 13.6 / 15.7 us
@@ -48,7 +48,7 @@ inline constexpr TunedNtt kTunedNttFloat[] = {
 
 // NVIDIA H200, 2026-11-22, 60-bit primes
 inline constexpr TunedNtt kTunedNttInt[] = {
-    {12, 1, "cluster", "cluster"},             // 3.7 / 4.2 us
+    {12, 1, "cluster", "warp_shuffle"},        // 3.7 / 4.3 us
     {12, 8, "cluster", "cluster"},             // 3.8 / 4.3 us
     {12, 24, "cluster", "cluster"},            // 4.8 / 4.8 us
     {12, 40, "cluster", "cluster"},            // 5.4 / 5.9 us
@@ -58,11 +58,11 @@ inline constexpr TunedNtt kTunedNttInt[] = {
     {13, 24, "cluster", "cluster"},            // 6.1 / 6.6 us
     {13, 40, "cluster", "cluster"},            // 7.3 / 8.5 us
     {13, 64, "warp_shuffle", "cluster"},       // 10.6 / 15.4 us
-    {14, 1, "cluster", "cluster"},             // 4.5 / 5.3 us
-    {14, 8, "cluster", "two_kernel"},          // 6.5 / 6.8 us
+    {14, 1, "cluster", "warp_shuffle"},        // 4.5 / 5.3 us
+    {14, 8, "warp_shuffle", "two_kernel"},     // 6.6 / 6.8 us
     {14, 24, "cluster", "two_kernel"},         // 9.7 / 10.8 us
     {14, 40, "cluster", "two_kernel"},         // 14.9 / 16.0 us
-    {14, 64, "cluster", "cluster"},            // 18.9 / 21.3 us
+    {14, 64, "warp_shuffle", "warp_shuffle"},  // 19.6 / 22.0 us
     {15, 1, "two_kernel", "two_kernel"},       // 5.6 / 5.6 us
     {15, 8, "warp_shuffle", "two_kernel"},     // 8.8 / 8.2 us
     {15, 24, "warp_shuffle", "warp_shuffle"},  // 17.7 / 20.6 us
