@@ -19,16 +19,16 @@ inline constexpr TunedNtt kTunedNttFloat[] = {
     {12, 24, "cluster", "cluster"},            // 4.6 / 4.4 us
     {12, 40, "cluster", "cluster"},            // 5.0 / 5.1 us
     {12, 64, "warp_shuffle", "two_kernel"},    // 7.0 / 7.1 us
-    {13, 1, "cluster", "warp_shuffle"},        // 3.8 / 4.3 us
+    {13, 1, "cluster", "cluster"},             // 3.8 / 4.3 us
     {13, 8, "cluster", "cluster"},             // 3.9 / 4.4 us
     {13, 24, "cluster", "cluster"},            // 4.8 / 5.7 us
     {13, 40, "cluster", "cluster"},            // 6.0 / 6.9 us
     {13, 64, "warp_shuffle", "cluster"},       // 8.9 / 11.8 us
-    {14, 1, "cluster", "warp_shuffle"},        // 4.2 / 4.6 us
-    {14, 8, "cluster", "two_kernel"},          // 5.2 / 6.0 us
+    {14, 1, "cluster", "cluster"},             // 4.2 / 4.6 us
+    {14, 8, "cluster", "cluster"},             // 5.2 / 5.9 us
     {14, 24, "cluster", "cluster"},            // 7.6 / 8.9 us
     {14, 40, "cluster", "two_kernel"},         // 11.5 / 13.4 us
-    {14, 64, "two_kernel", "warp_shuffle"},    // 15.1 / 17.2 us
+    {14, 64, "cluster", "cluster"},            // 14.9 / 17.0 us
     {15, 1, "two_kernel", "two_kernel"},       // 4.9 / 5.2 us
     {15, 8, "warp_shuffle", "two_kernel"},     // 8.2 / 7.5 us
     {15, 24, "warp_shuffle", "cluster"},       // 13.6 / 15.7 us
