@@ -8,8 +8,10 @@
 // from global memory and writing each result into the shared memory of the block that owns its
 // chunk; after a cluster barrier every block runs its chunk's log S stages in its own shared
 // memory and writes the limb once. The inverse runs the same steps backwards (chunks first, the
-// columns reading the owners' shared memory). Global memory is read and written once per word:
-// the one-pass floor of the benchmark, which the two-kernel schedules cannot reach.
+// columns reading the owners' shared memory). Global memory is read and written once per word
+// (the two-kernel schedules move it twice); the transform is bound by instruction issue and
+// latency all the same, so this wins where its blocks are small (chunks of 2^10 values, N = 2^13
+// and 2^14) and loses with blocks of 512 threads (measured in bench/RESULTS.md).
 #pragma once
 
 #include <cooperative_groups.h>
