@@ -156,10 +156,10 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
   const auto q_view = lv.q.on(be);
   const auto r_view = rlwe_.aux_basis().on(be);
   const u64* in[4] = {a.polys[0].data(), a.polys[1].data(), b.polys[0].data(), b.polys[1].data()};
-  // Lift a0, a1, b0, b1 to R: the exact centered value of each coefficient, then eval form.
+  // Lift a0, a1, b0, b1 to R: the exact centered value of each coefficient, then eval form (the
+  // INTT reads the four operands where they are).
   Buffer coeff(be, 4 * qn * sizeof(u64), s);
-  for (int k = 0; k < 4; ++k) be.copy_async(coeff.as<u64>() + k * qn, in[k], qn * sizeof(u64), s);
-  be.ntt_inverse_async(coeff.as<u64>(), q_view, 4, s);
+  be.ntt_inverse_async(coeff.as<u64>(), in, q_view, 4, s);
   Buffer r_rows(be, 4 * rn * sizeof(u64), s);
   u64* r[4];
   std::vector<backend::ConvJob> jobs;

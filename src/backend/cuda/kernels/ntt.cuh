@@ -45,13 +45,15 @@ struct NttBatch {
   // limb on the integer path (EMBER_NTT_FP64=0, for comparisons).
   u32 float_bits = kMaxFloatModulusBits;
   NttPaths paths = NttPaths::kMixed;  // set by the host from the batch's primes
-  // Out of place: the first kernel of a schedule reads polynomial 0 (limbs x n words) from src0
-  // and polynomial 1 from src1 (launches of at most kMaxSources polynomials) and writes data;
-  // src0 == nullptr transforms data in place. Two scalars, not an array: a dynamically indexed
-  // parameter array would be copied to every thread's stack.
-  static constexpr int kMaxSources = 2;
+  // Out of place: the first kernel of a schedule reads polynomial k (limbs x n words) from srck
+  // (launches of at most kMaxSources polynomials) and writes data; src0 == nullptr transforms
+  // data in place. Scalars, not an array: a dynamically indexed parameter array would be copied
+  // to every thread's stack.
+  static constexpr int kMaxSources = 4;
   const u64* src0 = nullptr;
   const u64* src1 = nullptr;
+  const u64* src2 = nullptr;
+  const u64* src3 = nullptr;
   // Lifted input (lift_rows > 0, forward, one polynomial): row r starts as src0's row
   // r / lift_rows, words below 2^61 reduced modulo row r's prime on the first load (the ModUp of
   // one-prime digits, see Backend::ntt_forward_lifted_async).
@@ -65,8 +67,10 @@ struct NttBatch {
       const u32 row = static_cast<u32>(offset >> (__ffs(n) - 1));
       return src0 + static_cast<std::size_t>(row / lift_rows) * n + (offset & (n - 1));
     }
-    const std::size_t poly = static_cast<std::size_t>(limbs) * n;
-    return offset < poly ? src0 + offset : src1 + (offset - poly);
+    // Once per block or warp: the polynomial, then the offset within it.
+    const u32 k = static_cast<u32>(offset >> (__ffs(n) - 1)) / limbs;
+    const u64* src = k == 0 ? src0 : k == 1 ? src1 : k == 2 ? src2 : src3;
+    return src + (offset - static_cast<std::size_t>(k) * limbs * n);
   }
   /// The modulus a lifted first load reduces by (nullptr: the words are already in range).
   template <bool kLifted>

@@ -175,8 +175,9 @@ class CudaBackend final : public Backend {
       k::NttBatch batch = ntt_batch(data + first * poly, b, forward);
       // A source equal to its output is the in-place case (each block reads its own words).
       if (srcs) {
-        batch.src0 = srcs[first];
-        batch.src1 = chunk > 1 ? srcs[first + 1] : nullptr;
+        const u64** slots[k::NttBatch::kMaxSources] = {&batch.src0, &batch.src1, &batch.src2,
+                                                       &batch.src3};
+        for (std::size_t i = 0; i < chunk; ++i) *slots[i] = srcs[first + i];
       }
       cuda::launch_ntt(batch, chunk, forward, variant, raw(s));
     }
@@ -356,7 +357,17 @@ class CudaBackend final : public Backend {
 
   /// Conversions with byte planes run on the tensor cores (whole 64-coefficient blocks), unless
   /// every job has one source prime (a reduction per output: the plain kernel is faster).
+  /// Whether conversions with a byte matrix run on the integer tensor cores. EMBER_BCONV_TENSOR=0
+  /// takes the CUDA-core kernels instead (for comparisons); both give the same words.
+  static bool tensor_conversions() {
+    static const bool on = [] {
+      const char* v = std::getenv("EMBER_BCONV_TENSOR");
+      return !(v && std::string(v) == "0");
+    }();
+    return on;
+  }
   static bool byte_matrix_fits(const std::vector<ConvJob>& jobs) {
+    if (!tensor_conversions()) return false;
     bool wide = false;
     for (const auto& j : jobs) {
       if (!j.conv.byte_planes || j.from.ring->n % 64 != 0) return false;

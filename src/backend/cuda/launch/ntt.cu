@@ -44,7 +44,7 @@ using namespace ntt_detail;
 
 /// The batch the kernels after a schedule's first one take: in place on the output.
 NttBatch in_place(NttBatch a) {
-  a.src0 = a.src1 = nullptr;
+  a.src0 = a.src1 = a.src2 = a.src3 = nullptr;
   a.lift_rows = 0;
   return a;
 }
