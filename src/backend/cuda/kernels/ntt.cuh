@@ -543,14 +543,11 @@ struct AffineStore {
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
       const ulonglong2 av = src[v];
-      u64 lo = mul_shoup(sub_mod(av.x, x[2 * v], q), m, mc, q);
-      u64 hi = mul_shoup(sub_mod(av.y, x[2 * v + 1], q), m, mc, q);
-      if (add) {
-        const ulonglong2 dv = add[v];
-        lo = add_mod(lo, dv.x, q);
-        hi = add_mod(hi, dv.y, q);
-      }
-      dst[v] = make_ulonglong2(lo, hi);
+      ulonglong2 dv{};
+      if (add) dv = add[v];
+      const u64 d0 = dv.x, d1 = dv.y;
+      dst[v] = make_ulonglong2(affine_word(av.x, x[2 * v], m, mc, q, add ? &d0 : nullptr),
+                               affine_word(av.y, x[2 * v + 1], m, mc, q, add ? &d1 : nullptr));
     }
   }
 };

@@ -91,14 +91,34 @@ struct ClusterColumnMem {
   __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
 
+/// Where a forward cluster transform puts the canonical word of position p of its chunk: the
+/// limb itself.
+struct ClusterPlainOut {
+  u64* __restrict__ d;  // the limb at this block's chunk
+  __device__ __forceinline__ void operator()(u32 p, u64 word) const { d[p] = word; }
+};
+
+/// ... or a division's affine map of it (see AffineArgs): out[k] = (a[k] - word) mul (+ addend[k])
+/// at the same place, for the limb's polynomial k and prime j.
+struct ClusterAffineOut {
+  u64* out;
+  const u64* a;
+  const u64* addend;  // nullptr: none
+  u64 mul, mul_companion, q;
+  __device__ __forceinline__ void operator()(u32 p, u64 word) const {
+    out[p] = affine_word(a[p], word, mul, mul_companion, q, addend ? addend + p : nullptr);
+  }
+};
+
 /// Chunk memory of a cluster block: position p at s[cluster_swizzle(p)] (words when handed to or
-/// from the column phase, the path's values between rounds) and at d[p] globally.
-template <bool kForward, class P>
+/// from the column phase, the path's values between rounds); the forward transform's results go
+/// to `out` (Out: ClusterPlainOut or ClusterAffineOut), the inverse reads its input from `in`.
+template <bool kForward, class P, class Out>
 struct ClusterChunkMem {
   using Path = P;
   using V = typename P::V;
-  u64* __restrict__ d;         // the limb at this block's chunk
-  const u64* __restrict__ in;  // the input at the same offset (inverse)
+  Out out;
+  const u64* __restrict__ in;  // the limb at this block's chunk (inverse)
   u64* s;
   P path;
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
@@ -115,25 +135,19 @@ struct ClusterChunkMem {
   }
   __device__ __forceinline__ void last_store(u32 base, u32 off, V v) const {
     if constexpr (kForward)
-      d[base + off] = path.template finish<true>(v);
+      out(base + off, path.template finish<true>(v));
     else
       s[cluster_swizzle(base + off)] = path.word(v);
   }
   __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
 
-/// Blocks of kThreads per SM the register budget is set for: 64 registers per thread. Measured on
-/// an H200 against 40 (the column kernel's budget, which spills here): 10-30 % faster at N = 2^13
-/// and 2^14.
-template <int kThreads>
-inline constexpr int kClusterMinBlocks = 1024 / kThreads;
-
 /// One limb per cluster of 2^kLogC blocks (blockIdx.x: the block's chunk, blockIdx.y: the limb),
 /// 2^(kLogS - 3) threads per block, eight values each. kLogC in {3, 4}: one or two radix-8 rounds
-/// of columns with 2^(kLogC - 3) threads per column.
-template <bool kForward, int kLogC, int kLogS, NttPaths kPaths, bool kLifted>
-__global__ void __launch_bounds__(1 << (kLogS - 3), kClusterMinBlocks<(1 << (kLogS - 3))>)
-    ntt_cluster_kernel(NttBatch a) {
+/// of columns with 2^(kLogC - 3) threads per column. make_out(limb, chunk) gives the forward
+/// transform's Out.
+template <bool kForward, int kLogC, int kLogS, NttPaths kPaths, bool kLifted, class MakeOut>
+__device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& make_out) {
   static_assert(kLogC == 3 || kLogC == 4, "one or two rounds of columns");
   static_assert(!kLifted || kForward, "only forward transforms read lifted input");
   constexpr int kLogSubs = kLogS - kLogC;  // columns per block
@@ -170,7 +184,8 @@ __global__ void __launch_bounds__(1 << (kLogS - 3), kClusterMinBlocks<(1 << (kLo
                                                     kLogS,
                                                     path,
                                                     a.lift<kLifted>(id)};
-    ClusterChunkMem<kForward, P> own{a.data + chunk_at, a.input<false>(chunk_at), chunk, path};
+    ClusterChunkMem<kForward, P, decltype(make_out(limb, r))> own{
+        make_out(limb, r), a.input<false>(chunk_at), chunk, path};
     const LocalTwiddles<Tw> column_table{column_tw};
     const SplitTwiddles<P, kLogLocal> chunk_table{chunk_tw, tw, tws, kC + r, &path};
     const u32 column_tau = threadIdx.x >> kLogSubs;
@@ -184,6 +199,35 @@ __global__ void __launch_bounds__(1 << (kLogS - 3), kClusterMinBlocks<(1 << (kLo
       ntt_rounds<false, kLogC, 0>(column_tau, column_table, columns);
       cg::this_cluster().sync();  // the other blocks read this one's chunk until here
     }
+  });
+}
+
+/// Blocks of kThreads per SM the register budget is set for: 64 registers per thread. Measured on
+/// an H200 against 40 (the column kernel's budget, which spills here): 10-30 % faster at N = 2^13
+/// and 2^14.
+template <int kThreads>
+inline constexpr int kClusterMinBlocks = 1024 / kThreads;
+
+template <bool kForward, int kLogC, int kLogS, NttPaths kPaths, bool kLifted>
+__global__ void __launch_bounds__(1 << (kLogS - 3), kClusterMinBlocks<(1 << (kLogS - 3))>)
+    ntt_cluster_kernel(NttBatch a) {
+  cluster_ntt<kForward, kLogC, kLogS, kPaths, kLifted>(a, [&](u32 limb, u32 r) {
+    return ClusterPlainOut{a.data + static_cast<std::size_t>(limb) * a.n + (r << kLogS)};
+  });
+}
+
+/// The forward cluster transform with a division's affine map as its store (ModDown, rescale):
+/// row k * limbs + j of the batch is polynomial k's limb j (see AffineStore).
+template <int kLogC, int kLogS, NttPaths kPaths>
+__global__ void __launch_bounds__(1 << (kLogS - 3), kClusterMinBlocks<(1 << (kLogS - 3))>)
+    ntt_cluster_affine_kernel(NttBatch a, const __grid_constant__ AffineArgs args, const u64* mul,
+                              const u64* mul_companion) {
+  cluster_ntt<true, kLogC, kLogS, kPaths, false>(a, [&](u32 row, u32 r) {
+    const u32 k = row / a.limbs, j = row % a.limbs;
+    const std::size_t at = static_cast<std::size_t>(j) * a.n + (r << kLogS);
+    return ClusterAffineOut{
+        args.out[k] + at, args.a[k] + at,   args.addend[k] ? args.addend[k] + at : nullptr,
+        mul[j],           mul_companion[j], a.moduli[a.ids[j]].value};
   });
 }
 

@@ -224,9 +224,10 @@ bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,
                                cudaStream_t stream) {
   const std::size_t rows = count * batch.limbs;
   std::string v = variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
-  // The fused map saves a pass over the output: where the table picks the cluster schedule (small
-  // N, whose own gain is a few percent), the fused warp-shuffle one is taken instead.
-  if (variant == "auto" && v == "cluster") v = "warp_shuffle";
+  if (v == "cluster" && rows <= 65535 && count <= backend::Backend::kMaxAffineTerms) {
+    if (cluster_transform_affine(batch, rows, args, mul, mul_companion, stream)) return true;
+    v = "warp_shuffle";  // sizes without clusters, as in run_cluster
+  }
   if (v != "warp_shuffle" || batch.n < 256 || rows == 0 || rows > 65535 ||
       count > backend::Backend::kMaxAffineTerms)
     return false;

@@ -20,7 +20,8 @@ std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward,
 /// The forward NTT of `count` polynomials followed by a division's affine map, fused into the
 /// last kernel (out[k] = (a[k] - NTT(c[k])) * mul (+ addend[k]), see kernels::AffineStore); the
 /// transformed values themselves are not written. Returns false, launching nothing, where the
-/// schedule for this size is not the warp-shuffle one (the caller runs the two steps).
+/// schedule for this size is neither the warp-shuffle nor the cluster one (the caller runs the two
+/// steps).
 bool launch_ntt_forward_affine(const kernels::NttBatch& batch, std::size_t count,
                                const kernels::AffineArgs& args, const u64* mul,
                                const u64* mul_companion, const std::string& variant,
