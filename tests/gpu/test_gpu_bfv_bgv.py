@@ -150,19 +150,21 @@ def test_paper_sets_on_gpu(gpu, scheme, name):
         np.testing.assert_array_equal(ctx.decrypt(z, sk), centered(ref, t))
 
 
+@pytest.mark.parametrize("q_bits", [(50, 45), (50, 45, 45)], ids=["Q2", "Q3"])
 @pytest.mark.parametrize("scheme", ["bgv", "bfv"])
 @pytest.mark.parametrize("log_n", [12, 13, 14])
-def test_key_switching_under_every_ntt_schedule(gpu, scheme, log_n):
+def test_key_switching_under_every_ntt_schedule(gpu, scheme, log_n, q_bits):
     """Products and rotations under every CUDA NTT schedule: their ModUp reads one-prime digits in
     the NTT's first load (lifted input), their ModDown fuses its division into the last kernel,
     and BFV's product transforms its four operands out of place in one launch; a mixed batch
-    (FP64-path and integer-path primes). Bit-identical to the CPU."""
+    (FP64-path and integer-path primes). With two primes the ModDown's 2 x 2 rows take the cluster
+    transform with the map, with three the warp-shuffle one. Bit-identical to the CPU."""
     from ember import _ember
 
     setter = getattr(_ember, "set_ntt_variant", None)
     if setter is None:
         pytest.skip("ember._ember.set_ntt_variant is not available")
-    p = SCHEMES[scheme].Params(log_n=log_n, q_bits=(50, 45, 45), special_bits=(55,), insecure=True)
+    p = SCHEMES[scheme].Params(log_n=log_n, q_bits=q_bits, special_bits=(55,), insecure=True)
     t = p.plain_modulus
     rng = np.random.default_rng(log_n)
     a = rng.integers(-(t // 2), t // 2, p.n)

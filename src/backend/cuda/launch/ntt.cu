@@ -224,10 +224,14 @@ bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,
                                cudaStream_t stream) {
   const std::size_t rows = count * batch.limbs;
   std::string v = variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
-  if (v == "cluster" && rows <= 65535 && count <= backend::Backend::kMaxAffineTerms) {
-    if (cluster_transform_affine(batch, rows, args, mul, mul_companion, stream)) return true;
-    v = "warp_shuffle";  // sizes without clusters, as in run_cluster
-  }
+  // The cluster transform with the map saves the warp-shuffle schedule's second launch, which
+  // pays off for small batches only: measured on an H200 (bench/RESULTS.md), 2 x 2 rows (BFV N13
+  // key switching) 3-10 % faster, 2 x 4 rows (BGV N13) 5 % slower.
+  constexpr std::size_t kClusterAffineRows = 4;
+  if (v == "cluster" && rows <= kClusterAffineRows && count <= backend::Backend::kMaxAffineTerms &&
+      cluster_transform_affine(batch, rows, args, mul, mul_companion, stream))
+    return true;
+  if (v == "cluster") v = "warp_shuffle";
   if (v != "warp_shuffle" || batch.n < 256 || rows == 0 || rows > 65535 ||
       count > backend::Backend::kMaxAffineTerms)
     return false;
