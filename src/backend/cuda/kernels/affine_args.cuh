@@ -14,11 +14,9 @@ struct AffineArgs {
   u32 count;
 };
 
-/// One word of the map: (a - c) * mul (+ addend, when given) mod q, mul with its Shoup companion.
-__device__ __forceinline__ u64 affine_word(u64 a, u64 c, u64 mul, u64 mul_companion, u64 q,
-                                           const u64* addend) {
-  const u64 v = mul_shoup(sub_mod(a, c, q), mul, mul_companion, q);
-  return addend ? add_mod(v, *addend, q) : v;
+/// One word of the map before its addend: (a - c) * mul mod q, mul with its Shoup companion.
+__device__ __forceinline__ u64 affine_word(u64 a, u64 c, u64 mul, u64 mul_companion, u64 q) {
+  return mul_shoup(sub_mod(a, c, q), mul, mul_companion, q);
 }
 
 }  // namespace ember::cuda::kernels

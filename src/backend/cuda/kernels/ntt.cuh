@@ -543,11 +543,14 @@ struct AffineStore {
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
       const ulonglong2 av = src[v];
-      ulonglong2 dv{};
-      if (add) dv = add[v];
-      const u64 d0 = dv.x, d1 = dv.y;
-      dst[v] = make_ulonglong2(affine_word(av.x, x[2 * v], m, mc, q, add ? &d0 : nullptr),
-                               affine_word(av.y, x[2 * v + 1], m, mc, q, add ? &d1 : nullptr));
+      u64 lo = affine_word(av.x, x[2 * v], m, mc, q);
+      u64 hi = affine_word(av.y, x[2 * v + 1], m, mc, q);
+      if (add) {
+        const ulonglong2 dv = add[v];
+        lo = add_mod(lo, dv.x, q);
+        hi = add_mod(hi, dv.y, q);
+      }
+      dst[v] = make_ulonglong2(lo, hi);
     }
   }
 };

@@ -106,7 +106,8 @@ struct ClusterAffineOut {
   const u64* addend;  // nullptr: none
   u64 mul, mul_companion, q;
   __device__ __forceinline__ void operator()(u32 p, u64 word) const {
-    out[p] = affine_word(a[p], word, mul, mul_companion, q, addend ? addend + p : nullptr);
+    const u64 v = affine_word(a[p], word, mul, mul_companion, q);
+    out[p] = addend ? add_mod(v, addend[p], q) : v;
   }
 };
 

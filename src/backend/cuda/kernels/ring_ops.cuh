@@ -490,9 +490,10 @@ __global__ void affine_sub_kernel(const __grid_constant__ AffineArgs args, const
     const u32 k = static_cast<u32>(j / words);
     const std::size_t i = j - k * words;
     const u32 limb = static_cast<u32>(i >> map.log_n);
+    const u64 q = map.mod(limb).value;
+    const u64 v = affine_word(args.a[k][i], c[j], mul[limb], mul_companion[limb], q);
     const u64* addend = args.addend[k];
-    args.out[k][i] = affine_word(args.a[k][i], c[j], mul[limb], mul_companion[limb],
-                                 map.mod(limb).value, addend ? addend + i : nullptr);
+    args.out[k][i] = addend ? add_mod(v, addend[i], q) : v;
   }
 }
 
