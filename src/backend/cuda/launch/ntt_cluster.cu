@@ -1,5 +1,9 @@
 // Host launcher of the one-pass cluster NTT (kernels/ntt_cluster.cuh), compiled apart from the
 // other schedules so that the NTT's translation units build in parallel.
+#include <map>
+#include <mutex>
+#include <utility>
+
 #include "kernels/ntt_cluster.cuh"
 #include "launch/ntt_launch.h"
 
@@ -14,27 +18,63 @@ struct AffineMap {
   const u64* mul_companion;
 };
 
-/// Clusters of 2^kLogC blocks with chunks of 2^kLogS values, one cluster per limb.
+/// Prepares `kernel` once per device (its shared memory size, clusters of 16 where asked) and
+/// says whether the device can run its clusters at all: a MIG slice or another GPU may not hold
+/// clusters of 16 blocks, and the launch would fail. Cached: the NTT launches this on every
+/// transform.
+bool clusters_run(const void* kernel, u32 threads, std::size_t smem, u32 cluster) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, const void*>, bool> prepared;
+  int dev = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  std::lock_guard lock(mutex);
+  const auto key = std::make_pair(dev, kernel);
+  if (const auto it = prepared.find(key); it != prepared.end()) return it->second;
+  if (smem > 48 * 1024)
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(smem)),
+          "cudaFuncSetAttribute(ntt_cluster_kernel)");
+  if (cluster > 8)  // beyond the portable cluster size of 8 (Hopper allows 16)
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
+          "cudaFuncSetAttribute(ntt_cluster_kernel, non-portable cluster)");
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(cluster, 1);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  const bool ok =
+      cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess && clusters > 0;
+  if (!ok) (void)cudaGetLastError();  // a refused query is an answer, not an error to keep
+  prepared[key] = ok;
+  return ok;
+}
+
+/// Clusters of 2^kLogC blocks with chunks of 2^kLogS values, one cluster per limb; false,
+/// launching nothing, where the device cannot run them.
 template <int kLogC, int kLogS>
-void cluster_of(const NttBatch& a, std::size_t rows, bool forward, const AffineMap& affine,
+bool cluster_of(const NttBatch& a, std::size_t rows, bool forward, const AffineMap& affine,
                 cudaStream_t s) {
-  constexpr u32 kC = 1u << kLogC;
+  constexpr u32 kC = 1u << kLogC, kThreads = 1u << (kLogS - 3);
   constexpr std::size_t kSmem = kernels::cluster_smem_bytes<kLogC, kLogS>();
   const dim3 grid(kC, static_cast<u32>(rows));
+  bool launched = false;
   auto go = [&](auto kernel, auto... args) {
-    if (kSmem > 48 * 1024)
-      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(kSmem)),
-            "cudaFuncSetAttribute(ntt_cluster_kernel)");
-    if (kC > 8)  // 16 blocks per cluster: beyond the portable size of 8 (Hopper allows 16)
-      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
-            "cudaFuncSetAttribute(ntt_cluster_kernel, non-portable cluster)");
-    launch_in_clusters(kernel, grid, 1u << (kLogS - 3), kSmem, s, kC, "ntt_cluster_kernel", a,
-                       args...);
+    if (!clusters_run(reinterpret_cast<const void*>(kernel), kThreads, kSmem, kC)) return;
+    launch_in_clusters(kernel, grid, kThreads, kSmem, s, kC, "ntt_cluster_kernel", a, args...);
+    launched = true;
   };
   using kernels::NttPaths;
-  if (forward && a.lift_rows)  // as in chunks(): lifted batches take the kernel with both paths
-    return go(kernels::ntt_cluster_kernel<true, kLogC, kLogS, NttPaths::kMixed, true>);
+  if (forward && a.lift_rows) {  // as in chunks(): lifted batches take the kernel with both paths
+    go(kernels::ntt_cluster_kernel<true, kLogC, kLogS, NttPaths::kMixed, true>);
+    return launched;
+  }
   dispatch_paths(a.paths, [&](auto P) {
     constexpr NttPaths kP = decltype(P)::value;
     if (affine.args)
@@ -45,6 +85,7 @@ void cluster_of(const NttBatch& a, std::size_t rows, bool forward, const AffineM
     else
       go(kernels::ntt_cluster_kernel<false, kLogC, kLogS, kP, false>);
   });
+  return launched;
 }
 
 bool cluster_any(const NttBatch& a, std::size_t rows, bool forward, const AffineMap& affine,
@@ -55,15 +96,15 @@ bool cluster_any(const NttBatch& a, std::size_t rows, bool forward, const Affine
   // two-kernel schedules.
   switch (log2u(a.n)) {
     case 12:
-      return cluster_of<3, 9>(a, rows, forward, affine, s), true;
+      return cluster_of<3, 9>(a, rows, forward, affine, s);
     case 13:
-      return cluster_of<3, 10>(a, rows, forward, affine, s), true;
+      return cluster_of<3, 10>(a, rows, forward, affine, s);
     case 14:
-      return cluster_of<4, 10>(a, rows, forward, affine, s), true;
+      return cluster_of<4, 10>(a, rows, forward, affine, s);
     case 15:
-      return cluster_of<4, 11>(a, rows, forward, affine, s), true;
+      return cluster_of<4, 11>(a, rows, forward, affine, s);
     case 16:
-      return cluster_of<4, 12>(a, rows, forward, affine, s), true;
+      return cluster_of<4, 12>(a, rows, forward, affine, s);
     default:
       return false;
   }

@@ -71,7 +71,8 @@ void dispatch_log(u32 log, F&& f) {
 void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last, cudaStream_t s);
 
 /// The one-pass transform of one limb per thread-block cluster (launch/ntt_cluster.cu) for
-/// 2^12 <= N <= 2^16; returns false, launching nothing, for other sizes.
+/// 2^12 <= N <= 2^16; returns false, launching nothing, for other sizes and on devices that
+/// cannot run its clusters.
 bool cluster_transform(const NttBatch& a, std::size_t rows, bool forward, cudaStream_t s);
 /// The forward cluster transform with a division's affine map as its store (see
 /// launch_ntt_forward_affine); false, launching nothing, where cluster_transform has no schedule
