@@ -369,8 +369,11 @@ struct ColumnMem {
   __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
 
-/// Chunk memory: value p is d[p] globally and s[p ^ ((p >> 4) & 15)] in shared memory (the swizzle
-/// spreads the short-stride rounds over all banks).
+/// Where a chunk's position p lies in shared memory: the swizzle spreads the short-stride rounds
+/// over all banks.
+__device__ __forceinline__ u32 chunk_swizzle(u32 p) { return p ^ ((p >> 4) & 15u); }
+
+/// Chunk memory: value p is d[p] globally and s[chunk_swizzle(p)] in shared memory.
 template <bool kForward, class P>
 struct ChunkMem {
   using Path = P;
@@ -381,12 +384,11 @@ struct ChunkMem {
   bool last;
   P path;
   const Modulus* lift;  // see NttBatch::lift
-  __device__ __forceinline__ static u32 swz(u32 p) { return p ^ ((p >> 4) & 15u); }
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
     return lifted(in[base + off], lift);
   }
-  __device__ __forceinline__ V load(u32 p) const { return s[swz(p)]; }
-  __device__ __forceinline__ void store(u32 p, V v) const { s[swz(p)] = v; }
+  __device__ __forceinline__ V load(u32 p) const { return s[chunk_swizzle(p)]; }
+  __device__ __forceinline__ void store(u32 p, V v) const { s[chunk_swizzle(p)] = v; }
   __device__ __forceinline__ void last_store(u32 base, u32 off, V v) const {
     d[base + off] = leave<kForward>(path, v, last);
   }

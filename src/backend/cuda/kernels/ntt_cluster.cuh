@@ -2,16 +2,17 @@
 // phases through distributed shared memory instead of global memory.
 //
 // N = C * S with C = 2^kLogC blocks per cluster and chunks of S = 2^kLogS values (notation of
-// ntt.cuh: N1 = C columns rows, N2 = S). Block r of a limb's cluster owns chunk r: its shared
-// memory holds positions [r S, (r + 1) S). The forward transform runs the column phase (the
+// ntt.cuh: N1 = C values per column, N2 = S columns). Block r of a limb's cluster owns chunk r: its
+// shared memory holds positions [r S, (r + 1) S). The forward transform runs the column phase (the
 // log C stages whose half-span is >= S) on columns r 2^(kLogS - kLogC) + h, reading the limb
 // from global memory and writing each result into the shared memory of the block that owns its
 // chunk; after a cluster barrier every block runs its chunk's log S stages in its own shared
 // memory and writes the limb once. The inverse runs the same steps backwards (chunks first, the
 // columns reading the owners' shared memory). Global memory is read and written once per word
 // (the two-kernel schedules move it twice); the transform is bound by instruction issue and
-// latency all the same, so this wins where its blocks are small (chunks of 2^10 values, N = 2^13
-// and 2^14) and loses with blocks of 512 threads (measured in bench/RESULTS.md).
+// latency all the same, so this wins where its blocks are small (N = 2^12 .. 2^14, chunks of
+// 2^9 .. 2^10 values) and loses with blocks of 256 and 512 threads (measured in
+// bench/RESULTS.md).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -54,9 +55,6 @@ struct SplitTwiddles {
   }
 };
 
-/// Position p of a chunk in its block's shared memory (the chunk kernel's bank swizzle).
-__device__ __forceinline__ u32 cluster_swizzle(u32 p) { return p ^ ((p >> 4) & 15u); }
-
 /// Column memory of a cluster block: column col = r 2^kLogSubs + h, row k (position k S + col)
 /// in global memory at d[(k << log S) + h] and in the shared memory of block k at its chunk's
 /// position col; between rounds in this block's `scratch` at [(k << kLogSubs) + h].
@@ -72,7 +70,7 @@ struct ClusterColumnMem {
   P path;
   const Modulus* lift;  // see NttBatch::lift (forward only)
   __device__ __forceinline__ u64* owner(u32 k) const {
-    return cg::this_cluster().map_shared_rank(chunk, k) + cluster_swizzle(col);
+    return cg::this_cluster().map_shared_rank(chunk, k) + chunk_swizzle(col);
   }
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
     if constexpr (kForward)
@@ -111,7 +109,7 @@ struct ClusterAffineOut {
   }
 };
 
-/// Chunk memory of a cluster block: position p at s[cluster_swizzle(p)] (words when handed to or
+/// Chunk memory of a cluster block: position p at s[chunk_swizzle(p)] (words when handed to or
 /// from the column phase, the path's values between rounds); the forward transform's results go
 /// to `out` (Out: ClusterPlainOut or ClusterAffineOut), the inverse reads its input from `in`.
 template <bool kForward, class P, class Out>
@@ -124,21 +122,21 @@ struct ClusterChunkMem {
   P path;
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
     if constexpr (kForward)
-      return s[cluster_swizzle(base + off)];
+      return s[chunk_swizzle(base + off)];
     else
       return in[base + off];
   }
   __device__ __forceinline__ V load(u32 p) const {
-    return reinterpret_cast<const V*>(s)[cluster_swizzle(p)];
+    return reinterpret_cast<const V*>(s)[chunk_swizzle(p)];
   }
   __device__ __forceinline__ void store(u32 p, V v) const {
-    reinterpret_cast<V*>(s)[cluster_swizzle(p)] = v;
+    reinterpret_cast<V*>(s)[chunk_swizzle(p)] = v;
   }
   __device__ __forceinline__ void last_store(u32 base, u32 off, V v) const {
     if constexpr (kForward)
       out(base + off, path.template finish<true>(v));
     else
-      s[cluster_swizzle(base + off)] = path.word(v);
+      s[chunk_swizzle(base + off)] = path.word(v);
   }
   __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
