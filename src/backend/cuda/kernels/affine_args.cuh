@@ -19,4 +19,31 @@ __device__ __forceinline__ u64 affine_word(u64 a, u64 c, u64 mul, u64 mul_compan
   return mul_shoup(sub_mod(a, c, q), mul, mul_companion, q);
 }
 
+/// Row `row` of a batch with `limbs` limbs per polynomial (polynomial k = row / limbs, its limb
+/// j = row % limbs) from word `offset` of the limb on: where the map reads a and the addend
+/// (nullptr: none) and writes out, and limb j's multiplier and prime. The stores that apply the
+/// map as an NTT's last step (AffineStore, the cluster kernel's) start from it.
+struct AffineRow {
+  u64* out;
+  const u64* a;
+  const u64* addend;
+  u64 mul, mul_companion, q;
+  /// Writes the map of the transformed word c at position p of the row.
+  __device__ __forceinline__ void operator()(u32 p, u64 c) const {
+    const u64 v = affine_word(a[p], c, mul, mul_companion, q);
+    out[p] = addend ? add_mod(v, addend[p], q) : v;
+  }
+};
+
+__device__ __forceinline__ AffineRow affine_row(const AffineArgs& args, const u64* mul,
+                                                const u64* mul_companion, const Modulus* moduli,
+                                                const u32* ids, u32 n, u32 limbs, u32 row,
+                                                std::size_t offset) {
+  const u32 k = row / limbs, j = row % limbs;
+  const std::size_t at = static_cast<std::size_t>(j) * n + offset;
+  return AffineRow{
+      args.out[k] + at, args.a[k] + at,   args.addend[k] ? args.addend[k] + at : nullptr,
+      mul[j],           mul_companion[j], moduli[ids[j]].value};
+}
+
 }  // namespace ember::cuda::kernels

@@ -535,13 +535,12 @@ struct AffineStore {
   const u32* ids;
   u32 n, limbs;
   __device__ __forceinline__ void operator()(u32 row, u32 offset, const u64 (&x)[8]) const {
-    const u32 k = row / limbs, j = row % limbs;
-    const u64 q = moduli[ids[j]].value, m = mul[j], mc = mul_companion[j];
-    const std::size_t at = static_cast<std::size_t>(j) * n + offset;
-    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(args->a[k] + at);
-    const ulonglong2* add =
-        args->addend[k] ? reinterpret_cast<const ulonglong2*>(args->addend[k] + at) : nullptr;
-    ulonglong2* dst = reinterpret_cast<ulonglong2*>(args->out[k] + at);
+    const AffineRow r = affine_row(*args, mul, mul_companion, moduli, ids, n, limbs, row, offset);
+    const u64 q = r.q, m = r.mul, mc = r.mul_companion;
+    // 16-byte accesses: the row's eight words are this lane's.
+    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(r.a);
+    const ulonglong2* add = r.addend ? reinterpret_cast<const ulonglong2*>(r.addend) : nullptr;
+    ulonglong2* dst = reinterpret_cast<ulonglong2*>(r.out);
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
       const ulonglong2 av = src[v];

@@ -96,22 +96,11 @@ struct ClusterPlainOut {
   __device__ __forceinline__ void operator()(u32 p, u64 word) const { d[p] = word; }
 };
 
-/// ... or a division's affine map of it (see AffineArgs): out[k] = (a[k] - word) mul (+ addend[k])
-/// at the same place, for the limb's polynomial k and prime j.
-struct ClusterAffineOut {
-  u64* out;
-  const u64* a;
-  const u64* addend;  // nullptr: none
-  u64 mul, mul_companion, q;
-  __device__ __forceinline__ void operator()(u32 p, u64 word) const {
-    const u64 v = affine_word(a[p], word, mul, mul_companion, q);
-    out[p] = addend ? add_mod(v, addend[p], q) : v;
-  }
-};
+/// ... or a division's affine map of it: AffineRow (see affine_args.cuh).
 
 /// Chunk memory of a cluster block: position p at s[chunk_swizzle(p)] (words when handed to or
 /// from the column phase, the path's values between rounds); the forward transform's results go
-/// to `out` (Out: ClusterPlainOut or ClusterAffineOut), the inverse reads its input from `in`.
+/// to `out` (Out: ClusterPlainOut or AffineRow), the inverse reads its input from `in`.
 template <bool kForward, class P, class Out>
 struct ClusterChunkMem {
   using Path = P;
@@ -222,11 +211,7 @@ __global__ void __launch_bounds__(1 << (kLogS - 3), kClusterMinBlocks<(1 << (kLo
     ntt_cluster_affine_kernel(NttBatch a, const __grid_constant__ AffineArgs args, const u64* mul,
                               const u64* mul_companion) {
   cluster_ntt<true, kLogC, kLogS, kPaths, false>(a, [&](u32 row, u32 r) {
-    const u32 k = row / a.limbs, j = row % a.limbs;
-    const std::size_t at = static_cast<std::size_t>(j) * a.n + (r << kLogS);
-    return ClusterAffineOut{
-        args.out[k] + at, args.a[k] + at,   args.addend[k] ? args.addend[k] + at : nullptr,
-        mul[j],           mul_companion[j], a.moduli[a.ids[j]].value};
+    return affine_row(args, mul, mul_companion, a.moduli, a.ids, a.n, a.limbs, row, r << kLogS);
   });
 }
 
