@@ -128,11 +128,14 @@ class CudaBackend final : public Backend {
   /// Primes of at most this many bits take the FP64 NTT path. EMBER_NTT_FP64=0 keeps every limb
   /// on the integer path (for comparisons); both paths give the same words.
   static u32 float_bits() {
-    static const u32 bits = [] {
-      const char* v = std::getenv("EMBER_NTT_FP64");
-      return v && std::string(v) == "0" ? 0u : static_cast<u32>(kMaxFloatModulusBits);
-    }();
+    static const u32 bits =
+        switched_off("EMBER_NTT_FP64") ? 0u : static_cast<u32>(kMaxFloatModulusBits);
     return bits;
+  }
+  /// Whether the environment variable `name` is "0": the comparison switches of the backend.
+  static bool switched_off(const char* name) {
+    const char* v = std::getenv(name);
+    return v && std::string(v) == "0";
   }
 
   static k::NttBatch ntt_batch(u64* data, const BasisView& b, bool forward) {
@@ -356,18 +359,11 @@ class CudaBackend final : public Backend {
   }
 
   /// Conversions with byte planes run on the tensor cores (whole 64-coefficient blocks), unless
-  /// every job has one source prime (a reduction per output: the plain kernel is faster).
-  /// Whether conversions with a byte matrix run on the integer tensor cores. EMBER_BCONV_TENSOR=0
-  /// takes the CUDA-core kernels instead (for comparisons); both give the same words.
-  static bool tensor_conversions() {
-    static const bool on = [] {
-      const char* v = std::getenv("EMBER_BCONV_TENSOR");
-      return !(v && std::string(v) == "0");
-    }();
-    return on;
-  }
+  /// every job has one source prime (a reduction per output: the plain kernel is faster) or
+  /// EMBER_BCONV_TENSOR=0 asks for the CUDA-core kernels (for comparisons; same words).
   static bool byte_matrix_fits(const std::vector<ConvJob>& jobs) {
-    if (!tensor_conversions()) return false;
+    static const bool tensor = !switched_off("EMBER_BCONV_TENSOR");
+    if (!tensor) return false;
     bool wide = false;
     for (const auto& j : jobs) {
       if (!j.conv.byte_planes || j.from.ring->n % 64 != 0) return false;
