@@ -30,33 +30,25 @@ CLUSTER_MARGIN_INT = 0.95
 
 
 def table(data: dict, name: str, cluster_margin: float) -> str:
-    best: dict = {}
+    # Per size and direction, the fastest cluster measurement and the fastest of the others; the
+    # cluster schedule is taken where it is at least 1 / cluster_margin times as fast.
+    fastest: dict = {}
     for r in data["results"]:
         if r["variant"].startswith("auto") or not r["roundtrip_ok"]:
             continue
         if r["variant"] == "cluster" and r["log_n"] not in CLUSTER_LOG_N:
             continue
-        key = (r["log_n"], r["limbs"])
-        entry = best.setdefault(key, {})
+        kind = "cluster" if r["variant"] == "cluster" else "other"
         for direction in ("forward", "inverse"):
             t = r[f"{direction}_us"]
-            if direction not in entry or t < entry[direction][1]:
-                entry[direction] = (r["variant"], t)
-    for (log_n, limbs), entry in best.items():
-        for direction, (variant, t) in list(entry.items()):
-            if variant != "cluster":
-                continue
-            others = [
-                (r["variant"], r[f"{direction}_us"])
-                for r in data["results"]
-                if (r["log_n"], r["limbs"]) == (log_n, limbs)
-                and r["roundtrip_ok"]
-                and r["variant"] != "cluster"
-                and not r["variant"].startswith("auto")
-            ]
-            runner_up = min(others, key=lambda o: o[1]) if others else None
-            if runner_up and t > cluster_margin * runner_up[1]:
-                entry[direction] = runner_up
+            slot = fastest.setdefault((r["log_n"], r["limbs"], direction), {})
+            if kind not in slot or t < slot[kind][1]:
+                slot[kind] = (r["variant"], t)
+    best: dict = {}
+    for (log_n, limbs, direction), slot in fastest.items():
+        other, cluster = slot.get("other"), slot.get("cluster")
+        keep_cluster = cluster and (not other or cluster[1] <= cluster_margin * other[1])
+        best.setdefault((log_n, limbs), {})[direction] = cluster if keep_cluster else other
     rows = "\n".join(
         f'    {{{log_n}, {limbs}, "{e["forward"][0]}", "{e["inverse"][0]}"}},'
         f"  // {e['forward'][1]:.1f} / {e['inverse'][1]:.1f} us"
