@@ -1,4 +1,4 @@
-// CUDA NTT kernels: per-stage butterflies, shared-memory radix-8 rounds, warp-shuffle rounds.
+// CUDA NTT kernels: per-stage butterflies, shared-memory radix-8 rounds, warp-synchronous chunks.
 //
 // Notation (see cpu_ntt.cpp for the reference loops). A transform of size N is split into a
 // "column" phase and a "chunk" phase: N = N1 * N2, column c = {c + k N2 : k < N1} and chunk j =
@@ -9,7 +9,7 @@
 // base = 1 for columns and base = N1 + j for chunk j: this is how the global bit-reversed table
 // psi^bitrev(.) is indexed without copies.
 //
-// Arithmetic: the column, chunk and warp-shuffle kernels run each limb on one of two paths,
+// Arithmetic: the column, chunk and warp chunk kernels run each limb on one of two paths,
 // IntPath (64-bit words, Shoup products) or FloatPath (primes below 2^50 on the FP64 pipe, see
 // ember/core/float_modarith.h); NttPaths says which a launch compiles in. The per-stage kernel
 // is integer only: both paths hand each other words in the integer path's lazy ranges.
@@ -176,6 +176,52 @@ struct LocalTwiddles {
   const Tw* table;
   __device__ __forceinline__ Tw operator()(u32 m, u32 i) const { return table[m + i]; }
 };
+
+/// A transform's twiddles straight from the global bit-reversed table: entry base * m + i.
+template <class P>
+struct GlobalTwiddles {
+  using Tw = typename P::Tw;
+  const u64* __restrict__ w;
+  const u64* __restrict__ ws;
+  u32 base;
+  const P* path;
+  // Plain loads: a path that does not read the Shoup companion (FloatPath) drops its load.
+  __device__ __forceinline__ Tw operator()(u32 m, u32 i) const {
+    const u32 g = base * m + i;
+    return path->twiddle(w[g], ws[g]);
+  }
+};
+
+/// The twiddles of one radix-2^R round held in registers, fetched ahead of the round (before the
+/// previous kernel finishes, or while the round before runs). The round's stages have kMMin * r
+/// groups (r = 1, 2, .., 2^(R-1)); at each, the lane's butterflies use groups blk * kG * r + i
+/// with i < kG * r. ct_round / gs_round then run with the lane's block taken out of blk (the
+/// groups' own offsets g, or 0) and read entry kG (r - 1) + i: all indices fold at compile time.
+template <class Tw, int R, int kG, u32 kMMin>
+struct HeldTwiddles {
+  Tw e[kG * ((1 << R) - 1)];
+  __device__ __forceinline__ Tw operator()(u32 m, u32 i) const {
+    return e[kG * (m / kMMin - 1) + i];
+  }
+};
+
+template <int R, int kG, u32 kMMin, class P>
+__device__ __forceinline__ HeldTwiddles<typename P::Tw, R, kG, kMMin> hold_twiddles(
+    const GlobalTwiddles<P>& tw, u32 blk) {
+  HeldTwiddles<typename P::Tw, R, kG, kMMin> h;
+  // Entry (r, i) is global entry r (base kMMin + blk kG) + i: one shift per stage, and i an
+  // immediate offset.
+  const std::size_t first = std::size_t{tw.base} * kMMin + blk * kG;
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    const u64* w = tw.w + (first << k);
+    const u64* ws = tw.ws + (first << k);
+#pragma unroll
+    for (int i = 0; i < (kG << k); ++i)
+      h.e[kG * ((1 << k) - 1) + i] = tw.path->twiddle(w[i], ws[i]);
+  }
+  return h;
+}
 
 /// One radix-2^R round of forward stages on 8 register values: 8 >> R groups of 2^R values, each
 /// group at local positions blk * 2t + off + j * u (u = t >> (R - 1)); `blk[g]` per group.
@@ -486,34 +532,8 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   });
 }
 
-/// One stage of a warp-shuffle chunk between lane pairs (lane, lane ^ mask), which hold positions
-/// 8 lane + j and 8 (lane ^ mask) + j: butterfly j pairs the lower lane's x[j] with the upper's.
-/// The pair splits the eight butterflies: the lower lane computes j < 4 and the upper j >= 4, so
-/// each lane trades half its values (one shuffle there, one back) and multiplies four times, not
-/// eight (computing every product in both lanes, or in one lane of a divergent branch, costs
-/// eight).
-template <bool kForward, class Path>
-__device__ __forceinline__ void shuffle_stage(typename Path::V (&x)[8], bool upper, u32 mask,
-                                              typename Path::Tw w, const Path& path) {
-  using V = typename Path::V;
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const V recv = __shfl_xor_sync(0xffffffffu, upper ? x[k] : x[k + 4], mask);
-    V lo = upper ? recv : x[k];      // value at the lower position of this lane's butterfly
-    V hi = upper ? x[k + 4] : recv;  // value at the upper position
-    if constexpr (kForward)
-      path.ct(lo, hi, w);
-    else
-      path.gs(lo, hi, w);
-    // The lower lane keeps lo (its x[k]) and returns hi; the upper keeps hi (its x[k + 4]).
-    const V back = __shfl_xor_sync(0xffffffffu, upper ? lo : hi, mask);
-    x[k] = upper ? back : lo;
-    x[k + 4] = upper ? hi : back;
-  }
-}
-
 /// Stores a lane's eight results at their place: `row` is the limb of the batch, `offset` the
-/// position of the first value within the limb.
+/// position of the first value within the limb (forward chunks: eight adjacent values per lane).
 struct PlainStore {
   u64* data;
   u32 n;
@@ -522,6 +542,15 @@ struct PlainStore {
         reinterpret_cast<ulonglong2*>(data + static_cast<std::size_t>(row) * n + offset);
 #pragma unroll
     for (int v = 0; v < 4; ++v) dst[v] = make_ulonglong2(x[2 * v], x[2 * v + 1]);
+  }
+  /// Value j of a lane at position at(j) of the chunk starting at `offset` (inverse chunks: a
+  /// warp's store instruction writes 32 adjacent words).
+  template <class At>
+  __device__ __forceinline__ void spread(u32 row, u32 offset, const u64 (&x)[8],
+                                         const At& at) const {
+    u64* dst = data + static_cast<std::size_t>(row) * n + offset;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) dst[at(j)] = x[j];
   }
 };
 
@@ -556,119 +585,140 @@ struct AffineStore {
   }
 };
 
-/// Warp-shuffle chunk transform (fine-grained synchronization, HE-Booster): one warp transforms a
-/// chunk of 256 contiguous values, lane l holding positions 8l .. 8l + 7. Stages with half-span
-/// 8..128 exchange values with __shfl_xor_sync (no shared memory, no block barrier); half-spans
-/// 4, 2, 1 run in registers. n1 = N / 256 chunks per limb. `store` writes the results.
+/// Where position p of a warp's 256-value chunk lies in the warp's shared memory. The transposes
+/// below access it in five patterns (lane l, register j; forward: 32 j + l, 32 (l / 4) + 4 j +
+/// l % 4, 8 l + j; inverse: 8 l + j, 64 (l / 8) + 8 j + l % 8, 32 j' + l): for each, the XOR of
+/// bits 4..6 into bits 0..3 sends a half-warp's 16 words to 16 different 8-byte bank pairs.
+__device__ __forceinline__ u32 warp_swizzle(u32 p) {
+  return p ^ ((p >> 4) & 7u) ^ ((((p >> 5) ^ (p >> 6)) & 1u) << 3);
+}
+
+/// A lane's positions in one of the warp chunk's layouts: value j at lane_part | j_part(j) (the
+/// two have no bit in common).
+template <class JPart>
+struct WarpLayout {
+  u32 lane_part;
+  JPart j_part;  // constexpr in j
+  __device__ __forceinline__ u32 operator()(int j) const { return lane_part | j_part(j); }
+  /// warp_swizzle(position of j): the swizzle is linear over XOR, so one XOR with the lane's
+  /// swizzled part per access, the rest folds into a constant.
+  __device__ __forceinline__ u32 swizzled(u32 lane_swizzled, int j) const {
+    return lane_swizzled ^ warp_swizzle(j_part(j));
+  }
+};
+template <class JPart>
+__device__ __forceinline__ WarpLayout<JPart> warp_layout(u32 lane_part, JPart j_part) {
+  return {lane_part, j_part};
+}
+
+/// Rewrites a lane's eight values from layout `from` to layout `to` through the warp's shared
+/// memory. The first __syncwarp keeps the writes behind every lane's reads of the previous
+/// exchange; the second makes them visible.
+template <class V, class From, class To>
+__device__ __forceinline__ void warp_exchange(V (&x)[8], V* s, const From& from, const To& to) {
+  const u32 fs = warp_swizzle(from.lane_part), ts = warp_swizzle(to.lane_part);
+  __syncwarp();
+#pragma unroll
+  for (int j = 0; j < 8; ++j) s[from.swizzled(fs, j)] = x[j];
+  __syncwarp();
+#pragma unroll
+  for (int j = 0; j < 8; ++j) x[j] = s[to.swizzled(ts, j)];
+}
+
+/// Warp chunk transform (fine-grained synchronization, HE-Booster): one warp transforms a chunk of
+/// 256 contiguous values, eight per lane, in three rounds on registers (radix 8, 8, 4) with two
+/// transposes through the warp's own 2 KB of shared memory between them: warp barriers only, and
+/// two shared-memory round trips per value instead of a pair of shuffles and selects per stage.
+/// Forward: lane l holds positions 32 j + l (stages of half-span 128, 64, 32), then
+/// 32 (l / 4) + 4 j + l % 4 (16, 8, 4), then 8 l + j (2, 1), stored as eight adjacent words.
+/// Inverse: the mirror image, from 8 l + j to 64 (l / 8) + 8 j + l % 8 to 32 j' + l. Each round's
+/// twiddles are fetched during the round before (the first round's before the previous kernel
+/// has finished). n1 = N / 256 chunks per limb; `store` writes the results.
 template <bool kForward, class Path, class Store>
 __device__ __forceinline__ void warp_chunk_with(const NttBatch& a, u32 limb, u32 chunk, u32 id,
-                                                bool last, const Path& path, const Store& store) {
+                                                bool last, const Path& path, const Store& store,
+                                                u64* smem) {
   using V = typename Path::V;
-  using Tw = typename Path::Tw;
+  V* s = reinterpret_cast<V*>(smem);
   const u32 lane = threadIdx.x & 31;
-  const u32 n1 = a.n >> 8;
-  const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
-  const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
-  const std::size_t offset = static_cast<std::size_t>(limb) * a.n + chunk * 256u + lane * 8u;
-  const u32 base = n1 + chunk;
-
-  // Twiddles of this lane, fetched before the data so that their latency overlaps the previous
-  // kernel's drain: 5 shuffle stages (one entry each) and the 7 entries of the in-register
-  // radix-8 round.
-  Tw wsh[5];
-#pragma unroll
-  for (int sh = 0; sh < 5; ++sh) {
-    const u32 m = 16u >> sh;
-    const u32 widx = base * m + (lane >> (sh + 1));
-    wsh[sh] = path.twiddle(tw[widx], tws[widx]);
-  }
-  // Local table for the register round (positions 8 lane + j, stages with 32, 64, 128 groups):
-  // entry m + i with m in {32, 64, 128}; only i in lane's own range is read.
-  Tw wreg[7];
-  {
-    const u32 ms[7] = {32, 64, 64, 128, 128, 128, 128};
-    const u32 is[7] = {0, 0, 1, 0, 1, 2, 3};
-#pragma unroll
-    for (int e = 0; e < 7; ++e) {
-      const u32 m = ms[e];
-      const u32 i = lane * (m / 32) + is[e];
-      const u32 widx = base * m + i;
-      wreg[e] = path.twiddle(tw[widx], tws[widx]);
-    }
-  }
-  wait_for_previous_kernels();
+  const GlobalTwiddles<Path> tw{a.tw + static_cast<std::size_t>(id) * a.n,
+                                a.tw_shoup + static_cast<std::size_t>(id) * a.n, (a.n >> 8) + chunk,
+                                &path};
+  const u32 offset = chunk * 256u;
+  const std::size_t at = static_cast<std::size_t>(limb) * a.n + offset;
+  const u32 zero[1] = {0};
   V x[8];
-  {
+  if constexpr (kForward) {
+    // The three rounds' layouts (see above).
+    const auto p1 = warp_layout(lane, [](int j) { return 32u * j; });
+    const auto p2 = warp_layout(32u * (lane >> 2) + (lane & 3), [](int j) { return 4u * j; });
+    const auto p3 = warp_layout(8u * lane, [](int j) { return u32(j); });
+    const auto tw1 = hold_twiddles<3, 1, 1>(tw, 0);
+    wait_for_previous_kernels();
     // Never lifted (launch/ntt.cu starts lifted batches with another kernel).
-    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(a.input<false>(offset));
+    const u64* src = a.input<false>(at);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) x[j] = path.first(src[p1(j)]);
+    const auto tw2 = hold_twiddles<3, 1, 8>(tw, lane >> 2);
+    ct_round<3>(x, zero, 256, 128, tw1, path, 0);
+    warp_exchange(x, s, p1, p2);
+    const auto tw3 = hold_twiddles<2, 2, 64>(tw, lane);
+    ct_round<3>(x, zero, 256, 16, tw2, path, 3);
+    warp_exchange(x, s, p2, p3);
+    const u32 groups[2] = {0, 1};
+    ct_round<2>(x, groups, 256, 2, tw3, path, 6);
+    u64 out[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) out[j] = leave<true>(path, x[j], last);
+    store(limb, offset + lane * 8u, out);
+  } else {
+    static_assert(std::is_same_v<Store, PlainStore>, "inverse chunks store plainly");
+    const auto p1 = warp_layout(8u * lane, [](int j) { return u32(j); });
+    const auto p2 = warp_layout(((lane >> 3) << 6) | (lane & 7), [](int j) { return u32(j) << 3; });
+    // Register j holds bits (5, 6, 7) = (j >> 2, j & 1, (j >> 1) & 1) of the position, so that
+    // the last radix-4 round's pairs are (j, j + 1) and (j, j + 2).
+    const auto p3 = warp_layout(lane, [](int j) { return 32u * (((j & 3) << 1) | (j >> 2)); });
+    const auto tw1 = hold_twiddles<3, 1, 32>(tw, lane);
+    wait_for_previous_kernels();
+    const ulonglong2* src = reinterpret_cast<const ulonglong2*>(a.input<false>(at) + p1.lane_part);
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
-      ulonglong2 p = src[v];
-      x[2 * v] = path.first(p.x);
-      x[2 * v + 1] = path.first(p.y);
+      const ulonglong2 w = src[v];
+      x[2 * v] = path.first(w.x);
+      x[2 * v + 1] = path.first(w.y);
     }
+    const auto tw2 = hold_twiddles<3, 1, 4>(tw, lane >> 3);
+    gs_round<3>(x, zero, 256, 1, tw1, path, 0);
+    warp_exchange(x, s, p1, p2);
+    const auto tw3 = hold_twiddles<2, 1, 1>(tw, 0);
+    gs_round<3>(x, zero, 256, 8, tw2, path, 3);
+    warp_exchange(x, s, p2, p3);
+    const u32 same[2] = {0, 0};
+    gs_round<2>(x, same, 256, 64, tw3, path, 6);
+    u64 out[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) out[j] = leave<false>(path, x[j], last);
+    store.spread(limb, offset, out, p3);
   }
-  // Stage s of the kernel (0..7): 5 shuffle stages and 3 register stages, in transform order.
-  if constexpr (kForward) {
-#pragma unroll
-    for (int sh = 4; sh >= 0; --sh) {
-      const u32 mask = 1u << sh;
-      const bool upper = (lane & mask) != 0;
-      if (sh < 4) path.before_stage(4 - sh, x);
-      shuffle_stage<true>(x, upper, mask, wsh[sh], path);
-    }
-    // Radix-8 in registers: stage m=32 pairs (j, j+4), m=64 pairs (j, j+2), m=128 pairs (j, j+1).
-    path.before_stage(5, x);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) path.ct(x[j], x[j + 4], wreg[0]);
-    path.before_stage(6, x);
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      if (!(j & 2)) path.ct(x[j], x[j + 2], wreg[1 + (j >> 2)]);
-    path.before_stage(7, x);
-#pragma unroll
-    for (int j = 0; j < 8; j += 2) path.ct(x[j], x[j + 1], wreg[3 + (j >> 1)]);
-  } else {
-    // Radix-8 in registers: m=128 pairs (j, j+1), m=64 pairs (j, j+2), m=32 pairs (j, j+4).
-#pragma unroll
-    for (int j = 0; j < 8; j += 2) path.gs(x[j], x[j + 1], wreg[3 + (j >> 1)]);
-    path.before_stage(1, x);
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      if (!(j & 2)) path.gs(x[j], x[j + 2], wreg[1 + (j >> 2)]);
-    path.before_stage(2, x);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) path.gs(x[j], x[j + 4], wreg[0]);
-#pragma unroll
-    for (int sh = 0; sh <= 4; ++sh) {
-      const u32 mask = 1u << sh;
-      const bool upper = (lane & mask) != 0;
-      path.before_stage(3 + sh, x);
-      shuffle_stage<false>(x, upper, mask, wsh[sh], path);
-    }
-  }
-  u64 out[8];
-#pragma unroll
-  for (int j = 0; j < 8; ++j) out[j] = leave<kForward>(path, x[j], last);
-  store(limb, chunk * 256u + lane * 8u, out);
 }
+
+/// Two warps per block (see launch/ntt.cu); at most 80 registers (12 blocks per SM), each warp
+/// with its chunk's 2 KB of shared memory.
+inline constexpr int kWarpChunkThreads = 64;
 
 template <bool kForward, NttPaths kPaths, class Store>
 __device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 chunks_total, bool last,
                                            const Store& store) {
+  __shared__ alignas(16) u64 values[kWarpChunkThreads / 32][256];
   const u32 warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   if (warp >= chunks_total) return;
   const u32 n1 = a.n >> 8;
   const u32 limb = warp / n1;
   const u32 id = a.ids[limb % a.limbs];
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
-    warp_chunk_with<kForward>(a, limb, warp % n1, id, last, path, store);
+    warp_chunk_with<kForward>(a, limb, warp % n1, id, last, path, store, values[threadIdx.x >> 5]);
   });
 }
-
-/// Two warps per block (see launch/ntt.cu); at most 80 registers, as before the store became a
-/// parameter (12 blocks per SM).
-inline constexpr int kWarpChunkThreads = 64;
 
 template <bool kForward, NttPaths kPaths>
 __global__ void __launch_bounds__(kWarpChunkThreads, 12)
@@ -676,7 +726,7 @@ __global__ void __launch_bounds__(kWarpChunkThreads, 12)
   warp_chunk<kForward, kPaths>(a, chunks_total, last, PlainStore{a.data, a.n});
 }
 
-/// The forward warp-shuffle chunks with a division's affine map as their store (see AffineStore).
+/// The forward warp chunks with a division's affine map as their store (see AffineStore).
 template <NttPaths kPaths>
 __global__ void __launch_bounds__(kWarpChunkThreads, 10)  // 12 would spill the store's pointers
     ntt_warp_chunk_affine_kernel(NttBatch a, u32 chunks_total,

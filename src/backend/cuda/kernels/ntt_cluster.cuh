@@ -44,14 +44,9 @@ template <class P, int kLogLocal>
 struct SplitTwiddles {
   using Tw = typename P::Tw;
   const Tw* local;
-  const u64* __restrict__ w;
-  const u64* __restrict__ ws;
-  u32 base;
-  const P* path;
+  GlobalTwiddles<P> global;
   __device__ __forceinline__ Tw operator()(u32 m, u32 i) const {
-    if (m < (1u << kLogLocal)) return local[m + i];
-    const u32 g = base * m + i;
-    return path->twiddle(__ldg(w + g), __ldg(ws + g));
+    return m < (1u << kLogLocal) ? local[m + i] : global(m, i);
   }
 };
 
@@ -175,7 +170,7 @@ __device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& ma
     ClusterChunkMem<kForward, P, decltype(make_out(limb, r))> own{
         make_out(limb, r), a.input<false>(chunk_at), chunk, path};
     const LocalTwiddles<Tw> column_table{column_tw};
-    const SplitTwiddles<P, kLogLocal> chunk_table{chunk_tw, tw, tws, kC + r, &path};
+    const SplitTwiddles<P, kLogLocal> chunk_table{chunk_tw, {tw, tws, kC + r, &path}};
     const u32 column_tau = threadIdx.x >> kLogSubs;
     if constexpr (kForward) {
       ntt_rounds<true, kLogC, 0>(column_tau, column_table, columns);
