@@ -27,21 +27,11 @@ CLUSTER_LOG_N = range(12, 17)
 # H200 (2026-11-22) with ties taken: BFV N14 (integer path) relinearization and rotation 14 %
 # slower, while on the FP64 path the ties made CKKS N14 and BGV N13 rotations 2-12 % faster.
 CLUSTER_MARGIN_INT = 0.95
-# On the FP64 path the one-launch cluster schedule is kept for batches of at most 8 limbs unless
-# another beats it by 10 %: with the shared-memory warp chunks (ninth session) the isolated
-# benchmark preferred them for such inverse transforms at 2^13 and 2^14 by 4-7 %, and the
-# schemes' chains got slower with that table (H200, against the previous table in the same run:
-# CKKS N14 rotation 0.0596 -> 0.0631 ms, BFV N13 relinearization 0.0252 -> 0.0279 ms).
 
 
-def cluster_margin_float(limbs: int) -> float:
-    return 1.10 if limbs <= 8 else 1.0
-
-
-def table(data: dict, name: str, cluster_margin) -> str:
+def table(data: dict, name: str, cluster_margin: float) -> str:
     # Per size and direction, the fastest cluster measurement and the fastest of the others; the
-    # cluster schedule is taken where it is at least 1 / cluster_margin times as fast
-    # (cluster_margin: a factor, or a function of the batch's limbs).
+    # cluster schedule is taken where it is at least 1 / cluster_margin times as fast.
     fastest: dict = {}
     for r in data["results"]:
         if r["variant"].startswith("auto") or not r["roundtrip_ok"]:
@@ -57,8 +47,7 @@ def table(data: dict, name: str, cluster_margin) -> str:
     best: dict = {}
     for (log_n, limbs, direction), slot in fastest.items():
         other, cluster = slot.get("other"), slot.get("cluster")
-        margin = cluster_margin(limbs) if callable(cluster_margin) else cluster_margin
-        keep_cluster = cluster and (not other or cluster[1] <= margin * other[1])
+        keep_cluster = cluster and (not other or cluster[1] <= cluster_margin * other[1])
         best.setdefault((log_n, limbs), {})[direction] = cluster if keep_cluster else other
     rows = "\n".join(
         f'    {{{log_n}, {limbs}, "{e["forward"][0]}", "{e["inverse"][0]}"}},'
@@ -91,7 +80,7 @@ struct TunedNtt {{
   const char* inverse;
 }};
 
-{table(fp64, "kTunedNttFloat", cluster_margin_float)}
+{table(fp64, "kTunedNttFloat", 1.0)}
 {table(integer, "kTunedNttInt", CLUSTER_MARGIN_INT)}
 }}  // namespace ember::cuda
 """)

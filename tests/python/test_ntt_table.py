@@ -72,20 +72,3 @@ def test_cluster_margin():
     # to warp_shuffle, the inverse (17 % faster) stays.
     t = entries(make_ntt_table.table(sweep(rows, 60), "kT", make_ntt_table.CLUSTER_MARGIN_INT))
     assert t[(14, 8)] == ("warp_shuffle", "cluster")
-
-
-def test_fp64_table_keeps_one_launch_for_small_batches():
-    # Up to 8 limbs the FP64 table keeps the cluster schedule unless another is 10 % faster;
-    # larger batches take the faster measurement.
-    rows = [
-        (14, 8, "cluster", 5.2, 5.9),
-        (14, 8, "warp_shuffle", 6.3, 5.6),  # inverse 5 % faster: not enough
-        (14, 24, "cluster", 7.6, 8.9),
-        (14, 24, "warp_shuffle", 8.4, 7.9),  # inverse 11 % faster
-        (14, 40, "cluster", 11.3, 13.8),
-        (14, 40, "warp_shuffle", 12.1, 13.5),  # large batch: the faster one
-    ]
-    t = entries(make_ntt_table.table(sweep(rows), "kT", make_ntt_table.cluster_margin_float))
-    assert t[(14, 8)] == ("cluster", "cluster")
-    assert t[(14, 24)] == ("cluster", "warp_shuffle")
-    assert t[(14, 40)] == ("cluster", "warp_shuffle")

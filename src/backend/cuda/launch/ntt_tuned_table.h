@@ -19,13 +19,13 @@ inline constexpr TunedNtt kTunedNttFloat[] = {
     {12, 24, "cluster", "cluster"},            // 4.6 / 4.4 us
     {12, 40, "cluster", "cluster"},            // 5.0 / 5.1 us
     {12, 64, "warp_shuffle", "warp_shuffle"},  // 6.4 / 5.9 us
-    {13, 1, "cluster", "cluster"},             // 3.6 / 4.2 us
+    {13, 1, "cluster", "warp_shuffle"},        // 3.6 / 4.0 us
     {13, 8, "cluster", "cluster"},             // 3.7 / 4.4 us
     {13, 24, "cluster", "cluster"},            // 4.8 / 5.6 us
     {13, 40, "cluster", "cluster"},            // 6.0 / 7.0 us
     {13, 64, "warp_shuffle", "warp_shuffle"},  // 8.9 / 8.7 us
-    {14, 1, "cluster", "cluster"},             // 4.2 / 4.5 us
-    {14, 8, "cluster", "cluster"},             // 5.2 / 5.9 us
+    {14, 1, "cluster", "warp_shuffle"},        // 4.2 / 4.2 us
+    {14, 8, "cluster", "warp_shuffle"},        // 5.2 / 5.6 us
     {14, 24, "cluster", "warp_shuffle"},       // 7.6 / 7.9 us
     {14, 40, "cluster", "warp_shuffle"},       // 11.3 / 12.9 us
     {14, 64, "warp_shuffle", "warp_shuffle"},  // 14.3 / 15.2 us
