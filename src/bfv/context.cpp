@@ -144,13 +144,13 @@ std::vector<u64> Context::decrypt(const Ciphertext& ct, const SecretKey& sk) con
   return m;
 }
 
-Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const {
+void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const (&out)[3],
+                            Stream s) const {
   check_pair(a, b, "multiply");
   if (a.polys.size() != 2 || b.polys.size() != 2)
     throw ParameterError("multiply: relinearize the operands first (they have 3 polynomials)");
   const Level& lv = level(a.level);
   auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
   const std::size_t nn = n(), qn = lv.q.size() * nn, rn = rlwe_.aux_basis().size() * nn;
   const std::size_t ext_words = qn + rn;
   const auto q_view = lv.q.on(be);
@@ -177,7 +177,7 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
   be.tensor_async(d + qn, d + ext_words + qn, d + 2 * ext_words + qn, r[0], r[1], r[2], r[3],
                   r_view, s);
   be.ntt_inverse_async(d, lv.qr.on(be), 3, s);
-  // round(t x / Q) over R, then its centered value over Q, back to eval form.
+  // round(t x / Q) over R, then its centered value over Q.
   u64* scaled = r_rows.as<u64>();  // reuse
   u64* outs[3];
   const u64 *kept[3], *dropped[3];
@@ -187,14 +187,42 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
     dropped[k] = d + k * ext_words;
   }
   lv.scale_down->apply_coeff_many_async(outs, kept, dropped, 3, be, s);
-  Ciphertext c = like(a, 0);
   jobs.clear();
-  for (int k = 0; k < 3; ++k) {
-    c.polys.emplace_back(lv.q, Form::coeff, rlwe_.device());
-    jobs.push_back(lv.r_to_q->job(c.polys[k].data(), outs[k], be));
-  }
+  for (int k = 0; k < 3; ++k) jobs.push_back(lv.r_to_q->job(out[k], outs[k], be));
   be.base_convert_many_async(jobs, s);
+}
+
+Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const {
+  const Stream s = rlwe_.backend().default_stream();
+  Ciphertext c = like(a, 0);
+  for (int k = 0; k < 3; ++k) c.polys.emplace_back(level(a.level).q, Form::coeff, rlwe_.device());
+  product_coeff(a, b, {c.polys[0].data(), c.polys[1].data(), c.polys[2].data()}, s);
   for (auto& p : c.polys) p.ntt_inplace();
+  return c;
+}
+
+Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b,
+                             const SwitchKey& relin) const {
+  check_pair(a, b, "multiply");
+  if (relin.key_id != a.key_id || relin.galois != 0)
+    throw MismatchError("relinearize: the key is not this key set's relinearization key");
+  auto& be = rlwe_.backend();
+  const Stream s = be.default_stream();
+  const RnsBasis& q = level(a.level).q;
+  const std::size_t qn = q.size() * n();
+  // The three polynomials side by side: one NTT launch for all of them, out of place (a lifted
+  // ModUp reads the third one's coefficients during the key product).
+  Buffer prod(be, 3 * qn * sizeof(u64), s);
+  u64* const p[3] = {prod.as<u64>(), prod.as<u64>() + qn, prod.as<u64>() + 2 * qn};
+  product_coeff(a, b, p, s);
+  const rlwe::ModUp ext = rlwe_.mod_up_coeff(p[2], a.level, s, /*once=*/true);
+  Buffer eval(be, 3 * qn * sizeof(u64), s);
+  const u64* const in[3] = {p[0], p[1], p[2]};
+  be.ntt_forward_async(eval.as<u64>(), in, q.on(be), 3, s);
+  const u64* e = eval.as<u64>();
+  Ciphertext c = like(a, 2);
+  rlwe_.key_switch(e + 2 * qn, ext, a.level, relin, 0, c.polys[0].data(), c.polys[1].data(), s, e,
+                   e + qn);
   return c;
 }
 

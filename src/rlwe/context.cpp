@@ -458,32 +458,43 @@ double Context::noise_log2(const Ciphertext& ct, const SecretKey& sk, u64 multip
   return log2_words(best.data(), k);
 }
 
-Buffer Context::mod_up(const u64* d, std::size_t level, Stream s) const {
+ModUp Context::mod_up(const u64* d, std::size_t level, Stream s, bool once) const {
   auto& be = backend();
   const Level& lv = levels_.at(level);
-  const std::size_t rows_q = level + 1;
-  Buffer coeff(be, rows_q * n_ * sizeof(u64), s);
+  Buffer coeff(be, (level + 1) * n_ * sizeof(u64), s);
   be.ntt_inverse_async(coeff.as<u64>(), &d, lv.q.on(be), 1, s);
-  Buffer ext(be, lv.ext.size() * n_ * sizeof(u64), s);
-  const std::size_t rows = rows_q + p_count_;
+  ModUp up = mod_up_coeff(coeff.as<u64>(), level, s, once);
+  up.coeff = std::move(coeff);  // a pending lifted ModUp still reads it
+  return up;
+}
+
+ModUp Context::mod_up_coeff(const u64* coeff, std::size_t level, Stream s, bool once) const {
+  auto& be = backend();
+  const Level& lv = levels_.at(level);
+  ModUp up;
+  up.ext = Buffer(be, lv.ext.size() * n_ * sizeof(u64), s);
+  up.pending = once;
+  const std::size_t rows = level + 1 + p_count_;
   if (alpha_ == 1) {
     // One-prime digits: the conversion of digit j to prime p is its residue reduced mod p, done
     // by the NTT's first load (no converted rows written and read back).
-    be.ntt_forward_lifted_async(ext.as<u64>(), coeff.as<u64>(), rows - 1, lv.ext.on(be), s);
-    return ext;
+    up.lift_src = coeff;
+    up.lift_rows = rows - 1;
+    if (!once) be.ntt_forward_lifted_async(up.ext.as<u64>(), coeff, rows - 1, lv.ext.on(be), s);
+    return up;
   }
   std::vector<backend::ConvJob> jobs;  // every digit's conversion in one launch
   for (std::size_t j = 0; j < lv.digit_conv.size(); ++j) {
     const std::size_t offset = j * (rows - alpha_);
     jobs.push_back(
-        lv.digit_conv[j]->job(ext.as<u64>() + offset * n_, coeff.as<u64>() + j * alpha_ * n_, be));
+        lv.digit_conv[j]->job(up.ext.as<u64>() + offset * n_, coeff + j * alpha_ * n_, be));
   }
   be.base_convert_many_async(jobs, s);
-  be.ntt_forward_async(ext.as<u64>(), lv.ext.on(be), 1, s);
-  return ext;
+  if (!once) be.ntt_forward_async(up.ext.as<u64>(), lv.ext.on(be), 1, s);
+  return up;
 }
 
-void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, const SwitchKey& key,
+void Context::key_switch(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
                          u64 galois, u64* out0, u64* out1, Stream s, const u64* add0,
                          const u64* add1, const u64* rotated0) const {
   auto& be = backend();
@@ -494,18 +505,18 @@ void Context::key_switch(const u64* d, const Buffer& ext, std::size_t level, con
   u64* q1 = q0 + poly_words;
   // rotated0 joins the key product as P g(rotated0): P is 0 modulo the P rows, so the ModDown's
   // correction is unchanged and divides it back to g(rotated0) exactly.
-  key_product(d, ext, level, key, galois, q0, q1, s, rotated0);
+  key_product(d, up, level, key, galois, q0, q1, s, rotated0);
   u64* const outs[2] = {out0, out1};
   const u64* const ins[2] = {q0, q1};
   const u64* const adds[2] = {add0, add1};
   levels_.at(level).mod_down->apply_many_async(outs, ins, level + 1, 2, be, s, adds);
 }
 
-backend::KeyProductView Context::product_view(const u64* d, const Buffer& ext, std::size_t level,
+backend::KeyProductView Context::product_view(const u64* d, const ModUp& up, std::size_t level,
                                               const SwitchKey& key, u64 galois) const {
   backend::KeyProductView kp;
   kp.d = d;
-  kp.ext = ext.as<const u64>();
+  kp.ext = up.ext.as<const u64>();
   kp.key = key.words();
   kp.digits = static_cast<u32>(digits_at(level));
   kp.alpha = static_cast<u32>(alpha_);
@@ -517,19 +528,26 @@ backend::KeyProductView Context::product_view(const u64* d, const Buffer& ext, s
   return kp;
 }
 
-void Context::key_product(const u64* d, const Buffer& ext, std::size_t level, const SwitchKey& key,
+void Context::key_product(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
                           u64 galois, u64* out0, u64* out1, Stream s, const u64* p_add) const {
   check_params(key.params_id, "the evaluation key");
   auto& be = backend();
   const std::size_t q_rows = level + 1, q_words = q_rows * n_;
-  backend::KeyProductView kp = product_view(d, ext, level, key, galois);
+  backend::KeyProductView kp = product_view(d, up, level, key, galois);
   const bool fused = p_add && q_rows <= backend::KeyProductView::kMaxAddRows;
   if (fused) {
     kp.add = p_add;
     std::copy(p_mod_q_.begin(), p_mod_q_.begin() + q_rows, kp.add_scale);
   }
-  be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp,
-                             levels_.at(level).qp.on(be), s);
+  const Level& lv = levels_.at(level);
+  if (up.pending) {
+    if (galois || p_add)
+      throw Error("key_product: ModUp rows left for a fused transform need a plain key product");
+    be.ntt_key_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, up.lift_src,
+                             up.lift_rows, lv.ext.on(be), lv.qp.on(be), s);
+  } else {
+    be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, lv.qp.on(be), s);
+  }
   if (p_add && !fused) {
     const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + q_rows);
     be.automorphism_accumulate_async(out0, p_add, galois ? galois : 1, p_mod, q_basis(level).on(be),
@@ -537,15 +555,16 @@ void Context::key_product(const u64* d, const Buffer& ext, std::size_t level, co
   }
 }
 
-void Context::baby_giant_sums(const u64* c0, const u64* d, const Buffer& ext, std::size_t level,
+void Context::baby_giant_sums(const u64* c0, const u64* d, const ModUp& up, std::size_t level,
                               const std::vector<const SwitchKey*>& babies,
                               const std::vector<std::vector<const u64*>>& plain,
                               const std::vector<u64*>& out, Stream s) const {
   if (!baby_giant_fits(level, babies.size(), out.size()) || plain.size() != out.size())
     throw ParameterError("baby_giant_sums: too many baby or giant steps for one pass");
   auto& be = backend();
+  if (up.pending) throw Error("baby_giant_sums: the ModUp rows must be transformed");
   backend::BabyGiantView v;
-  v.product = product_view(d, ext, level, *babies[0], 0);
+  v.product = product_view(d, up, level, *babies[0], 0);
   v.product.add = c0;  // P sigma_b(c0) on the Q rows of every baby
   std::copy(p_mod_q_.begin(), p_mod_q_.begin() + level + 1, v.product.add_scale);
   v.babies = static_cast<u32>(babies.size());
@@ -577,7 +596,7 @@ void Context::divide_extended(u64* const* out, const u64* const* in, std::size_t
   levels_.at(level).mod_down_rescale->apply_many_async(out, in, level, count, backend(), s);
 }
 
-void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t level,
+void Context::key_switch_divide(const u64* d, const ModUp& up, std::size_t level,
                                 const SwitchKey& key, u64 galois, u64* out0, u64* out1, Stream s,
                                 const u64* add0, const u64* add1, const u64* sub0, const u64* sub1,
                                 const std::vector<u64>& sub_scalars) const {
@@ -589,7 +608,7 @@ void Context::key_switch_divide(const u64* d, const Buffer& ext, std::size_t lev
   Buffer acc(be, 2 * poly_words * sizeof(u64), s);
   u64* q0 = acc.as<u64>();
   u64* q1 = q0 + poly_words;
-  key_product(d, ext, level, key, galois, q0, q1, s);
+  key_product(d, up, level, key, galois, q0, q1, s);
   // The addends join before the division, times P (P vanishes modulo the primes of P).
   const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + level + 1);
   std::vector<const u64*> a0{q0, add0}, a1{q1, add1};

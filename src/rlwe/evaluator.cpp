@@ -221,7 +221,7 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const SwitchKey& relin) c
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
   const Stream s = rlwe_.backend().default_stream();
   Ciphertext c = like(a, 2);
-  const backend::Buffer ext = rlwe_.mod_up(a.polys[2].data(), a.level, s);
+  const ModUp ext = rlwe_.mod_up(a.polys[2].data(), a.level, s, /*once=*/true);
   rlwe_.key_switch(a.polys[2].data(), ext, a.level, relin, 0, c.polys[0].data(), c.polys[1].data(),
                    s, a.polys[0].data(), a.polys[1].data());
   return c;
@@ -281,8 +281,7 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
   const std::vector<u64> p_mod(rlwe_.p_mod_q().begin(), rlwe_.p_mod_q().begin() + q_rows);
   // The automorphism of (c0, c1) in Q u P before its ModDown: the key product of c1 (whose ModUp
   // rows are in ext) plus P sigma(c0) on the Q rows; out: two contiguous Q u P polynomials.
-  auto rotate_extended = [&](const Ciphertext& c, const backend::Buffer& ext, const SwitchKey& k,
-                             u64* out) {
+  auto rotate_extended = [&](const Ciphertext& c, const ModUp& ext, const SwitchKey& k, u64* out) {
     rlwe_.key_product(c.polys[1].data(), ext, level, k, k.galois, out, out + rows * n, s,
                       c.polys[0].data());
   };
@@ -291,7 +290,7 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
   // baby is stored, then summed per giant by dot_plain.
   std::vector<backend::Buffer> baby_sums(giants.size());  // empty for giants without baby terms
   if (!babies.empty()) {
-    const backend::Buffer ext = rlwe_.mod_up(x.polys[1].data(), level, s);
+    const ModUp ext = rlwe_.mod_up(x.polys[1].data(), level, s);
     std::vector<std::vector<const u64*>> plain;  // [giant with baby terms][baby]
     std::vector<u64*> sums;
     bool repeated = false;  // a baby twice in one giant: only the stored path sums both
@@ -379,7 +378,7 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
       continue;
     }
     if (g.key) {
-      const backend::Buffer ext = rlwe_.mod_up(part.polys[1].data(), level, s);
+      const ModUp ext = rlwe_.mod_up(part.polys[1].data(), level, s);
       u64* t0 = have ? step.as<u64>() : a0;
       rotate_extended(part, ext, *g.key, t0);
       if (have) {
@@ -412,7 +411,7 @@ Ciphertext Evaluator::switch_key(const Ciphertext& a, const SwitchKey& key) cons
     throw MismatchError("switch_key: the key is not a plain switching key of this key set");
   const Stream s = rlwe_.backend().default_stream();
   Ciphertext c = like(a, 2);
-  const backend::Buffer ext = rlwe_.mod_up(a.polys[1].data(), a.level, s);
+  const ModUp ext = rlwe_.mod_up(a.polys[1].data(), a.level, s, /*once=*/true);
   rlwe_.key_switch(a.polys[1].data(), ext, a.level, key, 0, c.polys[0].data(), c.polys[1].data(), s,
                    a.polys[0].data(), nullptr);
   return c;
@@ -436,7 +435,7 @@ std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
   check_one(a, "rotate");
   if (a.polys.size() != 2) throw ParameterError("rotate: relinearize the ciphertext first");
   const Stream s = rlwe_.backend().default_stream();
-  const backend::Buffer ext = rlwe_.mod_up(a.polys[1].data(), a.level, s);
+  const ModUp ext = rlwe_.mod_up(a.polys[1].data(), a.level, s);
   std::vector<Ciphertext> out;
   for (const SwitchKey* key : keys) {
     if (key->key_id != a.key_id || key->galois == 0)
@@ -493,7 +492,7 @@ Ciphertext Evaluator::multiply_divide(const Ciphertext& a, const Ciphertext& b,
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
   const Stream s = rlwe_.backend().default_stream();
   Ciphertext c = divided_like(t, 2);
-  const backend::Buffer ext = rlwe_.mod_up(t.polys[2].data(), t.level, s);
+  const ModUp ext = rlwe_.mod_up(t.polys[2].data(), t.level, s, /*once=*/true);
   rlwe_.key_switch_divide(t.polys[2].data(), ext, t.level, relin, 0, c.polys[0].data(),
                           c.polys[1].data(), s, t.polys[0].data(), t.polys[1].data(),
                           sub ? sub->polys[0].data() : nullptr,

@@ -91,6 +91,13 @@ def test_multiply_relinearized(env):
     z = x * y
     assert z._raw.size == 2
     np.testing.assert_array_equal(env.dec(z), centered(a * b, env.t))
+    # The fused multiply (BFV: one NTT batch, no NTT/INTT of the third polynomial) is bit for
+    # bit the tensor product followed by relinearization.
+    raw, rk = env.ctx._raw, env.ctx._keys().relin
+    fused = raw.multiply(x._raw, y._raw, rk)
+    two_steps = raw.relinearize(raw.multiply_no_relin(x._raw, y._raw), rk)
+    for i in range(2):
+        np.testing.assert_array_equal(fused.poly(i).to_numpy(), two_steps.poly(i).to_numpy())
     np.testing.assert_array_equal(
         env.dec(x * x + 5 * x - x.rotate(1)), centered(a * a + 5 * a - rot_rows(a, 1), env.t)
     )

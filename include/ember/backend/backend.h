@@ -285,6 +285,22 @@ class Backend {
   /// Q_l rows of out0 / out1 go to q0 / q1, the P rows to p0 / p1.
   virtual void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                        const BasisView& qlp, Stream stream) = 0;
+  /// ModUp's forward NTT of the converted rows kp.ext (over `ext_basis`, one polynomial;
+  /// lifted from `lift_src` as by ntt_forward_lifted_async when lift_rows > 0), then
+  /// key_inner_product_async: what a key product with rows used once computes. kp.ext's words are
+  /// scratch afterwards. The GPU fuses the transform's last pass with the product where it can
+  /// (no automorphism, no addend), so the transformed rows are never written and read back.
+  virtual void ntt_key_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
+                                     const u64* lift_src, std::size_t lift_rows,
+                                     const BasisView& ext_basis, const BasisView& qlp,
+                                     Stream stream) {
+    u64* ext = const_cast<u64*>(kp.ext);
+    if (lift_rows)
+      ntt_forward_lifted_async(ext, lift_src, lift_rows, ext_basis, stream);
+    else
+      ntt_forward_async(ext, ext_basis, 1, stream);
+    key_inner_product_async(q0, q1, p0, p1, kp, qlp, stream);
+  }
   /// The giant-step sums of BabyGiantView over Q_l u P (rows of `qlp`), one pass.
   virtual void baby_giant_sums_async(const BabyGiantView& v, const BasisView& qlp,
                                      Stream stream) = 0;

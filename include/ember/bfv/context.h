@@ -43,6 +43,11 @@ class Context : public rlwe::Evaluator {
   /// BFV product: both operands lifted exactly (centered) to Q u R, tensored, scaled by t / Q
   /// with exact rounding, and brought back to Q (3 polynomials).
   Ciphertext multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const override;
+  /// multiply_no_relin, then relinearize, sharing their transforms: the product's third
+  /// polynomial enters key switching in the coefficient form it is computed in (no NTT and INTT
+  /// of it in between), and the three polynomials go to eval form in one batched NTT.
+  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b,
+                      const SwitchKey& relin) const override;
   /// Bits of noise budget left: log2(Q) - log2 |[t (c0 + c1 s)]_Q| - 1 (decryption is correct
   /// while it is positive).
   double noise_budget(const Ciphertext& ct, const SecretKey& sk) const;
@@ -50,6 +55,9 @@ class Context : public rlwe::Evaluator {
  private:
   struct Level;
   const Level& level(std::size_t l) const { return *levels_.at(l); }
+  /// The product's three polynomials over Q_level in coefficient form, written to out[0..3).
+  void product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const (&out)[3],
+                     backend::Stream s) const;
   std::vector<std::unique_ptr<Level>> levels_;
 };
 

@@ -26,6 +26,18 @@ struct SchemeOptions {
   std::vector<u64> aux_primes;
 };
 
+/// ModUp's output: every digit's converted rows over the other primes of Q_level u P
+/// (backend::KeyProductView::ext), in eval form; or, when `pending`, before their forward NTT,
+/// which the one key product reading them runs (backend::ntt_key_product_async): in place on the
+/// coefficient-form rows, or lifted from `lift_src` (one-prime digits, lift_rows rows each).
+struct ModUp {
+  backend::Buffer ext;
+  backend::Buffer coeff;  // the coefficients mod_up computed (lift_src points into them)
+  const u64* lift_src = nullptr;
+  std::size_t lift_rows = 0;
+  bool pending = false;
+};
+
 class Context {
  public:
   /// Throws ParameterError for an empty Q or P, dnum outside [1, |Q|], or bad primes.
@@ -83,30 +95,37 @@ class Context {
   RnsPoly decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::size_t limbs) const;
 
   // Key switching of d (eval form over Q_level).
-  /// The converted rows of every ModUp digit of d (see backend::KeyProductView).
-  backend::Buffer mod_up(const u64* d, std::size_t level, backend::Stream s) const;
+  /// The converted rows of every ModUp digit of d (see backend::KeyProductView). `once`: the
+  /// rows feed one key product without automorphism or addend (relinearization, a plain key
+  /// switch), which then runs their forward NTT itself (fused on the GPU).
+  ModUp mod_up(const u64* d, std::size_t level, backend::Stream s, bool once = false) const;
+  /// mod_up of d given in coefficient form over Q_level (`coeff`, unchanged and kept alive by
+  /// the caller until the key product has run): no INTT, for a d whose coefficients a scheme
+  /// computed before its NTT (BFV's product).
+  ModUp mod_up_coeff(const u64* coeff, std::size_t level, backend::Stream s,
+                     bool once = false) const;
   /// (out0, out1) over Q_level, eval form, with out0 + out1 s = g(d) s' + small, where g is the
   /// automorphism `galois` (0: none) applied to the digits and key switches s' -> s.
   /// add0 / add1 (eval form over Q_level, may be null) are added to the outputs in the same pass.
   /// rotated0 (eval form over Q_level, may be null) adds g(rotated0) to out0: a rotation's
   /// sigma(c0), folded into the key product (key_product's p_add), which the ModDown divides back
   /// exactly (one pass and one kernel fewer than an automorphism and an addend).
-  void key_switch(const u64* d, const backend::Buffer& ext, std::size_t level, const SwitchKey& key,
+  void key_switch(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
                   u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
                   const u64* add1 = nullptr, const u64* rotated0 = nullptr) const;
   /// The key product of key_switch without its ModDown: out0 / out1 (each Q_level rows, then P
   /// rows, contiguous) hold P g(d) s' + small in the basis Q_level u P; with `p_add` (eval form
   /// over Q_level), out0 also gets P p_add(X^galois) on its Q rows in the same pass (a hoisted
   /// rotation's P sigma(c0)).
-  void key_product(const u64* d, const backend::Buffer& ext, std::size_t level,
-                   const SwitchKey& key, u64 galois, u64* out0, u64* out1, backend::Stream s,
+  void key_product(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
+                   u64 galois, u64* out0, u64* out1, backend::Stream s,
                    const u64* p_add = nullptr) const;
   /// The giant-step sums of a double-hoisted transform without storing its babies (see
   /// backend::BabyGiantView): baby b is the rotation by babies[b] of (c0, d), d's ModUp digits in
   /// ext, kept in Q_level u P; out[g] (two polynomials over Q_level u P, each Q rows then P rows)
   /// = sum_b plain[g][b] baby_b (plain[g][b] over Q_level u P, or null). Needs
   /// baby_giant_fits(level, babies, giants).
-  void baby_giant_sums(const u64* c0, const u64* d, const backend::Buffer& ext, std::size_t level,
+  void baby_giant_sums(const u64* c0, const u64* d, const ModUp& up, std::size_t level,
                        const std::vector<const SwitchKey*>& babies,
                        const std::vector<std::vector<const u64*>>& plain,
                        const std::vector<u64*>& out, backend::Stream s) const;
@@ -129,10 +148,10 @@ class Context {
   /// own INTT, conversion and NTT of every row. Throws ParameterError at level 0.
   /// With sub0 / sub1 (polynomials of level >= `level`, their first rows read) and per-prime
   /// integers `sub_scalars`, sub_scalars * (sub0, sub1) is subtracted before the division too.
-  void key_switch_divide(const u64* d, const backend::Buffer& ext, std::size_t level,
-                         const SwitchKey& key, u64 galois, u64* out0, u64* out1, backend::Stream s,
-                         const u64* add0, const u64* add1, const u64* sub0 = nullptr,
-                         const u64* sub1 = nullptr, const std::vector<u64>& sub_scalars = {}) const;
+  void key_switch_divide(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
+                         u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0,
+                         const u64* add1, const u64* sub0 = nullptr, const u64* sub1 = nullptr,
+                         const std::vector<u64>& sub_scalars = {}) const;
   /// Division of `count` polynomials over Q_level (eval form) by q_level into out[k] over
   /// Q_{level-1} (may alias in[k]): rounding, or for BGV the message-preserving rule (see
   /// DivideRound); one batched division for all.
@@ -160,7 +179,7 @@ class Context {
 
  private:
   /// The key inner product's view for d (its ModUp rows in ext) at a level.
-  backend::KeyProductView product_view(const u64* d, const backend::Buffer& ext, std::size_t level,
+  backend::KeyProductView product_view(const u64* d, const ModUp& up, std::size_t level,
                                        const SwitchKey& key, u64 galois) const;
   /// A switching key whose uniform halves a_j are expanded from (seed, nonce + j); b_j unset.
   SwitchKey switch_key_with_uniform_parts(const ChaChaKey& seed, u64 nonce, u64 galois,

@@ -59,7 +59,8 @@ class Evaluator {
                              const Ciphertext* sub = nullptr,
                              const std::vector<u64>& sub_scalars = {}) const;
   /// multiply_no_relin, then relinearize.
-  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin) const;
+  virtual Ciphertext multiply(const Ciphertext& a, const Ciphertext& b,
+                              const SwitchKey& relin) const;
   /// Drops primes down to `level` (no division: the CKKS scale and BGV factor are unchanged).
   Ciphertext drop_level(const Ciphertext& a, std::size_t level) const;
   /// X -> X^galois with its key.

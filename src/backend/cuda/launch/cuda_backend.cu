@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -533,6 +534,30 @@ class CudaBackend final : public Backend {
     ctx_.activate();
     cuda::launch(k::key_inner_product_kernel, grid_for(qlp.limbs * qlp.ring->n), 256, 0, raw(s),
                  "key_inner_product_kernel", q0, q1, p0, p1, kp, map_of(qlp));
+  }
+
+  void ntt_key_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
+                             const u64* lift_src, std::size_t lift_rows, const BasisView& ext_basis,
+                             const BasisView& qlp, Stream s) override {
+    ctx_.activate();
+    // EMBER_FUSED_KEY_PRODUCT=0 runs the transform and the product apart, =1 fuses them at every
+    // size (comparisons and tests); unset, launch_ntt_key_product decides.
+    static const char* mode = std::getenv("EMBER_FUSED_KEY_PRODUCT");
+    static const bool off = mode && std::string(mode) == "0";
+    static const bool always = mode && std::string(mode) == "1";
+    if (!off && kp.galois == 0 && !kp.add) {
+      k::NttBatch batch = ntt_batch(const_cast<u64*>(kp.ext), ext_basis, true);
+      if (lift_rows) {
+        batch.src0 = lift_src;
+        batch.lift_rows = static_cast<u32>(lift_rows);
+      }
+      // The output rows' primes decide the arithmetic paths too.
+      if (ntt_batch(nullptr, qlp, true).paths != batch.paths) batch.paths = k::NttPaths::kMixed;
+      if (cuda::launch_ntt_key_product(batch, ext_basis.limbs, kp, qlp.ids, q0, q1, p0, p1,
+                                       current_variant(), always, raw(s)))
+        return;
+    }
+    Backend::ntt_key_product_async(q0, q1, p0, p1, kp, lift_src, lift_rows, ext_basis, qlp, s);
   }
 
   void baby_giant_sums_async(const BabyGiantView& v, const BasisView& qlp, Stream s) override {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "ember/core/errors.h"
+#include "kernels/ntt_key_product.cuh"
 #include "launch/ntt.h"
 #include "launch/ntt_launch.h"
 #include "launch/ntt_tuned_table.h"
@@ -34,6 +35,19 @@ std::size_t busy_blocks() {
     cached[dev & 63].store(sms, std::memory_order_relaxed);
   }
   return 2 * static_cast<std::size_t>(sms);
+}
+
+/// The L2 cache size of the current device.
+std::size_t l2_bytes() {
+  static std::atomic<int> cached[64] = {};
+  int dev = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  int bytes = cached[dev & 63].load(std::memory_order_relaxed);
+  if (bytes == 0) {
+    check(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, dev), "L2 cache size");
+    cached[dev & 63].store(bytes, std::memory_order_relaxed);
+  }
+  return static_cast<std::size_t>(bytes);
 }
 
 }  // namespace ntt_detail
@@ -216,6 +230,41 @@ std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward,
   }
   if (!best) return "warp_shuffle";
   return forward ? best->forward : best->inverse;
+}
+
+namespace {
+/// The column phase, then kernels::ntt_key_product_kernel (see launch_ntt_key_product).
+bool fused_key_product(const NttBatch& batch, std::size_t rows, const backend::KeyProductView& kp,
+                       const u32* row_ids, u64* q0, u64* q1, u64* p0, u64* p1,
+                       cudaStream_t stream) {
+  columns(batch, rows, true, batch.n / 256, false, stream);
+  const u32 warps = (batch.n / 256) * kp.rows;
+  const u32 blocks = (warps * 32 + kWarpChunkThreads - 1) / kWarpChunkThreads;
+  dispatch_paths(batch.paths, [&](auto P) {
+    launch(kernels::ntt_key_product_kernel<decltype(P)::value>, blocks, kWarpChunkThreads, 0,
+           stream, "ntt_key_product_kernel", in_place(batch), kp, row_ids, q0, q1, p0, p1);
+  });
+  return true;
+}
+}  // namespace
+
+bool launch_ntt_key_product(const NttBatch& batch, std::size_t rows,
+                            const backend::KeyProductView& kp, const u32* row_ids, u64* q0, u64* q1,
+                            u64* p0, u64* p1, const std::string& variant, bool always,
+                            cudaStream_t stream) {
+  // The chunk phase follows a column phase (N / 256 >= 8 columns per chunk position).
+  if (batch.n < 2048 || rows == 0 || rows > 65535) return false;
+  const std::string v =
+      variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
+  if (always) return fused_key_product(batch, rows, kp, row_ids, q0, q1, p0, p1, stream);
+  if (v != "warp_shuffle") return false;
+  // Fusing saves writing the transformed rows and reading them back, which costs little while
+  // they fit the L2 cache, and its warps each loop over the digits (fewer warps in flight).
+  // Measured on an H200 (50 MB of L2, bench/RESULTS.md): BGV N15 (59 MB of rows) and CKKS
+  // N16 (170 MB) relinearization 11 % faster fused; CKKS N15 (42 MB) 3 % and BFV N14 (1 MB) 9 %
+  // slower.
+  if (rows * batch.n * sizeof(u64) <= l2_bytes()) return false;
+  return fused_key_product(batch, rows, kp, row_ids, q0, q1, p0, p1, stream);
 }
 
 bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,

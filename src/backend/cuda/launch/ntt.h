@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/backend/backend.h"
 #include "kernels/ntt.cuh"
 
 namespace ember::cuda {
@@ -26,6 +27,17 @@ bool launch_ntt_forward_affine(const kernels::NttBatch& batch, std::size_t count
                                const kernels::AffineArgs& args, const u64* mul,
                                const u64* mul_companion, const std::string& variant,
                                cudaStream_t stream);
+/// ModUp's forward NTT of `rows` converted rows (batch.data, one polynomial; lifted when
+/// batch.lift_rows) fused with the key inner product kp (no automorphism, no addend): the
+/// warp-shuffle schedule's column phase, then kernels::ntt_key_product_kernel, whose warps finish
+/// every digit's chunk of one output row (prime row_ids[r]) and multiply it by the key.
+/// batch.data is scratch afterwards. Returns false, launching nothing, where it does not pay:
+/// the schedule for this size is not the warp-shuffle one, or the transformed rows fit the L2
+/// cache. `always`: fuse whenever N >= 2^11 (tests).
+bool launch_ntt_key_product(const kernels::NttBatch& batch, std::size_t rows,
+                            const backend::KeyProductView& kp, const u32* row_ids, u64* q0, u64* q1,
+                            u64* p0, u64* p1, const std::string& variant, bool always,
+                            cudaStream_t stream);
 /// Runs a forward or inverse NTT over count * limbs limbs with the named schedule.
 void launch_ntt(const kernels::NttBatch& batch, std::size_t count, bool forward,
                 const std::string& variant, cudaStream_t stream);
