@@ -259,11 +259,11 @@ bool launch_ntt_key_product(const NttBatch& batch, std::size_t rows,
   if (always) return fused_key_product(batch, rows, kp, row_ids, q0, q1, p0, p1, stream);
   if (v != "warp_shuffle") return false;
   // Fusing saves writing the transformed rows and reading them back, which costs little while
-  // they fit the L2 cache, and its warps each loop over the digits (fewer warps in flight).
-  // Measured on an H200 (50 MB of L2, bench/RESULTS.md): BGV N15 (59 MB of rows) and CKKS
-  // N16 (170 MB) relinearization 11 % faster fused; CKKS N15 (42 MB) 3 % and BFV N14 (1 MB) 9 %
-  // slower.
-  if (rows * batch.n * sizeof(u64) <= l2_bytes()) return false;
+  // they stay in the L2 cache, and its warps each loop over the digits (fewer warps in flight).
+  // Measured on an H200 (60 MB of L2, shared with the key stream; bench/RESULTS.md): BGV N15
+  // (59 MB of rows) and CKKS N16 (170 MB) relinearization 11 % faster fused; CKKS N15 (42 MB)
+  // 3 % and BFV N14 (1 MB) 9 % slower. Hence: fused from three quarters of the L2 size on.
+  if (4 * rows * batch.n * sizeof(u64) < 3 * l2_bytes()) return false;
   return fused_key_product(batch, rows, kp, row_ids, q0, q1, p0, p1, stream);
 }
 
