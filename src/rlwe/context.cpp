@@ -541,8 +541,6 @@ void Context::key_product(const u64* d, const ModUp& up, std::size_t level, cons
   }
   const Level& lv = levels_.at(level);
   if (up.pending) {
-    if (galois || p_add)
-      throw Error("key_product: ModUp rows left for a fused transform need a plain key product");
     be.ntt_key_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, up.lift_src,
                              up.lift_rows, lv.ext.on(be), lv.qp.on(be), s);
   } else {

@@ -435,7 +435,8 @@ std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
   check_one(a, "rotate");
   if (a.polys.size() != 2) throw ParameterError("rotate: relinearize the ciphertext first");
   const Stream s = rlwe_.backend().default_stream();
-  const ModUp ext = rlwe_.mod_up(a.polys[1].data(), a.level, s);
+  // One key: the rows serve one product, which transforms them itself (fused on the GPU).
+  const ModUp ext = rlwe_.mod_up(a.polys[1].data(), a.level, s, /*once=*/keys.size() == 1);
   std::vector<Ciphertext> out;
   for (const SwitchKey* key : keys) {
     if (key->key_id != a.key_id || key->galois == 0)

@@ -1,7 +1,7 @@
-"""The GPU's fused ModUp transform and key product (relinearization, plain key switching): the
+"""The GPU's fused ModUp transform and key product (relinearization, key switching, rotations): the
 schemes' CPU-vs-GPU bit-identity tests rerun with EMBER_FUSED_KEY_PRODUCT=1, which fuses at every
-size (by default only rows larger than the L2 cache are fused, sizes these small sets never
-reach). The switch is read once per process, hence the subprocess.
+size (by default only rows taking three quarters of the L2 cache or more are fused, which these
+small sets never reach). The switch is read once per process, hence the subprocess.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ def test_schemes_bit_identical_with_the_key_product_fused_everywhere(gpu):
     tests = [
         f"{_HERE / 'test_gpu_bfv_bgv.py'}::test_operations_bit_identical",
         f"{_HERE / 'test_gpu_ckks.py'}::test_multiply",
+        f"{_HERE / 'test_gpu_ckks.py'}::test_rotate_and_conjugate",
     ]
     env = dict(os.environ, EMBER_FUSED_KEY_PRODUCT="1")
     run = subprocess.run(

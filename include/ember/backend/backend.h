@@ -288,8 +288,8 @@ class Backend {
   /// ModUp's forward NTT of the converted rows kp.ext (over `ext_basis`, one polynomial;
   /// lifted from `lift_src` as by ntt_forward_lifted_async when lift_rows > 0), then
   /// key_inner_product_async: what a key product with rows used once computes. kp.ext's words are
-  /// scratch afterwards. The GPU fuses the transform's last pass with the product where it can
-  /// (no automorphism, no addend), so the transformed rows are never written and read back.
+  /// scratch afterwards. The GPU fuses the transform's last pass with the product where the rows
+  /// exceed most of its L2 cache, so the transformed rows are never written and read back.
   virtual void ntt_key_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                      const u64* lift_src, std::size_t lift_rows,
                                      const BasisView& ext_basis, const BasisView& qlp,

@@ -96,8 +96,8 @@ class Context {
 
   // Key switching of d (eval form over Q_level).
   /// The converted rows of every ModUp digit of d (see backend::KeyProductView). `once`: the
-  /// rows feed one key product without automorphism or addend (relinearization, a plain key
-  /// switch), which then runs their forward NTT itself (fused on the GPU).
+  /// rows feed one key product (relinearization, a plain key switch, one rotation), which then
+  /// runs their forward NTT itself (fused on the GPU).
   ModUp mod_up(const u64* d, std::size_t level, backend::Stream s, bool once = false) const;
   /// mod_up of d given in coefficient form over Q_level (`coeff`, unchanged and kept alive by
   /// the caller until the key product has run): no INTT, for a d whose coefficients a scheme

@@ -1,6 +1,6 @@
 // The chunk phase of ModUp's forward NTT fused with the key inner product: each warp finishes
 // every digit's transform of one 256-value chunk of one row of Q_l u P and accumulates it times
-// the key in registers, so the transformed digits are never written out and read back.
+// the key, so the transformed digits are never written out and read back.
 #pragma once
 
 #include "ember/backend/backend.h"
@@ -18,30 +18,87 @@ struct KeyProductSums {
   __device__ __forceinline__ ulonglong2& at(int poly, int i) const {
     return s[(poly * 8 + i) * 32 + lane];
   }
-};
-
-/// The warp chunks' store for the fused key product: the lane's eight outputs (adjacent
-/// positions) times digit j's two key rows, added to the sums.
-struct KeyProductAccumulate {
-  const u64* key0;  // digit j's key rows for the chunk's row (first and second polynomial)
-  const u64* key1;
-  KeyProductSums sums;
-  __device__ __forceinline__ static void add(ulonglong2& w, u64 x, u64 k) {
+  __device__ __forceinline__ void add(int poly, int i, u64 x, u64 k) const {
+    ulonglong2& w = at(poly, i);
     ring::rows::Wide acc{w.x, w.y};
     acc.add_product(x, k);
     w = make_ulonglong2(acc.hi, acc.lo);
   }
-  __device__ __forceinline__ void operator()(u32, u32 at, const u64 (&x)[8]) const {
-    const ulonglong2* k0 = reinterpret_cast<const ulonglong2*>(key0 + at);
-    const ulonglong2* k1 = reinterpret_cast<const ulonglong2*>(key1 + at);
+  __device__ __forceinline__ u64 reduced(int poly, int i, const Modulus& m) const {
+    const ulonglong2 w = at(poly, i);
+    return ring::rows::Wide{w.x, w.y}.reduce(m);
+  }
+};
+
+/// Where the lane's eight outputs (adjacent positions of the output chunk) read their inputs:
+/// an automorphism X -> X^k in eval form maps each aligned chunk of 256 slots onto one chunk of
+/// the source (the low bits of a slot's bit-reversed index decide the chunk, and X^k keeps
+/// them), permuted within it. local(i): output i's position in the source chunk, packed as
+/// bytes (two registers instead of eight). kPermuted: compiled for an automorphism (kernels
+/// without one keep the registers).
+template <bool kPermuted>
+struct ChunkSource {
+  u32 chunk;           // the source chunk
+  u32 packed[2] = {};  // byte i % 4 of word i / 4: local(i)
+  __device__ __forceinline__ ChunkSource(u32 out_chunk, u32 lane, u64 galois, u32 log_n) {
+    chunk = out_chunk;
+    if constexpr (kPermuted) {
+      chunk = ring::rows::automorphism_eval_source(out_chunk * 256u, galois, log_n) >> 8;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const u32 p = out_chunk * 256u + lane * 8u + i;
+        packed[i / 4] |= (ring::rows::automorphism_eval_source(p, galois, log_n) & 255u)
+                         << (8 * (i % 4));
+      }
+    }
+  }
+  __device__ __forceinline__ u32 local(int i) const {
+    if constexpr (!kPermuted) return threadIdx.x % 32 * 8u + i;
+    return (packed[i / 4] >> (8 * (i % 4))) & 255u;
+  }
+  /// The lane's eight inputs from a source chunk in memory.
+  __device__ __forceinline__ void gather(const u64* chunk_words, u64 (&x)[8]) const {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) x[i] = chunk_words[local(i)];
+  }
+};
+
+/// The warp chunks' store for the fused key product: the transformed source chunk (eight
+/// adjacent values per lane), permuted through the warp's shared memory when an automorphism
+/// applies, times digit j's two key rows at the output positions `out_at`, added to the sums.
+template <bool kPermuted>
+struct KeyProductAccumulate {
+  const u64* key0;  // digit j's key rows for the chunk's row (first and second polynomial)
+  const u64* key1;
+  u32 out_at;  // the lane's first output position
+  const KeyProductSums& sums;
+  const ChunkSource<kPermuted>& source;
+  u64* exchange;  // the warp's 256 words (free once the chunk transform has stored)
+  __device__ __forceinline__ void accumulate(const u64 (&x)[8]) const {
+    const ulonglong2* k0 = reinterpret_cast<const ulonglong2*>(key0 + out_at);
+    const ulonglong2* k1 = reinterpret_cast<const ulonglong2*>(key1 + out_at);
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
       const ulonglong2 a = __ldg(k0 + v), b = __ldg(k1 + v);
-      add(sums.at(0, 2 * v), x[2 * v], a.x);
-      add(sums.at(0, 2 * v + 1), x[2 * v + 1], a.y);
-      add(sums.at(1, 2 * v), x[2 * v], b.x);
-      add(sums.at(1, 2 * v + 1), x[2 * v + 1], b.y);
+      sums.add(0, 2 * v, x[2 * v], a.x);
+      sums.add(0, 2 * v + 1, x[2 * v + 1], a.y);
+      sums.add(1, 2 * v, x[2 * v], b.x);
+      sums.add(1, 2 * v + 1, x[2 * v + 1], b.y);
     }
+  }
+  __device__ __forceinline__ void operator()(u32, u32, const u64 (&x)[8]) const {
+    if constexpr (!kPermuted) return accumulate(x);
+    // Position p sits at (p % 8) * 32 + p / 8: the warp's writes are conflict-free.
+    const u32 lane = sums.lane;
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < 8; ++i) exchange[i * 32 + lane] = x[i];
+    __syncwarp();
+    u64 y[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      y[i] = exchange[(source.local(i) & 7u) * 32 + (source.local(i) >> 3)];
+    accumulate(y);
   }
 };
 
@@ -50,18 +107,19 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
-/// One warp per (row r of Q_l u P, chunk of 256 positions): for every digit, the digit's own row
-/// (d, already in eval form) or the chunk phase of its converted row r (the column phase has run
-/// on kp.ext), times the key; the sums reduced once and stored to q0 / q1 (Q rows) or p0 / p1
-/// (P rows). The values equal key_inner_product_kernel's on the fully transformed rows.
-/// Relinearization-type products only (no automorphism, no addend).
 /// Blocks per SM the fused kernel is compiled for (registers: 65536 / (64 x blocks)).
 #ifndef EMBER_KEY_PRODUCT_BLOCKS
 #define EMBER_KEY_PRODUCT_BLOCKS 8
 #endif
 inline constexpr int kKeyProductBlocks = EMBER_KEY_PRODUCT_BLOCKS;
 
-template <NttPaths kPaths>
+/// One warp per (row r of Q_l u P, output chunk of 256 positions): for every digit, the digit's
+/// own row (d, already in eval form) or the chunk phase of its converted row r (the column phase
+/// has run on kp.ext), read through the automorphism kp.galois (0: none), times the key; on the
+/// Q rows also kp.add (through the automorphism, kPermuted only) times kp.add_scale. The sums are
+/// reduced once and stored to q0 / q1 (Q rows) or p0 / p1 (P rows). The values equal
+/// key_inner_product_kernel's on the fully transformed rows. kPermuted: kp.galois != 0.
+template <NttPaths kPaths, bool kPermuted>
 __global__ void __launch_bounds__(kWarpChunkThreads, kKeyProductBlocks)
     ntt_key_product_kernel(NttBatch a, const __grid_constant__ backend::KeyProductView kp,
                            const u32* row_ids, u64* q0, u64* q1, u64* p0, u64* p1) {
@@ -79,13 +137,14 @@ __global__ void __launch_bounds__(kWarpChunkThreads, kKeyProductBlocks)
   const KeyProductSums sums{sum_words[threadIdx.x >> 5], lane};
 #pragma unroll
   for (int i = 0; i < 8; ++i) sums.at(0, i) = sums.at(1, i) = make_ulonglong2(0, 0);
-  // Where digit j's input chunk for row r lies (its own row of d, or its converted row).
-  const auto source = [&](u32 j) -> const u64* {
+  const ChunkSource<kPermuted> source(chunk, lane, kp.galois, static_cast<u32>(__ffs(a.n) - 1));
+  const std::size_t source_at = source.chunk * 256u;
+  // Digit j's input row for row r: its own row of d, or its converted row.
+  const auto row_of = [&](u32 j, bool& own) -> u32 {
     const u32 start = j * kp.alpha;
     const u32 end = start + kp.alpha < kp.q_rows ? start + kp.alpha : kp.q_rows;
-    if (r >= start && r < end) return kp.d + r * n + chunk * 256u;
-    const u32 row = j * (kp.rows - kp.alpha) + (r < start ? r : r - (end - start));
-    return kp.ext + row * n + chunk * 256u;
+    own = r >= start && r < end;
+    return own ? r : j * (kp.rows - kp.alpha) + (r < start ? r : r - (end - start));
   };
   with_path<true, kPaths>(a, id, [&](const auto& path) {
     for (u32 j = 0; j < kp.digits; ++j) {
@@ -93,47 +152,46 @@ __global__ void __launch_bounds__(kWarpChunkThreads, kKeyProductBlocks)
       const u64* key1 = key0 + static_cast<std::size_t>(kp.key_rows) * n;
       prefetch_l2(key0 + at);
       prefetch_l2(key1 + at);
-      if (j + 1 < kp.digits) prefetch_l2(source(j + 1) + lane * 8u);
-      const KeyProductAccumulate acc{key0, key1, sums};
-      const u32 start = j * kp.alpha;
-      const u32 end = start + kp.alpha < kp.q_rows ? start + kp.alpha : kp.q_rows;
-      if (r >= start && r < end) {
+      if (j + 1 < kp.digits) {
+        bool next_own;
+        const u32 next = row_of(j + 1, next_own);
+        prefetch_l2((next_own ? kp.d : kp.ext) + next * n + source_at + lane * 8u);
+      }
+      const KeyProductAccumulate<kPermuted> acc{key0, key1,   at,
+                                                sums, source, values[threadIdx.x >> 5]};
+      bool own;
+      const u32 row = row_of(j, own);
+      if (own) {
         wait_for_previous_kernels();
-        const ulonglong2* d = reinterpret_cast<const ulonglong2*>(kp.d + r * n + at);
         u64 x[8];
-#pragma unroll
-        for (int v = 0; v < 4; ++v) {
-          const ulonglong2 w = d[v];
-          x[2 * v] = w.x;
-          x[2 * v + 1] = w.y;
-        }
-        acc(r, at, x);
+        source.gather(kp.d + r * n + source_at, x);
+        acc.accumulate(x);
       } else {
-        const u32 row = j * (kp.rows - kp.alpha) + (r < start ? r : r - (end - start));
-        warp_chunk_with<true>(a, row, chunk, id, true, path, acc, values[threadIdx.x >> 5]);
+        warp_chunk_with<true>(a, row, source.chunk, id, true, path, acc, values[threadIdx.x >> 5]);
       }
       if ((j & 31) == 31) {  // 32 products of words below 2^61 fit 128 bits
 #pragma unroll
         for (int i = 0; i < 8; ++i)
-          for (int p = 0; p < 2; ++p) {
-            const ulonglong2 w = sums.at(p, i);
-            sums.at(p, i) = make_ulonglong2(0, ring::rows::Wide{w.x, w.y}.reduce(m));
-          }
+          for (int p = 0; p < 2; ++p) sums.at(p, i) = make_ulonglong2(0, sums.reduced(p, i, m));
       }
     }
   });
+  // One more term (at most 32 + 1 since the last reduction); rotations only (the launcher
+  // sends a product with an addend and no automorphism to the unfused kernels).
+  if (kPermuted && kp.add && r < kp.q_rows) {
+    u64 x[8];
+    source.gather(kp.add + r * n + source_at, x);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) sums.add(0, i, x[i], kp.add_scale[r]);
+  }
   u64* o0 = r < kp.q_rows ? q0 + r * n : p0 + (r - kp.q_rows) * n;
   u64* o1 = r < kp.q_rows ? q1 + r * n : p1 + (r - kp.q_rows) * n;
   ulonglong2* d0 = reinterpret_cast<ulonglong2*>(o0 + at);
   ulonglong2* d1 = reinterpret_cast<ulonglong2*>(o1 + at);
-  const auto reduced = [&](int p, int i) {
-    const ulonglong2 w = sums.at(p, i);
-    return ring::rows::Wide{w.x, w.y}.reduce(m);
-  };
 #pragma unroll
   for (int v = 0; v < 4; ++v) {
-    d0[v] = make_ulonglong2(reduced(0, 2 * v), reduced(0, 2 * v + 1));
-    d1[v] = make_ulonglong2(reduced(1, 2 * v), reduced(1, 2 * v + 1));
+    d0[v] = make_ulonglong2(sums.reduced(0, 2 * v, m), sums.reduced(0, 2 * v + 1, m));
+    d1[v] = make_ulonglong2(sums.reduced(1, 2 * v, m), sums.reduced(1, 2 * v + 1, m));
   }
 }
 

@@ -545,7 +545,7 @@ class CudaBackend final : public Backend {
     static const char* mode = std::getenv("EMBER_FUSED_KEY_PRODUCT");
     static const bool off = mode && std::string(mode) == "0";
     static const bool always = mode && std::string(mode) == "1";
-    if (!off && kp.galois == 0 && !kp.add) {
+    if (!off) {
       k::NttBatch batch = ntt_batch(const_cast<u64*>(kp.ext), ext_basis, true);
       if (lift_rows) {
         batch.src0 = lift_src;

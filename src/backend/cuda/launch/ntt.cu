@@ -241,8 +241,13 @@ bool fused_key_product(const NttBatch& batch, std::size_t rows, const backend::K
   const u32 warps = (batch.n / 256) * kp.rows;
   const u32 blocks = (warps * 32 + kWarpChunkThreads - 1) / kWarpChunkThreads;
   dispatch_paths(batch.paths, [&](auto P) {
-    launch(kernels::ntt_key_product_kernel<decltype(P)::value>, blocks, kWarpChunkThreads, 0,
-           stream, "ntt_key_product_kernel", in_place(batch), kp, row_ids, q0, q1, p0, p1);
+    constexpr kernels::NttPaths kP = decltype(P)::value;
+    if (kp.galois)
+      launch(kernels::ntt_key_product_kernel<kP, true>, blocks, kWarpChunkThreads, 0, stream,
+             "ntt_key_product_kernel", in_place(batch), kp, row_ids, q0, q1, p0, p1);
+    else
+      launch(kernels::ntt_key_product_kernel<kP, false>, blocks, kWarpChunkThreads, 0, stream,
+             "ntt_key_product_kernel", in_place(batch), kp, row_ids, q0, q1, p0, p1);
   });
   return true;
 }
@@ -252,8 +257,9 @@ bool launch_ntt_key_product(const NttBatch& batch, std::size_t rows,
                             const backend::KeyProductView& kp, const u32* row_ids, u64* q0, u64* q1,
                             u64* p0, u64* p1, const std::string& variant, bool always,
                             cudaStream_t stream) {
-  // The chunk phase follows a column phase (N / 256 >= 8 columns per chunk position).
-  if (batch.n < 2048 || rows == 0 || rows > 65535) return false;
+  // The chunk phase follows a column phase (N / 256 >= 8 columns per chunk position); the
+  // kernels without an automorphism carry no addend.
+  if (batch.n < 2048 || rows == 0 || rows > 65535 || (kp.add && !kp.galois)) return false;
   const std::string v =
       variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
   if (always) return fused_key_product(batch, rows, kp, row_ids, q0, q1, p0, p1, stream);

@@ -28,7 +28,7 @@ bool launch_ntt_forward_affine(const kernels::NttBatch& batch, std::size_t count
                                const u64* mul_companion, const std::string& variant,
                                cudaStream_t stream);
 /// ModUp's forward NTT of `rows` converted rows (batch.data, one polynomial; lifted when
-/// batch.lift_rows) fused with the key inner product kp (no automorphism, no addend): the
+/// batch.lift_rows) fused with the key inner product kp (its automorphism and addend too): the
 /// warp-shuffle schedule's column phase, then kernels::ntt_key_product_kernel, whose warps finish
 /// every digit's chunk of one output row (prime row_ids[r]) and multiply it by the key.
 /// batch.data is scratch afterwards. Returns false, launching nothing, where it does not pay:
