@@ -107,11 +107,11 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
-/// Blocks per SM the fused kernel is compiled for (registers: 65536 / (64 x blocks)).
-#ifndef EMBER_KEY_PRODUCT_BLOCKS
-#define EMBER_KEY_PRODUCT_BLOCKS 8
-#endif
-inline constexpr int kKeyProductBlocks = EMBER_KEY_PRODUCT_BLOCKS;
+/// Blocks per SM the fused kernel is compiled for (128 registers, 16 warps): measured on an H200
+/// (bench/RESULTS.md), 10 blocks (96 registers, spills) made BGV N15 relinearization 11 %
+/// slower, and 6 blocks for rotations (160 registers, no spills) BGV N15 rotation 4 % slower
+/// than this one with its small spills.
+inline constexpr int kKeyProductBlocks = 8;
 
 /// One warp per (row r of Q_l u P, output chunk of 256 positions): for every digit, the digit's
 /// own row (d, already in eval form) or the chunk phase of its converted row r (the column phase

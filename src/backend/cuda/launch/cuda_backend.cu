@@ -458,6 +458,15 @@ class CudaBackend final : public Backend {
     ctx_.activate();
     const k::ConvJobArgs args = conv_job_args(jobs);
     const std::size_t n = jobs[0].from.ring->n;
+    if (max_from == 1) {
+      // One source prime (a division by one prime, ModDown with one special prime): a reduction
+      // per output, no sum to share across rows, so one row per thread and more threads in
+      // flight.
+      const dim3 grid(static_cast<u32>((n + 255) / 256), static_cast<u32>(max_to),
+                      static_cast<u32>(jobs.size()));
+      cuda::launch(k::bconv_many_kernel<1, 1>, grid, 256, 0, raw(s), "bconv_many_kernel", args);
+      return;
+    }
     const dim3 grid(static_cast<u32>((n + 255) / 256),
                     static_cast<u32>((max_to + kManyConvRows - 1) / kManyConvRows),
                     static_cast<u32>(jobs.size()));
