@@ -22,32 +22,33 @@ using kernels::NttBatch;
 
 namespace ntt_detail {
 
+namespace {
+/// An attribute of the current device, asked once per device index (`cache`: one slot per
+/// index, 0 until first asked).
+template <cudaDeviceAttr kAttr>
+int current_device_attribute() {
+  static std::atomic<int> cache[64] = {};
+  int dev = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  int value = cache[dev & 63].load(std::memory_order_relaxed);
+  if (value == 0) {
+    check(cudaDeviceGetAttribute(&value, kAttr, dev), "cudaDeviceGetAttribute");
+    cache[dev & 63].store(value, std::memory_order_relaxed);
+  }
+  return value;
+}
+}  // namespace
+
 /// Blocks that keep every SM of the current device busy twice over: below this, a schedule's
 /// kernels split their work into smaller blocks, since small transforms are bound by the latency
 /// of each block's chain of rounds, not by throughput.
 std::size_t busy_blocks() {
-  static std::atomic<int> cached[64] = {};  // SMs per device index, 0 until first asked
-  int dev = 0;
-  check(cudaGetDevice(&dev), "cudaGetDevice");
-  int sms = cached[dev & 63].load(std::memory_order_relaxed);
-  if (sms == 0) {
-    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "SM count");
-    cached[dev & 63].store(sms, std::memory_order_relaxed);
-  }
-  return 2 * static_cast<std::size_t>(sms);
+  return 2 * static_cast<std::size_t>(current_device_attribute<cudaDevAttrMultiProcessorCount>());
 }
 
 /// The L2 cache size of the current device.
 std::size_t l2_bytes() {
-  static std::atomic<int> cached[64] = {};
-  int dev = 0;
-  check(cudaGetDevice(&dev), "cudaGetDevice");
-  int bytes = cached[dev & 63].load(std::memory_order_relaxed);
-  if (bytes == 0) {
-    check(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, dev), "L2 cache size");
-    cached[dev & 63].store(bytes, std::memory_order_relaxed);
-  }
-  return static_cast<std::size_t>(bytes);
+  return static_cast<std::size_t>(current_device_attribute<cudaDevAttrL2CacheSize>());
 }
 
 }  // namespace ntt_detail
