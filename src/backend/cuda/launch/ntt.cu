@@ -267,10 +267,14 @@ bool launch_ntt_key_product(const NttBatch& batch, std::size_t rows,
   if (v != "warp_shuffle") return false;
   // Fusing saves writing the transformed rows and reading them back, which costs little while
   // they stay in the L2 cache, and its warps each loop over the digits (fewer warps in flight).
-  // Measured on an H200 (60 MB of L2, shared with the key stream; bench/RESULTS.md): BGV N15
-  // (59 MB of rows) and CKKS N16 (170 MB) relinearization 11 % faster fused; CKKS N15 (42 MB)
-  // 3 % and BFV N14 (1 MB) 9 % slower. Hence: fused from three quarters of the L2 size on.
-  if (4 * rows * batch.n * sizeof(u64) < 3 * l2_bytes()) return false;
+  // Measured (bench/RESULTS.md): on an H200 (60 MB of L2) BGV N15 (59 MB of rows, integer path)
+  // and CKKS N16 (170 MB) relinearization 11 % faster fused, BFV N14 (1 MB) 9 % slower; CKKS
+  // N15 (42 MB, FP64 path) 3 % slower on the H200 and 2-5 % on an H100 (50 MB of L2). The
+  // integer path's chunk phase is compute bound, which hides the fused kernel's loads, and there
+  // fusing paid from three quarters of the L2 size on; the FP64 path's from the L2 size on.
+  const std::size_t bytes = rows * batch.n * sizeof(u64);
+  const bool integer = batch.paths == kernels::NttPaths::kInt;
+  if (integer ? 4 * bytes < 3 * l2_bytes() : bytes < l2_bytes()) return false;
   return fused_key_product(batch, rows, kp, row_ids, q0, q1, p0, p1, stream);
 }
 
