@@ -1,7 +1,7 @@
 """The GPU's fused ModUp transform and key product (relinearization, key switching, rotations): the
 schemes' CPU-vs-GPU bit-identity tests rerun with EMBER_FUSED_KEY_PRODUCT=1, which fuses at every
-size (by default only rows taking three quarters of the L2 cache or more are fused, which these
-small sets never reach). The switch is read once per process, hence the subprocess.
+size (by default only rows taking most of the L2 cache are fused, which these small sets never
+reach). The switch is read once per process, hence the subprocess.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ bool launch_ntt_forward_affine(const kernels::NttBatch& batch, std::size_t count
 /// warp-shuffle schedule's column phase, then kernels::ntt_key_product_kernel, whose warps finish
 /// every digit's chunk of one output row (prime row_ids[r]) and multiply it by the key.
 /// batch.data is scratch afterwards. Returns false, launching nothing, where it does not pay:
-/// the schedule for this size is not the warp-shuffle one, or the transformed rows fit the L2
-/// cache. `always`: fuse whenever N >= 2^11 (tests).
+/// the schedule for this size is not the warp-shuffle one, or the transformed rows take less
+/// than most of the L2 cache (see ntt.cu). `always`: fuse whenever N >= 2^11 (tests).
 bool launch_ntt_key_product(const kernels::NttBatch& batch, std::size_t rows,
                             const backend::KeyProductView& kp, const u32* row_ids, u64* q0, u64* q1,
                             u64* p0, u64* p1, const std::string& variant, bool always,
