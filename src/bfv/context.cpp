@@ -203,7 +203,6 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
 
 Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b,
                              const SwitchKey& relin) const {
-  check_pair(a, b, "multiply");
   if (relin.key_id != a.key_id || relin.galois != 0)
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
   auto& be = rlwe_.backend();

@@ -202,6 +202,16 @@ EMBER_HD u64 convert_row(const u64* y, std::size_t stride, const backend::BaseCo
   return conversion_output(v, j, conv, m.value);
 }
 
+/// Where digit j's value at row r of Q_l u P lives: row r of kp.d when r is one of the digit's
+/// own primes (`own`), else its converted row of kp.ext (the digit's rows - alpha converted rows
+/// in order, skipping its own).
+EMBER_HD u32 digit_row(const backend::KeyProductView& kp, u32 j, u32 r, bool& own) {
+  const u32 start = j * kp.alpha;
+  const u32 end = start + kp.alpha < kp.q_rows ? start + kp.alpha : kp.q_rows;
+  own = r >= start && r < end;
+  return own ? r : j * (kp.rows - kp.alpha) + (r < start ? r : r - (end - start));
+}
+
 /// sum over the digits of digit_j[r] * key_j.{0,1}[prime of r] at coefficient c (reading slot
 /// src of the digits when an automorphism is fused), accumulated in 128 bits, reduced once.
 /// `keys` replaces kp.key when not null (the babies of a BabyGiantView).
@@ -211,15 +221,9 @@ EMBER_HD void key_product_row(const backend::KeyProductView& kp, std::size_t n, 
   const u32 key_row = r < kp.q_rows ? r : kp.key_q_rows + (r - kp.q_rows);
   u64 h0 = 0, l0 = 0, h1 = 0, l1 = 0;
   for (u32 j = 0; j < kp.digits; ++j) {
-    const u32 start = j * kp.alpha;
-    const u32 end = start + kp.alpha < kp.q_rows ? start + kp.alpha : kp.q_rows;
-    u64 x;
-    if (r >= start && r < end) {
-      x = kp.d[static_cast<std::size_t>(r) * n + src];
-    } else {
-      const u32 row = j * (kp.rows - kp.alpha) + (r < start ? r : r - (end - start));
-      x = kp.ext[static_cast<std::size_t>(row) * n + src];
-    }
+    bool own;
+    const u32 row = digit_row(kp, j, r, own);
+    const u64 x = (own ? kp.d : kp.ext)[static_cast<std::size_t>(row) * n + src];
     const u64* key = (keys ? keys : kp.key) + static_cast<std::size_t>(j) * 2 * kp.key_rows * n;
     u64 hi, lo;
     mul_wide(x, key[static_cast<std::size_t>(key_row) * n + c], hi, lo);

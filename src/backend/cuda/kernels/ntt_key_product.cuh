@@ -139,13 +139,6 @@ __global__ void __launch_bounds__(kWarpChunkThreads, kKeyProductBlocks)
   for (int i = 0; i < 8; ++i) sums.at(0, i) = sums.at(1, i) = make_ulonglong2(0, 0);
   const ChunkSource<kPermuted> source(chunk, lane, kp.galois, static_cast<u32>(__ffs(a.n) - 1));
   const std::size_t source_at = source.chunk * 256u;
-  // Digit j's input row for row r: its own row of d, or its converted row.
-  const auto row_of = [&](u32 j, bool& own) -> u32 {
-    const u32 start = j * kp.alpha;
-    const u32 end = start + kp.alpha < kp.q_rows ? start + kp.alpha : kp.q_rows;
-    own = r >= start && r < end;
-    return own ? r : j * (kp.rows - kp.alpha) + (r < start ? r : r - (end - start));
-  };
   with_path<true, kPaths>(a, id, [&](const auto& path) {
     for (u32 j = 0; j < kp.digits; ++j) {
       const u64* key0 = kp.key + (static_cast<std::size_t>(j) * 2 * kp.key_rows + key_row) * n;
@@ -154,17 +147,17 @@ __global__ void __launch_bounds__(kWarpChunkThreads, kKeyProductBlocks)
       prefetch_l2(key1 + at);
       if (j + 1 < kp.digits) {
         bool next_own;
-        const u32 next = row_of(j + 1, next_own);
+        const u32 next = ring::rows::digit_row(kp, j + 1, r, next_own);
         prefetch_l2((next_own ? kp.d : kp.ext) + next * n + source_at + lane * 8u);
       }
       const KeyProductAccumulate<kPermuted> acc{key0, key1,   at,
                                                 sums, source, values[threadIdx.x >> 5]};
       bool own;
-      const u32 row = row_of(j, own);
+      const u32 row = ring::rows::digit_row(kp, j, r, own);
       if (own) {
         wait_for_previous_kernels();
         u64 x[8];
-        source.gather(kp.d + r * n + source_at, x);
+        source.gather(kp.d + row * n + source_at, x);
         acc.accumulate(x);
       } else {
         warp_chunk_with<true>(a, row, source.chunk, id, true, path, acc, values[threadIdx.x >> 5]);

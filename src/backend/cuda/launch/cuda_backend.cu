@@ -133,18 +133,27 @@ class CudaBackend final : public Backend {
         switched_off("EMBER_NTT_FP64") ? 0u : static_cast<u32>(kMaxFloatModulusBits);
     return bits;
   }
-  /// Whether the environment variable `name` is "0": the comparison switches of the backend.
-  static bool switched_off(const char* name) {
+  /// Whether the environment variable `name` is set to `value`: the comparison switches of the
+  /// backend.
+  static bool env_is(const char* name, const char* value) {
     const char* v = std::getenv(name);
-    return v && std::string(v) == "0";
+    return v && std::string(v) == value;
+  }
+  static bool switched_off(const char* name) { return env_is(name, "0"); }
+
+  /// The arithmetic paths of an NTT over basis b's primes.
+  static k::NttPaths paths_of(const BasisView& b) {
+    std::size_t on_float = 0;
+    for (std::size_t i = 0; i < b.limbs; ++i)
+      if (bit_length(b.ring->host_moduli[b.host_ids[i]].value) <= static_cast<int>(float_bits()))
+        ++on_float;
+    return on_float == b.limbs ? k::NttPaths::kFloat
+           : on_float == 0     ? k::NttPaths::kInt
+                               : k::NttPaths::kMixed;
   }
 
   static k::NttBatch ntt_batch(u64* data, const BasisView& b, bool forward) {
     const auto& r = *b.ring;
-    std::size_t on_float = 0;
-    for (std::size_t i = 0; i < b.limbs; ++i)
-      if (bit_length(r.host_moduli[b.host_ids[i]].value) <= static_cast<int>(float_bits()))
-        ++on_float;
     k::NttBatch batch{data,
                       r.moduli,
                       b.ids,
@@ -155,9 +164,7 @@ class CudaBackend final : public Backend {
                       static_cast<u32>(r.n),
                       static_cast<u32>(b.limbs),
                       float_bits()};
-    batch.paths = on_float == b.limbs ? k::NttPaths::kFloat
-                  : on_float == 0     ? k::NttPaths::kInt
-                                      : k::NttPaths::kMixed;
+    batch.paths = paths_of(b);
     return batch;
   }
 
@@ -551,17 +558,16 @@ class CudaBackend final : public Backend {
     ctx_.activate();
     // EMBER_FUSED_KEY_PRODUCT=0 runs the transform and the product apart, =1 fuses them at every
     // size (comparisons and tests); unset, launch_ntt_key_product decides.
-    static const char* mode = std::getenv("EMBER_FUSED_KEY_PRODUCT");
-    static const bool off = mode && std::string(mode) == "0";
-    static const bool always = mode && std::string(mode) == "1";
+    static const bool off = switched_off("EMBER_FUSED_KEY_PRODUCT");
+    static const bool always = env_is("EMBER_FUSED_KEY_PRODUCT", "1");
     if (!off) {
       k::NttBatch batch = ntt_batch(const_cast<u64*>(kp.ext), ext_basis, true);
       if (lift_rows) {
         batch.src0 = lift_src;
         batch.lift_rows = static_cast<u32>(lift_rows);
       }
-      // The output rows' primes decide the arithmetic paths too.
-      if (ntt_batch(nullptr, qlp, true).paths != batch.paths) batch.paths = k::NttPaths::kMixed;
+      // The kernel's rows are Q_l u P's (the converted rows' primes are among them).
+      batch.paths = paths_of(qlp);
       if (cuda::launch_ntt_key_product(batch, ext_basis.limbs, kp, qlp.ids, q0, q1, p0, p1,
                                        current_variant(), always, raw(s)))
         return;

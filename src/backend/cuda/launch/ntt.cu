@@ -261,9 +261,9 @@ bool launch_ntt_key_product(const NttBatch& batch, std::size_t rows,
   // The chunk phase follows a column phase (N / 256 >= 8 columns per chunk position); the
   // kernels without an automorphism carry no addend.
   if (batch.n < 2048 || rows == 0 || rows > 65535 || (kp.add && !kp.galois)) return false;
+  if (always) return fused_key_product(batch, rows, kp, row_ids, q0, q1, p0, p1, stream);
   const std::string v =
       variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
-  if (always) return fused_key_product(batch, rows, kp, row_ids, q0, q1, p0, p1, stream);
   if (v != "warp_shuffle") return false;
   // Fusing saves writing the transformed rows and reading them back, which costs little while
   // they stay in the L2 cache, and its warps each loop over the digits (fewer warps in flight).
