@@ -31,14 +31,16 @@ std::vector<u32> byte_planes_of(const std::vector<std::vector<u64>>& w, std::siz
 
 struct BaseConverter::DeviceTables {
   Buffer qhat_inv, qhat_inv_shoup, qhat_mod_p, inv_q, q_mod_p;
-  Buffer y_add, out_mul, out_mul_shoup, out_add, byte_planes, byte_targets;
+  Buffer y_add, out_mul, out_mul_shoup, out_add, byte_planes, byte_targets, one_prime;
   backend::BaseConvView view;
 };
 
 BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const ConversionMaps& maps)
     : from_(std::move(from)),
       to_(std::move(to)),
-      exact_(exact),
+      // From one prime x itself is below Q: the fast conversion is exact, and an overflow
+      // estimate could only be wrong (y / q rounds to 1 in floating point for y near q).
+      exact_(exact && from_.size() > 1),
       tables_(std::make_shared<backend::PerDevice<DeviceTables>>()) {
   from_.concat(to_);  // throws MismatchError for other rings or shared primes
   const auto q = from_.primes();
@@ -148,6 +150,17 @@ backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
                 t.view.byte_blocks = static_cast<u32>(byte_blocks_);
                 t.byte_targets = backend::upload(b, byte_targets_);
                 t.view.byte_targets = t.byte_targets.as<const backend::ByteTarget>();
+              }
+              if (from_.size() == 1) {
+                const backend::OnePrimeMaps maps{from_.on(b).ring->moduli + from_.ids()[0],
+                                                 t.view.qhat_inv,
+                                                 t.view.qhat_inv_shoup,
+                                                 t.view.y_add,
+                                                 t.view.out_mul,
+                                                 t.view.out_mul_shoup,
+                                                 t.view.out_add};
+                t.one_prime = backend::upload(b, std::vector<backend::OnePrimeMaps>{maps});
+                t.view.one_prime = t.one_prime.as<const backend::OnePrimeMaps>();
               }
               return t;
             })

@@ -74,9 +74,8 @@ void DivideRound::apply_many_async(u64* const* out, const u64* const* a, std::si
   std::vector<backend::ConvJob> jobs;
   for (std::size_t k = 0; k < count; ++k)
     jobs.push_back(t_to_q_.job(delta.as<u64>() + k * q_words, t.as<u64>() + k * t_words, be));
-  be.base_convert_many_async(jobs, s);
-  be.ntt_forward_affine_sub_async(out, a, delta.as<u64>(), tab.t_inv.as<u64>(),
-                                  tab.t_inv_shoup.as<u64>(), addends, count, q_.on(be), s);
+  be.convert_ntt_affine_sub_async(jobs, out, a, delta.as<u64>(), tab.t_inv.as<u64>(),
+                                  tab.t_inv_shoup.as<u64>(), addends, q_.on(be), s);
 }
 
 void DivideRound::apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,

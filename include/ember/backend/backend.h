@@ -69,6 +69,20 @@ struct ByteTarget {
 };
 
 /// Tables of a fast base conversion from basis Q (`from`) to basis P (`to`), backend memory.
+/// A conversion from one prime p as a lifted NTT's first load reads it (Backend::
+/// convert_ntt_affine_sub_async): the BaseConvView's tables and p's modulus, backend memory.
+/// y = x in_mul + in_add mod p, then y mod p_j (Q / p = 1), then v out_mul_j + out_add_j; null
+/// in_add, out_mul or out_add: that part of the map is the identity.
+struct OnePrimeMaps {
+  const Modulus* source = nullptr;
+  const u64* in_mul = nullptr;
+  const u64* in_mul_shoup = nullptr;
+  const u64* in_add = nullptr;
+  const u64* out_mul = nullptr;
+  const u64* out_mul_shoup = nullptr;
+  const u64* out_add = nullptr;
+};
+
 struct BaseConvView {
   std::size_t from_limbs = 0;
   std::size_t to_limbs = 0;
@@ -97,6 +111,8 @@ struct BaseConvView {
   const u32* byte_planes = nullptr;
   u32 byte_blocks = 0;
   const ByteTarget* byte_targets = nullptr;  // [to]
+  // Conversions from one prime: this conversion's OnePrimeMaps, itself in backend memory.
+  const OnePrimeMaps* one_prime = nullptr;
 };
 
 /// Inputs (source primes, and the overflow of an exact conversion) a byte-matrix conversion
@@ -276,6 +292,18 @@ class Backend {
                                             const BasisView& b, Stream stream) {
     ntt_forward_async(c, b, count, stream);
     affine_sub_async(out, a, c, mul, mul_companion, addends, count, b, stream);
+  }
+  /// A division's last three steps: the conversions `jobs` (job k writes polynomial k of c, the
+  /// polynomials back to back over b), then ntt_forward_affine_sub_async(out, a, c, ...) with
+  /// count = jobs.size(). A backend may fold conversions from one prime into the NTT's first
+  /// load (the CUDA one does: ModDown with one special prime, rescales), so the converted rows
+  /// are never written; c is scratch afterwards.
+  virtual void convert_ntt_affine_sub_async(const std::vector<ConvJob>& jobs, u64* const* out,
+                                            const u64* const* a, u64* c, const u64* mul,
+                                            const u64* mul_companion, const u64* const* addends,
+                                            const BasisView& b, Stream stream) {
+    base_convert_many_async(jobs, stream);
+    ntt_forward_affine_sub_async(out, a, c, mul, mul_companion, addends, jobs.size(), b, stream);
   }
   /// BFV plaintext scaling: out[limb][i] = round(Q m[i] / t) mod q_limb for one row m of values
   /// in [0, t) (backend memory); q_div_t[limb] = floor(Q/t) mod q_limb (backend memory).

@@ -101,6 +101,17 @@ EMBER_HD u64 mul_mod(u64 a, u64 b, const Modulus& m) {
   return barrett_reduce_128(hi, lo, m);
 }
 
+/// (a b + c d) mod q for a, b, c, d < q with one reduction: the 128-bit sum is below 2 q^2, so its
+/// high word is below q (q < 2^63), as barrett_reduce_128 requires.
+EMBER_HD u64 mul_add_mul_mod(u64 a, u64 b, u64 c, u64 d, const Modulus& m) {
+  u64 hi, lo, h2, l2;
+  mul_wide(a, b, hi, lo);
+  mul_wide(c, d, h2, l2);
+  lo += l2;
+  hi += h2 + (lo < l2);
+  return barrett_reduce_128(hi, lo, m);
+}
+
 /// Shoup companion of a fixed operand w < q: floor(w * 2^64 / q).
 EMBER_HD u64 shoup_precompute(u64 w, u64 q) {
 #if defined(__CUDA_ARCH__)

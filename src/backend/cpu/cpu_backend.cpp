@@ -146,7 +146,7 @@ class CpuBackend final : public Backend {
       for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
         const u64 x0 = a0[i], x1 = a1[i], y0 = b0[i], y1 = b1[i];
         d0[i] = mul_mod(x0, y0, m);
-        d1[i] = add_mod(mul_mod(x0, y1, m), mul_mod(x1, y0, m), m.value);
+        d1[i] = mul_add_mul_mod(x0, y1, x1, y0, m);
         d2[i] = mul_mod(x1, y1, m);
       }
     });

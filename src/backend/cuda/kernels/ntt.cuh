@@ -30,6 +30,33 @@ namespace ember::cuda::kernels {
 /// kernels keep the other path's registers and code out.
 enum class NttPaths { kInt, kFloat, kMixed };
 
+/// How a kernel's first load lifts its words (NttBatch::lift_rows): not at all, by a reduction
+/// modulo the row's prime (ModUp's one-prime digits), or by the conversion from one prime that
+/// NttBatch::lift_maps describes (a division's). Kernels compile in one kind.
+enum LiftKind : int { kNoLift = 0, kReduceLift = 1, kConvertLift = 2 };
+
+/// kReduceLift (or kNoLift with m == nullptr): the word modulo the row's prime m.
+struct ReduceLift {
+  const Modulus* m;
+  __device__ __forceinline__ u64 operator()(u64 x) const {
+    return m ? barrett_reduce_64(x, *m) : x;
+  }
+};
+
+/// kConvertLift: the fast conversion from one prime p (backend::OnePrimeMaps) as
+/// rows::convert_row computes it. The row's constants are loaded once per thread, before the
+/// kernel waits for the previous one (they are tables).
+struct ConvertLift {
+  Modulus m;
+  u64 p, in_mul, in_mul_shoup, in_add, out_mul, out_mul_shoup, out_add;
+  bool scale;
+  __device__ __forceinline__ u64 operator()(u64 x) const {
+    const u64 y = add_mod(mul_shoup(x, in_mul, in_mul_shoup, p), in_add, p);
+    const u64 v = barrett_reduce_64(y, m);
+    return add_mod(scale ? mul_shoup(v, out_mul, out_mul_shoup, m.value) : v, out_add, m.value);
+  }
+};
+
 /// Everything an NTT kernel needs about the batch: data, tables, and which prime each limb uses.
 struct NttBatch {
   u64* data;
@@ -54,10 +81,12 @@ struct NttBatch {
   const u64* src1 = nullptr;
   const u64* src2 = nullptr;
   const u64* src3 = nullptr;
-  // Lifted input (lift_rows > 0, forward, one polynomial): row r starts as src0's row
-  // r / lift_rows, words below 2^61 reduced modulo row r's prime on the first load (the ModUp of
-  // one-prime digits, see Backend::ntt_forward_lifted_async).
+  // Lifted input (lift_rows > 0, forward): row r starts as src0's row r / lift_rows, words below
+  // 2^61 reduced modulo row r's prime on the first load (the ModUp of one-prime digits, see
+  // Backend::ntt_forward_lifted_async), or converted from one prime with lift_maps (a division's
+  // conversion, see Backend::convert_ntt_affine_sub_async).
   u32 lift_rows = 0;
+  const backend::OnePrimeMaps* lift_maps = nullptr;
   /// Where the first pass reads the word at `offset` of the batch (kLifted: a kernel compiled
   /// for lifted batches; the others carry no lifting code).
   template <bool kLifted>
@@ -74,15 +103,34 @@ struct NttBatch {
   }
   /// The modulus a lifted first load reduces by (nullptr: the words are already in range).
   template <bool kLifted>
-  __device__ __forceinline__ const Modulus* lift(u32 id) const {
-    return kLifted ? moduli + id : nullptr;
+  __device__ __forceinline__ ReduceLift lift(u32 id) const {
+    return ReduceLift{kLifted ? moduli + id : nullptr};
+  }
+  /// Limb `limb`'s conversion from lift_maps (kConvertLift kernels).
+  __device__ __forceinline__ ConvertLift convert_lift(u32 limb) const {
+    const u32 j = limb % limbs;
+    const backend::OnePrimeMaps& c = *lift_maps;
+    ConvertLift f;
+    f.m = moduli[ids[j]];
+    f.p = c.source->value;
+    f.in_mul = *c.in_mul;
+    f.in_mul_shoup = *c.in_mul_shoup;
+    f.in_add = c.in_add ? *c.in_add : 0;
+    f.scale = c.out_mul != nullptr;
+    f.out_mul = f.scale ? c.out_mul[j] : 0;
+    f.out_mul_shoup = f.scale ? c.out_mul_shoup[j] : 0;
+    f.out_add = c.out_add ? c.out_add[j] : 0;
+    return f;
+  }
+  /// The first load's lift of a kernel compiled for kLift (limb: the batch's limb, id its prime).
+  template <int kLift>
+  __device__ __forceinline__ auto row_lift(u32 limb, u32 id) const {
+    if constexpr (kLift == kConvertLift)
+      return convert_lift(limb);
+    else
+      return lift<kLift == kReduceLift>(id);
   }
 };
-
-/// A word of a first load: reduced modulo the row's prime when the input is lifted.
-__device__ __forceinline__ u64 lifted(u64 x, const Modulus* lift) {
-  return lift ? barrett_reduce_64(x, *lift) : x;
-}
 
 /// The integer path: 64-bit words lazily reduced ([0, 8q) forward, [0, 4q) inverse), Shoup
 /// products with (w, w_shoup) twiddle pairs.
@@ -291,23 +339,23 @@ __device__ __forceinline__ void load_local_twiddles(typename Path::Tw* local, u3
 
 /// One stage over whole polynomials: thread b does the butterfly (p, p + t), p = (b / t) 2t + b %
 /// t. Integer path only: its words stay in the lazy ranges both paths read.
-template <bool kForward, bool kLifted>
+template <bool kForward, int kLift>
 __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
+  const u32 limb = blockIdx.y;
+  const u32 id = a.ids[limb % a.limbs];
+  const auto lift = a.row_lift<kLift>(limb, id);
   wait_for_previous_kernels();
   const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= a.n / 2) return;
-  const u32 limb = blockIdx.y;
-  const u32 id = a.ids[limb % a.limbs];
   const u64 q = a.moduli[id].value;
   u64* d = a.data + static_cast<std::size_t>(limb) * a.n;
-  const u64* in = a.input<kLifted>(static_cast<std::size_t>(limb) * a.n);
+  const u64* in = a.input<kLift != kNoLift>(static_cast<std::size_t>(limb) * a.n);
   const u32 t = 1u << log_t;
   const u32 i = b >> log_t;
   const u32 p = (i << (log_t + 1)) + (b & (t - 1));
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
-  const Modulus* lift = a.lift<kLifted>(id);
-  u64 x = lifted(in[p], lift), y = lifted(in[p + t], lift);
+  u64 x = lift(in[p]), y = lift(in[p + t]);
   if constexpr (kForward) {
     ct_butterfly_8q(x, y, tw[m + i], tws[m + i], q);
     if (last) {
@@ -393,7 +441,7 @@ __device__ __forceinline__ u64 leave(const Path& path, typename Path::V v, bool 
 }
 
 /// Column memory: value (row p, column h) is d[p * N2 + h] globally and sm[p * 2^kLogSubs + h].
-template <bool kForward, int kLogSubs, class P>
+template <bool kForward, int kLogSubs, class P, class Lift>
 struct ColumnMem {
   using Path = P;
   using V = typename P::V;
@@ -403,9 +451,9 @@ struct ColumnMem {
   u32 h, log_n2;
   bool last;
   P path;
-  const Modulus* lift;  // see NttBatch::lift
+  Lift lift;  // see NttBatch::row_lift
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
-    return lifted(in[((base + off) << log_n2) + h], lift);
+    return lift(in[((base + off) << log_n2) + h]);
   }
   __device__ __forceinline__ V load(u32 p) const { return sm[(p << kLogSubs) + h]; }
   __device__ __forceinline__ void store(u32 p, V v) const { sm[(p << kLogSubs) + h] = v; }
@@ -429,9 +477,9 @@ struct ChunkMem {
   V* s;
   bool last;
   P path;
-  const Modulus* lift;  // see NttBatch::lift
+  ReduceLift lift;  // see NttBatch::lift
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
-    return lifted(in[base + off], lift);
+    return lift(in[base + off]);
   }
   __device__ __forceinline__ V load(u32 p) const { return s[chunk_swizzle(p)]; }
   __device__ __forceinline__ void store(u32 p, V v) const { s[chunk_swizzle(p)] = v; }
@@ -467,7 +515,7 @@ template <int kThreads>
 inline constexpr int kColumnMinBlocks = kThreads >= 1536 ? 1
                                                          : (kThreads >= 48 ? 1536 / kThreads : 32);
 
-template <bool kForward, int kLogRows, int kLogSubs, NttPaths kPaths, bool kLifted>
+template <bool kForward, int kLogRows, int kLogSubs, NttPaths kPaths, int kLift>
 __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
                                   kColumnMinBlocks<(1 << (kLogRows + kLogSubs - 3))>)
     ntt_column_kernel(NttBatch a, bool last) {
@@ -480,14 +528,16 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;
-    ColumnMem<kForward, kLogSubs, P> mem{a.data + offset,
-                                         a.input<kLifted>(offset),
-                                         reinterpret_cast<V*>(sm),
-                                         h,
-                                         static_cast<u32>(__ffs(a.n) - 1 - kLogRows),
-                                         last,
-                                         path,
-                                         a.lift<kLifted>(id)};
+    const auto lift = a.row_lift<kLift>(limb, id);
+    ColumnMem<kForward, kLogSubs, P, std::decay_t<decltype(lift)>> mem{
+        a.data + offset,
+        a.input<kLift != kNoLift>(offset),
+        reinterpret_cast<V*>(sm),
+        h,
+        static_cast<u32>(__ffs(a.n) - 1 - kLogRows),
+        last,
+        path,
+        lift};
     // Column stages use global entries m + i (base 1): the first N1 entries, shared by all
     // columns.
     auto* twl = reinterpret_cast<typename P::Tw*>(sm + (1u << (kLogRows + kLogSubs)));

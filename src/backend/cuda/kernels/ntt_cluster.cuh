@@ -53,7 +53,7 @@ struct SplitTwiddles {
 /// Column memory of a cluster block: column col = r 2^kLogSubs + h, row k (position k S + col)
 /// in global memory at d[(k << log S) + h] and in the shared memory of block k at its chunk's
 /// position col; between rounds in this block's `scratch` at [(k << kLogSubs) + h].
-template <bool kForward, int kLogSubs, class P>
+template <bool kForward, int kLogSubs, class P, class Lift>
 struct ClusterColumnMem {
   using Path = P;
   using V = typename P::V;
@@ -63,13 +63,13 @@ struct ClusterColumnMem {
   V* scratch;
   u32 h, col, log_s;
   P path;
-  const Modulus* lift;  // see NttBatch::lift (forward only)
+  Lift lift;  // see NttBatch::row_lift (forward only)
   __device__ __forceinline__ u64* owner(u32 k) const {
     return cg::this_cluster().map_shared_rank(chunk, k) + chunk_swizzle(col);
   }
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
     if constexpr (kForward)
-      return lifted(in[((base + off) << log_s) + h], lift);
+      return lift(in[((base + off) << log_s) + h]);
     else
       return *owner(base + off);
   }
@@ -129,10 +129,10 @@ struct ClusterChunkMem {
 /// 2^(kLogS - 3) threads per block, eight values each. kLogC in {3, 4}: one or two radix-8 rounds
 /// of columns with 2^(kLogC - 3) threads per column. make_out(limb, chunk) gives the forward
 /// transform's Out.
-template <bool kForward, int kLogC, int kLogS, NttPaths kPaths, bool kLifted, class MakeOut>
+template <bool kForward, int kLogC, int kLogS, NttPaths kPaths, int kLift, class MakeOut>
 __device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& make_out) {
   static_assert(kLogC == 3 || kLogC == 4, "one or two rounds of columns");
-  static_assert(!kLifted || kForward, "only forward transforms read lifted input");
+  static_assert(kLift == kNoLift || kForward, "only forward transforms read lifted input");
   constexpr int kLogSubs = kLogS - kLogC;  // columns per block
   constexpr u32 kS = 1u << kLogS, kC = 1u << kLogC;
   constexpr int kLogLocal = kClusterLocalLog<kLogS>;
@@ -146,6 +146,7 @@ __device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& ma
   const std::size_t chunk_at = limb_at + static_cast<std::size_t>(r) * kS;
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
+  const auto lift = a.row_lift<kLift>(limb, id);
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;
@@ -158,15 +159,16 @@ __device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& ma
     load_local_twiddles(column_tw, kLogC, 1u, tw, tws, threadIdx.x, blockDim.x, path);
     load_local_twiddles(chunk_tw, kLogLocal, kC + r, tw, tws, threadIdx.x, blockDim.x, path);
     wait_for_previous_kernels();  // the twiddle gathers above overlap the previous kernel
-    ClusterColumnMem<kForward, kLogSubs, P> columns{a.data + cols_at,
-                                                    a.input<kLifted>(cols_at),
-                                                    chunk,
-                                                    scratch,
-                                                    h,
-                                                    (r << kLogSubs) + h,
-                                                    kLogS,
-                                                    path,
-                                                    a.lift<kLifted>(id)};
+    ClusterColumnMem<kForward, kLogSubs, P, std::decay_t<decltype(lift)>> columns{
+        a.data + cols_at,
+        a.input<kLift != kNoLift>(cols_at),
+        chunk,
+        scratch,
+        h,
+        (r << kLogSubs) + h,
+        kLogS,
+        path,
+        lift};
     ClusterChunkMem<kForward, P, decltype(make_out(limb, r))> own{
         make_out(limb, r), a.input<false>(chunk_at), chunk, path};
     const LocalTwiddles<Tw> column_table{column_tw};
@@ -191,21 +193,22 @@ __device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& ma
 template <int kThreads>
 inline constexpr int kClusterMinBlocks = 1024 / kThreads;
 
-template <bool kForward, int kLogC, int kLogS, NttPaths kPaths, bool kLifted>
+template <bool kForward, int kLogC, int kLogS, NttPaths kPaths, int kLift>
 __global__ void __launch_bounds__(1 << (kLogS - 3), kClusterMinBlocks<(1 << (kLogS - 3))>)
     ntt_cluster_kernel(NttBatch a) {
-  cluster_ntt<kForward, kLogC, kLogS, kPaths, kLifted>(a, [&](u32 limb, u32 r) {
+  cluster_ntt<kForward, kLogC, kLogS, kPaths, kLift>(a, [&](u32 limb, u32 r) {
     return ClusterPlainOut{a.data + static_cast<std::size_t>(limb) * a.n + (r << kLogS)};
   });
 }
 
 /// The forward cluster transform with a division's affine map as its store (ModDown, rescale):
-/// row k * limbs + j of the batch is polynomial k's limb j (see AffineStore).
-template <int kLogC, int kLogS, NttPaths kPaths>
+/// row k * limbs + j of the batch is polynomial k's limb j (see AffineStore). kLift is kNoLift,
+/// or kConvertLift: the division's conversion from one prime runs in the first load.
+template <int kLogC, int kLogS, NttPaths kPaths, int kLift>
 __global__ void __launch_bounds__(1 << (kLogS - 3), kClusterMinBlocks<(1 << (kLogS - 3))>)
     ntt_cluster_affine_kernel(NttBatch a, const __grid_constant__ AffineArgs args, const u64* mul,
                               const u64* mul_companion) {
-  cluster_ntt<true, kLogC, kLogS, kPaths, false>(a, [&](u32 row, u32 r) {
+  cluster_ntt<true, kLogC, kLogS, kPaths, kLift>(a, [&](u32 row, u32 r) {
     return affine_row(args, mul, mul_companion, a.moduli, a.ids, a.n, a.limbs, row, r << kLogS);
   });
 }

@@ -545,6 +545,42 @@ class CudaBackend final : public Backend {
       return;
     Backend::ntt_forward_affine_sub_async(out, a, c, mul, mul_companion, addends, count, b, s);
   }
+  void convert_ntt_affine_sub_async(const std::vector<ConvJob>& jobs, u64* const* out,
+                                    const u64* const* a, u64* c, const u64* mul,
+                                    const u64* mul_companion, const u64* const* addends,
+                                    const BasisView& b, Stream s) override {
+    ctx_.activate();
+    // Conversions from one prime run in the NTT's first load: each row reads its polynomial's
+    // source row and converts it there (kernels::lifted), so the converted rows are never
+    // written and read back, and the conversion's launch is gone.
+    if (const OnePrimeMaps* maps = one_prime_lift(jobs, c, b)) {
+      k::NttBatch batch = ntt_batch(c, b, true);
+      batch.src0 = jobs[0].in;
+      batch.lift_rows = static_cast<u32>(b.limbs);
+      batch.lift_maps = maps;
+      if (cuda::launch_ntt_forward_affine(batch, jobs.size(),
+                                          affine_args(out, a, addends, 0, jobs.size()), mul,
+                                          mul_companion, current_variant(), raw(s)))
+        return;
+    }
+    Backend::convert_ntt_affine_sub_async(jobs, out, a, c, mul, mul_companion, addends, b, s);
+  }
+  /// The maps of conversion jobs that a lifted NTT over b can run in its first load (nullptr:
+  /// none): one source prime, the same conversion for every job, source rows and outputs (c)
+  /// back to back.
+  static const OnePrimeMaps* one_prime_lift(const std::vector<ConvJob>& jobs, const u64* c,
+                                            const BasisView& b) {
+    const std::size_t n = b.ring->n;
+    if (jobs.empty() || jobs.size() > kMaxAffineTerms || n < 512 || !jobs[0].conv.one_prime)
+      return nullptr;
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      const ConvJob& j = jobs[k];
+      if (j.conv.one_prime != jobs[0].conv.one_prime || j.to.ids != b.ids ||
+          j.to.limbs != b.limbs || j.in != jobs[0].in + k * n || j.out != c + k * b.limbs * n)
+        return nullptr;
+    }
+    return jobs[0].conv.one_prime;
+  }
   void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                const BasisView& qlp, Stream s) override {
     ctx_.activate();

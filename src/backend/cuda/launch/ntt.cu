@@ -61,6 +61,7 @@ using namespace ntt_detail;
 NttBatch in_place(NttBatch a) {
   a.src0 = a.src1 = a.src2 = a.src3 = nullptr;
   a.lift_rows = 0;
+  a.lift_maps = nullptr;
   return a;
 }
 
@@ -69,20 +70,27 @@ void stage(const NttBatch& a, std::size_t rows, bool forward, u32 t, bool last, 
   const u32 threads = std::min<u32>(256, half);
   dim3 grid((half + threads - 1) / threads, static_cast<u32>(rows));
   const u32 m = a.n / (2 * t);
-  if (forward && a.lift_rows)
-    launch(kernels::ntt_stage_kernel<true, true>, grid, threads, 0, s, "ntt_stage_kernel", a,
-           log2u(t), m, last);
+  if (forward && a.lift_rows && a.lift_maps)
+    launch(kernels::ntt_stage_kernel<true, kernels::kConvertLift>, grid, threads, 0, s,
+           "ntt_stage_kernel", a, log2u(t), m, last);
+  else if (forward && a.lift_rows)
+    launch(kernels::ntt_stage_kernel<true, kernels::kReduceLift>, grid, threads, 0, s,
+           "ntt_stage_kernel", a, log2u(t), m, last);
   else if (forward)
-    launch(kernels::ntt_stage_kernel<true, false>, grid, threads, 0, s, "ntt_stage_kernel", a,
-           log2u(t), m, last);
+    launch(kernels::ntt_stage_kernel<true, kernels::kNoLift>, grid, threads, 0, s,
+           "ntt_stage_kernel", a, log2u(t), m, last);
   else
-    launch(kernels::ntt_stage_kernel<false, false>, grid, threads, 0, s, "ntt_stage_kernel", a,
-           log2u(t), m, last);
+    launch(kernels::ntt_stage_kernel<false, kernels::kNoLift>, grid, threads, 0, s,
+           "ntt_stage_kernel", a, log2u(t), m, last);
 }
 
 /// Chunk phase: n / s_size chunks of s_size contiguous values (16 <= s_size <= 8192).
 void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool last,
             cudaStream_t s) {
+  // Conversions in the first load run in the column, stage and cluster kernels only (the
+  // schedules launch_ntt_forward_affine takes).
+  if (a.lift_rows && a.lift_maps)
+    throw Error("NTT chunk kernels do not convert lifted input: use a column or stage schedule");
   const u32 n1 = a.n / s_size;
   u32 subs = std::min<u32>(n1, std::max<u32>(1, 2048 / s_size));
   while (subs > 1 && std::size_t{n1 / subs} * rows < busy_blocks()) subs /= 2;

@@ -71,19 +71,22 @@ bool cluster_of(const NttBatch& a, std::size_t rows, bool forward, const AffineM
     launched = true;
   };
   using kernels::NttPaths;
-  if (forward && a.lift_rows) {  // as in chunks(): lifted batches take the kernel with both paths
-    go(kernels::ntt_cluster_kernel<true, kLogC, kLogS, NttPaths::kMixed, true>);
+  if (forward && a.lift_rows && !affine.args) {  // as in chunks(): both paths in one kernel
+    go(kernels::ntt_cluster_kernel<true, kLogC, kLogS, NttPaths::kMixed, kernels::kReduceLift>);
     return launched;
   }
   dispatch_paths(a.paths, [&](auto P) {
     constexpr NttPaths kP = decltype(P)::value;
-    if (affine.args)
-      go(kernels::ntt_cluster_affine_kernel<kLogC, kLogS, kP>, *affine.args, affine.mul,
-         affine.mul_companion);
+    if (affine.args && a.lift_rows)  // a division's conversion from one prime in the first load
+      go(kernels::ntt_cluster_affine_kernel<kLogC, kLogS, kP, kernels::kConvertLift>, *affine.args,
+         affine.mul, affine.mul_companion);
+    else if (affine.args)
+      go(kernels::ntt_cluster_affine_kernel<kLogC, kLogS, kP, kernels::kNoLift>, *affine.args,
+         affine.mul, affine.mul_companion);
     else if (forward)
-      go(kernels::ntt_cluster_kernel<true, kLogC, kLogS, kP, false>);
+      go(kernels::ntt_cluster_kernel<true, kLogC, kLogS, kP, kernels::kNoLift>);
     else
-      go(kernels::ntt_cluster_kernel<false, kLogC, kLogS, kP, false>);
+      go(kernels::ntt_cluster_kernel<false, kLogC, kLogS, kP, kernels::kNoLift>);
   });
   return launched;
 }
@@ -118,7 +121,8 @@ bool cluster_transform(const NttBatch& a, std::size_t rows, bool forward, cudaSt
 
 bool cluster_transform_affine(const NttBatch& a, std::size_t rows, const kernels::AffineArgs& args,
                               const u64* mul, const u64* mul_companion, cudaStream_t s) {
-  if (a.lift_rows || a.src0) return false;  // in place on the batch, as the division has it
+  // In place on the batch, as the division has it, or converted from one prime on the way in.
+  if (a.src0 && (!a.lift_rows || !a.lift_maps)) return false;
   return cluster_any(a, rows, true, AffineMap{&args, mul, mul_companion}, s);
 }
 

@@ -76,7 +76,7 @@ void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool las
 bool cluster_transform(const NttBatch& a, std::size_t rows, bool forward, cudaStream_t s);
 /// The forward cluster transform with a division's affine map as its store (see
 /// launch_ntt_forward_affine); false, launching nothing, where cluster_transform has no schedule
-/// or the batch is not in place.
+/// or the batch is neither in place nor lifted with conversion maps.
 bool cluster_transform_affine(const NttBatch& a, std::size_t rows, const kernels::AffineArgs& args,
                               const u64* mul, const u64* mul_companion, cudaStream_t s);
 
