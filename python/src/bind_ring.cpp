@@ -145,7 +145,12 @@ void bind_ring(nb::module_& m) {
   nb::class_<BaseConverter>(m, "BaseConverter")
       .def(nb::init<RnsBasis, RnsBasis, bool>(), nb::arg("source"), nb::arg("target"),
            nb::arg("exact") = false)
-      .def_static("centered", &BaseConverter::centered, nb::arg("source"), nb::arg("target"))
+      .def_static(
+          "centered",
+          [](RnsBasis source, RnsBasis target) {
+            return BaseConverter::centered(std::move(source), std::move(target));
+          },
+          nb::arg("source"), nb::arg("target"))
       .def("convert", &BaseConverter::convert);
   nb::class_<BaseExtender>(m, "BaseExtender")
       .def(nb::init<RnsBasis, RnsBasis>())

@@ -33,10 +33,11 @@ rlwe::SchemeOptions bfv_options(u64 t, const std::vector<u64>& aux) {
 /// Everything the operations at one level of Q need, on the context's device.
 struct Context::Level {
   RnsBasis q, qr, r0;
-  std::unique_ptr<BaseConverter> q_to_r, r_to_q;  // centered, exact
-  std::unique_ptr<BaseConverter> q_to_r0;         // exact
-  std::unique_ptr<DivideRound> scale_down;        // (Q_l u R) -> R: round(x / Q_l)
-  std::unique_ptr<DivideRound> decrypt_div;       // (Q_l u r0) -> r0: round(t x / Q_l)
+  std::unique_ptr<BaseConverter> q_to_r;         // centered, exact
+  std::unique_ptr<BaseConverter> scaled_r_to_q;  // centered, exact, of x * scale_down's multiplier
+  std::unique_ptr<BaseConverter> q_to_r0;        // exact
+  std::unique_ptr<DivideRound> scale_down;       // (Q_l u R) -> R: round(x / Q_l)
+  std::unique_ptr<DivideRound> decrypt_div;      // (Q_l u r0) -> r0: round(t x / Q_l)
   u64 q_mod_t = 0;
   Buffer q_div_t;
 };
@@ -66,9 +67,10 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     lv->qr = lv->q.concat(r);
     lv->r0 = RnsBasis(r.context(), {r.ids()[0]});
     lv->q_to_r = std::make_unique<BaseConverter>(BaseConverter::centered(lv->q, r));
-    lv->r_to_q = std::make_unique<BaseConverter>(BaseConverter::centered(r, lv->q));
     lv->q_to_r0 = std::make_unique<BaseConverter>(lv->q, lv->r0, /*exact=*/true);
-    lv->scale_down = std::make_unique<DivideRound>(r, lv->q, 1, t);        // round(t x / Q_l)
+    lv->scale_down = std::make_unique<DivideRound>(r, lv->q, 1, t);  // round(t x / Q_l)
+    lv->scaled_r_to_q = std::make_unique<BaseConverter>(
+        BaseConverter::centered(r, lv->q, lv->scale_down->multiplier()));
     lv->decrypt_div = std::make_unique<DivideRound>(lv->r0, lv->q, 1, t);  // round(t v / Q_l)
     const auto qs = lv->q.primes();
     lv->q_mod_t = product_mod(qs, t);
@@ -169,26 +171,24 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
   }
   be.base_convert_many_async(jobs, s);
   be.ntt_forward_async(r_rows.as<u64>(), r_view, 4, s);
-  // a ⊗ b over Q u R, the Q and R halves tensored separately into the layout [3][Q | R] (the
-  // factor t is folded into the division below).
+  // a ⊗ b over Q u R into the layout [3][Q | R], the Q limbs read from the operands and the R
+  // limbs from their extensions, in one pass (the factor t is folded into the division below).
   Buffer prod(be, 3 * ext_words * sizeof(u64), s);
   u64* d = prod.as<u64>();
-  be.tensor_async(d, d + ext_words, d + 2 * ext_words, in[0], in[1], in[2], in[3], q_view, s);
-  be.tensor_async(d + qn, d + ext_words + qn, d + 2 * ext_words + qn, r[0], r[1], r[2], r[3],
-                  r_view, s);
+  const backend::Backend::TensorUpper r_part{r[0], r[1], r[2], r[3], lv.q.size()};
+  be.tensor_async(d, d + ext_words, d + 2 * ext_words, in[0], in[1], in[2], in[3], lv.qr.on(be), s,
+                  &r_part);
   be.ntt_inverse_async(d, lv.qr.on(be), 3, s);
-  // round(t x / Q) over R, then its centered value over Q.
-  u64* scaled = r_rows.as<u64>();  // reuse
-  u64* outs[3];
-  const u64 *kept[3], *dropped[3];
-  for (int k = 0; k < 3; ++k) {
-    outs[k] = scaled + k * rn;
-    kept[k] = d + k * ext_words + qn;
-    dropped[k] = d + k * ext_words;
-  }
-  lv.scale_down->apply_coeff_many_async(outs, kept, dropped, 3, be, s);
+  // round(t x / Q) = (x_R - delta) t Q^-1 over R, then its centered value over Q: the
+  // difference and the multiplier are folded into the second conversion (never written).
+  u64* delta = r_rows.as<u64>();  // reuse
+  const u64* dropped[3] = {d, d + ext_words, d + 2 * ext_words};
+  be.base_convert_many_async(lv.scale_down->remainder_jobs(delta, dropped, 3, be), s);
   jobs.clear();
-  for (int k = 0; k < 3; ++k) jobs.push_back(lv.r_to_q->job(out[k], outs[k], be));
+  for (int k = 0; k < 3; ++k) {
+    jobs.push_back(lv.scaled_r_to_q->job(out[k], d + k * ext_words + qn, be));
+    jobs.back().in_sub = delta + k * rn;
+  }
   be.base_convert_many_async(jobs, s);
 }
 

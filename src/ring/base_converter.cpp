@@ -102,10 +102,11 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const Conve
   }
 }
 
-BaseConverter BaseConverter::centered(RnsBasis from, RnsBasis to) {
+BaseConverter BaseConverter::centered(RnsBasis from, RnsBasis to, const std::vector<u64>& in_mul) {
   // Exact conversion of x + h (h = floor(Q/2)), which lies in [0, Q) for a centered x, then - h.
   const auto q = from.primes();
   ConversionMaps maps;
+  maps.in_mul = in_mul;
   for (u64 qi : q) maps.in_add.push_back(half_product_mod(q, qi));
   for (u64 pj : to.primes()) maps.out_add.push_back(neg_mod(half_product_mod(q, pj), pj));
   return BaseConverter(std::move(from), std::move(to), /*exact=*/true, maps);

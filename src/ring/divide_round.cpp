@@ -78,6 +78,16 @@ void DivideRound::apply_many_async(u64* const* out, const u64* const* a, std::si
                                   tab.t_inv_shoup.as<u64>(), addends, q_.on(be), s);
 }
 
+std::vector<backend::ConvJob> DivideRound::remainder_jobs(u64* delta, const u64* const* a_t,
+                                                          std::size_t count,
+                                                          backend::Backend& be) const {
+  const std::size_t q_words = q_.size() * q_.n();
+  std::vector<backend::ConvJob> jobs;
+  for (std::size_t k = 0; k < count; ++k)
+    jobs.push_back(t_to_q_.job(delta + k * q_words, a_t[k], be));
+  return jobs;
+}
+
 void DivideRound::apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                                     backend::Stream s) const {
   apply_coeff_many_async(&out, &a_q, &a_t, 1, be, s);
@@ -87,12 +97,8 @@ void DivideRound::apply_coeff_many_async(u64* const* out, const u64* const* a_q,
                                          const u64* const* a_t, std::size_t count,
                                          backend::Backend& be, backend::Stream s) const {
   const auto& tab = tables_on(be);
-  const std::size_t q_words = q_.size() * q_.n();
-  Buffer delta(be, count * q_words * sizeof(u64), s);
-  std::vector<backend::ConvJob> jobs;
-  for (std::size_t k = 0; k < count; ++k)
-    jobs.push_back(t_to_q_.job(delta.as<u64>() + k * q_words, a_t[k], be));
-  be.base_convert_many_async(jobs, s);
+  Buffer delta(be, count * q_.size() * q_.n() * sizeof(u64), s);
+  be.base_convert_many_async(remainder_jobs(delta.as<u64>(), a_t, count, be), s);
   const auto q_view = q_.on(be);
   be.affine_sub_async(out, a_q, delta.as<u64>(), tab.t_inv.as<u64>(), tab.t_inv_shoup.as<u64>(),
                       nullptr, count, q_view, s);

@@ -125,6 +125,9 @@ struct ConvJob {
   BasisView from, to;
   const u64* in = nullptr;
   u64* out = nullptr;
+  // Optional: the job converts in - in_sub (modulo each source prime; same layout as in), so a
+  // difference that only feeds the conversion is never written (BFV's scaled product).
+  const u64* in_sub = nullptr;
 };
 
 /// Tables of the exact big-integer <-> RNS conversions, backend memory.
@@ -239,9 +242,17 @@ class Backend {
   virtual void negate_async(u64* out, const u64* a, const BasisView& b, Stream stream) = 0;
   virtual void multiply_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                               Stream stream) = 0;
-  /// Tensor product of (a0, a1) and (b0, b1): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
+  /// Tensor product of (a0, a1) and (b0, b1): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1. With
+  /// `upper`, the limbs from upper->split on read the four operands from upper's (whose first
+  /// limb is limb `split`): BFV's product over Q u R, whose R limbs were extended apart, in one
+  /// pass.
+  struct TensorUpper {
+    const u64 *a0, *a1, *b0, *b1;
+    std::size_t split;
+  };
   virtual void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1, const u64* b0,
-                            const u64* b1, const BasisView& b, Stream stream) = 0;
+                            const u64* b1, const BasisView& b, Stream stream,
+                            const TensorUpper* upper = nullptr) = 0;
   /// out += a * c
   virtual void multiply_accumulate_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                                          Stream stream) = 0;

@@ -34,6 +34,14 @@ class DivideRound {
   /// One polynomial with a_q, a_t and out in coefficient form (a_t is only read).
   void apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                          backend::Stream s) const;
+  /// The conversions apply_coeff_many_async starts with: job k writes delta[k] (over Q,
+  /// coefficient form, the polynomials back to back) from a_t[k]; the division is then
+  /// (a_q - delta) * multiplier(). A caller that only converts the quotient further folds that
+  /// map into its next conversion (ConvJob::in_sub, BaseConverter::centered's in_mul).
+  std::vector<backend::ConvJob> remainder_jobs(u64* delta, const u64* const* a_t, std::size_t count,
+                                               backend::Backend& be) const;
+  /// m T^-1 mod q_i for each prime of Q (see remainder_jobs).
+  const std::vector<u64>& multiplier() const { return t_inv_mod_q_; }
   /// apply_coeff_async for `count` polynomials, the conversions in one launch.
   void apply_coeff_many_async(u64* const* out, const u64* const* a_q, const u64* const* a_t,
                               std::size_t count, backend::Backend& be, backend::Stream s) const;

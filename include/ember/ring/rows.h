@@ -180,6 +180,12 @@ EMBER_HD u64 conversion_overflow(const u64* y, std::size_t stride, std::size_t c
   return static_cast<u64>(sum);  // sum >= 0: truncation is floor
 }
 
+/// The source residue word `at` of a conversion: a's, less sub's when the job subtracts one
+/// (ConvJob::in_sub; both in [0, q)).
+EMBER_HD u64 conversion_word(const u64* a, const u64* sub, std::size_t at, u64 q) {
+  return sub ? sub_mod(a[at], sub[at], q) : a[at];
+}
+
 /// The scaled source residue y_i = x qhat_inv_i (+ y_add_i) of a base conversion.
 EMBER_HD u64 conversion_input(u64 x, std::size_t i, const backend::BaseConvView& conv, u64 q) {
   const u64 y = mul_shoup(x, conv.qhat_inv[i], conv.qhat_inv_shoup[i], q);

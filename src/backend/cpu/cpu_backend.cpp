@@ -140,11 +140,16 @@ class CpuBackend final : public Backend {
     });
   }
   void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1, const u64* b0,
-                    const u64* b1, const BasisView& b, Stream) override {
+                    const u64* b1, const BasisView& b, Stream, const TensorUpper* upper) override {
     const std::size_t n = b.ring->n;
     per_limb(b, [&](long l, const Modulus& m) {
+      const bool up = upper && static_cast<std::size_t>(l) >= upper->split;
+      const std::size_t shift = up ? upper->split * n : 0;  // the upper operands start there
+      const u64 *p0 = up ? upper->a0 : a0, *p1 = up ? upper->a1 : a1;
+      const u64 *q0 = up ? upper->b0 : b0, *q1 = up ? upper->b1 : b1;
       for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
-        const u64 x0 = a0[i], x1 = a1[i], y0 = b0[i], y1 = b1[i];
+        const std::size_t at = i - shift;
+        const u64 x0 = p0[at], x1 = p1[at], y0 = q0[at], y1 = q1[at];
         d0[i] = mul_mod(x0, y0, m);
         d1[i] = mul_add_mul_mod(x0, y1, x1, y0, m);
         d2[i] = mul_mod(x1, y1, m);
@@ -299,15 +304,25 @@ class CpuBackend final : public Backend {
     });
   }
 
-  // y_i = [a_i * qhat_inv_i]_{q_i}, then out_j = sum_i y_i * qhat_mod_p[i][j] mod p_j.
   void base_convert_async(u64* out, const u64* a, const BaseConvView& conv, const BasisView& from,
                           const BasisView& to, Stream) override {
+    convert(out, a, nullptr, conv, from, to);
+  }
+
+  void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream) override {
+    for (const auto& j : jobs) convert(j.out, j.in, j.in_sub, j.conv, j.from, j.to);
+  }
+
+  // y_i = [(a_i - sub_i) * qhat_inv_i]_{q_i}, then out_j = sum_i y_i * qhat_mod_p[i][j] mod p_j.
+  void convert(u64* out, const u64* a, const u64* sub, const BaseConvView& conv,
+               const BasisView& from, const BasisView& to) {
     const std::size_t n = from.ring->n;
     const std::size_t L = conv.from_limbs;
     std::vector<u64> y(L * n);
     per_limb(from, [&](long i, const Modulus& m) {
       for (std::size_t c = 0; c < n; ++c)
-        y[c * L + i] = ring::rows::conversion_input(a[i * n + c], i, conv, m.value);
+        y[c * L + i] = ring::rows::conversion_input(
+            ring::rows::conversion_word(a, sub, i * n + c, m.value), i, conv, m.value);
     });
     std::vector<u64> overflow(n, 0);
     if (conv.inv_q)
@@ -317,10 +332,6 @@ class CpuBackend final : public Backend {
       for (std::size_t c = 0; c < n; ++c)
         out[j * n + c] = ring::rows::convert_row(&y[c * L], 1, conv, j, overflow[c], m);
     });
-  }
-
-  void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream s) override {
-    for (const auto& j : jobs) base_convert_async(j.out, j.in, j.conv, j.from, j.to, s);
   }
 
   void rns_from_words_async(u64* out, const u64* words, const CrtView& crt, const BasisView& b,

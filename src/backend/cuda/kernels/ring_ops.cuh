@@ -73,13 +73,15 @@ __global__ void automorphism_coeff_kernel(u64* out, const u64* a, u64 k, LimbMap
 }
 
 /// y[i][c] = a[i][c] * qhat_inv[i] mod q_i (first half of a fast base conversion).
-__global__ void bconv_scale_kernel(u64* y, const u64* a, BaseConvView conv, LimbMap from) {
+__global__ void bconv_scale_kernel(u64* y, const u64* a, const u64* sub, BaseConvView conv,
+                                   LimbMap from) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(from.limbs) << from.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> from.log_n);
-    y[i] = ring::rows::conversion_input(a[i], limb, conv, from.mod(limb).value);
+    const u64 q = from.mod(limb).value;
+    y[i] = ring::rows::conversion_input(ring::rows::conversion_word(a, sub, i, q), limb, conv, q);
   }
 }
 
@@ -89,16 +91,20 @@ __global__ void bconv_scale_kernel(u64* y, const u64* a, BaseConvView conv, Limb
 /// overflow for up to 64 terms (each < 2^122); the sum, the overflow estimate (same operation order
 /// as rows::conversion_overflow) and the reductions equal the CPU backend's bit for bit.
 template <int kMax, int kRows>
-__device__ __forceinline__ void bconv_fused_block(u64* out, const u64* a, const BaseConvView& conv,
-                                                  const LimbMap& from, const LimbMap& to,
-                                                  u32 count) {
+__device__ __forceinline__ void bconv_fused_block(u64* out, const u64* a, const u64* sub,
+                                                  const BaseConvView& conv, const LimbMap& from,
+                                                  const LimbMap& to, u32 count) {
   const std::size_t n = std::size_t{1} << to.log_n;
   const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (c >= n) return;
   u64 y[kMax];
 #pragma unroll
   for (int i = 0; i < kMax; ++i)
-    if (i < count) y[i] = ring::rows::conversion_input(a[i * n + c], i, conv, from.mod(i).value);
+    if (i < count) {
+      const u64 q = from.mod(i).value;
+      y[i] = ring::rows::conversion_input(ring::rows::conversion_word(a, sub, i * n + c, q), i,
+                                          conv, q);
+    }
   u64 overflow = 0;
   if (conv.inv_q) {
     double sum = 0.0;
@@ -134,10 +140,10 @@ __device__ __forceinline__ void bconv_fused_block(u64* out, const u64* a, const 
 }
 
 template <int kMax, int kRows>
-__global__ void bconv_fused_kernel(u64* out, const u64* a, BaseConvView conv, LimbMap from,
-                                   LimbMap to, u32 count) {
+__global__ void bconv_fused_kernel(u64* out, const u64* a, const u64* sub, BaseConvView conv,
+                                   LimbMap from, LimbMap to, u32 count) {
   wait_for_previous_kernels();
-  bconv_fused_block<kMax, kRows>(out, a, conv, from, to, count);
+  bconv_fused_block<kMax, kRows>(out, a, sub, conv, from, to, count);
 }
 
 /// A batch of conversions (blockIdx.z picks the job) passed by value: ModUp's digits in one launch.
@@ -146,6 +152,7 @@ struct ConvJobArgs {
   struct Job {
     BaseConvView conv;
     const u64* in;
+    const u64* in_sub;  // see backend::ConvJob
     u64* out;
     const u32* from_ids;
     const u32* to_ids;
@@ -162,7 +169,7 @@ __global__ void bconv_many_kernel(const __grid_constant__ ConvJobArgs args) {
   if (blockIdx.y * kRows >= job.to_limbs) return;
   const LimbMap from{args.moduli, job.from_ids, args.log_n, job.from_limbs};
   const LimbMap to{args.moduli, job.to_ids, args.log_n, job.to_limbs};
-  bconv_fused_block<kMax, kRows>(job.out, job.in, job.conv, from, to, job.from_limbs);
+  bconv_fused_block<kMax, kRows>(job.out, job.in, job.in_sub, job.conv, from, to, job.from_limbs);
 }
 
 /// d += a b for a 16x32 row-major and a 32x8 column-major matrix of unsigned bytes (tensor
@@ -241,9 +248,9 @@ __device__ __forceinline__ void bconv_bytes_tiles(u64* out, const BaseConvView& 
 /// g + 8, and each pair trades the halves the other's A fragments need; the result equals the
 /// CPU backend's bit for bit.
 template <int kBlocks>
-__device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const BaseConvView& conv,
-                                                 const LimbMap& from, const LimbMap& to, u32 count,
-                                                 std::size_t c0) {
+__device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const u64* sub,
+                                                 const BaseConvView& conv, const LimbMap& from,
+                                                 const LimbMap& to, u32 count, std::size_t c0) {
   constexpr int kInputs = 4 * kBlocks;  // 8-byte inputs of a row: sources, overflow, zeros
   const u32 lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, own = t >> 1;
   const std::size_t n = std::size_t{1} << to.log_n;
@@ -252,7 +259,10 @@ __device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const B
     const std::size_t c = c0 + g + 8 * own;
 #pragma unroll
     for (int i = 0; i < kInputs; ++i)
-      y[i] = i < count ? ring::rows::conversion_input(a[i * n + c], i, conv, from.mod(i).value) : 0;
+      y[i] = i < count ? ring::rows::conversion_input(
+                             ring::rows::conversion_word(a, sub, i * n + c, from.mod(i).value), i,
+                             conv, from.mod(i).value)
+                       : 0;
     if (conv.inv_q) {
       double sum = 0.0;
 #pragma unroll
@@ -297,7 +307,7 @@ __global__ void __launch_bounds__(128)
   if (c0 >= (std::size_t{1} << args.log_n)) return;  // whole warps
   const LimbMap from{args.moduli, job.from_ids, args.log_n, job.from_limbs};
   const LimbMap to{args.moduli, job.to_ids, args.log_n, job.to_limbs};
-  bconv_bytes_warp<kBlocks>(job.out, job.in, job.conv, from, to, job.from_limbs, c0);
+  bconv_bytes_warp<kBlocks>(job.out, job.in, job.in_sub, job.conv, from, to, job.from_limbs, c0);
 }
 
 /// The terms of a plaintext inner product (dot_plain), passed by value.
@@ -329,14 +339,25 @@ __global__ void dot_plain_kernel(u64* out0, u64* out1, const u64* add0, const u6
 }
 
 /// Tensor product of two degree-1 ciphertexts, one pass.
-__global__ void tensor_kernel(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1,
-                              const u64* b0, const u64* b1, LimbMap map) {
+/// The operands of tensor_kernel: limbs below `split` read a0 .. b1, the others upper_a0 ..
+/// upper_b1 from their limb `split` on (see Backend::tensor_async).
+struct TensorOperands {
+  const u64 *a0, *a1, *b0, *b1;
+  const u64 *upper_a0, *upper_a1, *upper_b0, *upper_b1;
+  u32 split;
+};
+
+__global__ void tensor_kernel(u64* d0, u64* d1, u64* d2, TensorOperands in, LimbMap map) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
-    const Modulus& m = map.mod(static_cast<u32>(i >> map.log_n));
-    const u64 x0 = a0[i], x1 = a1[i], y0 = b0[i], y1 = b1[i];
+    const u32 limb = static_cast<u32>(i >> map.log_n);
+    const Modulus& m = map.mod(limb);
+    const bool up = limb >= in.split;
+    const std::size_t at = up ? i - (static_cast<std::size_t>(in.split) << map.log_n) : i;
+    const u64 x0 = (up ? in.upper_a0 : in.a0)[at], x1 = (up ? in.upper_a1 : in.a1)[at];
+    const u64 y0 = (up ? in.upper_b0 : in.b0)[at], y1 = (up ? in.upper_b1 : in.b1)[at];
     d0[i] = mul_mod(x0, y0, m);
     d1[i] = mul_add_mul_mod(x0, y1, x1, y0, m);
     d2[i] = mul_mod(x1, y1, m);

@@ -255,10 +255,16 @@ class CudaBackend final : public Backend {
   }
 
   void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1, const u64* b0,
-                    const u64* b1, const BasisView& b, Stream s) override {
+                    const u64* b1, const BasisView& b, Stream s,
+                    const TensorUpper* upper) override {
     ctx_.activate();
+    k::TensorOperands in{a0, a1, b0, b1, a0, a1, b0, b1, static_cast<u32>(b.limbs)};
+    if (upper)
+      in = {a0,        a1,        b0,
+            b1,        upper->a0, upper->a1,
+            upper->b0, upper->b1, static_cast<u32>(upper->split)};
     cuda::launch(k::tensor_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s), "tensor_kernel",
-                 d0, d1, d2, a0, a1, b0, b1, map_of(b));
+                 d0, d1, d2, in, map_of(b));
   }
   void dot_plain_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
                        const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
@@ -385,6 +391,7 @@ class CudaBackend final : public Backend {
       const auto& j = jobs[i];
       args.jobs[i] = {j.conv,
                       j.in,
+                      j.in_sub,
                       j.out,
                       j.from.ids,
                       j.to.ids,
@@ -420,11 +427,19 @@ class CudaBackend final : public Backend {
 
   void base_convert_async(u64* out, const u64* a, const BaseConvView& conv, const BasisView& from,
                           const BasisView& to, Stream s) override {
-    if (const std::vector<ConvJob> one{ConvJob{conv, from, to, a, out}}; byte_matrix_fits(one)) {
+    convert_one(ConvJob{conv, from, to, a, out}, s);
+  }
+  /// One conversion job on its own (tensor cores where its byte matrix fits).
+  void convert_one(const ConvJob& job, Stream s) {
+    if (const std::vector<ConvJob> one{job}; byte_matrix_fits(one)) {
       launch_byte_conversions(one, s);
       return;
     }
     ctx_.activate();
+    const BaseConvView& conv = job.conv;
+    const BasisView &from = job.from, &to = job.to;
+    const u64 *a = job.in, *sub = job.in_sub;
+    u64* out = job.out;
     const std::size_t n = from.ring->n;
     if (from.limbs <= 32) {
       // One pass: source residues read once per coefficient, kRows output rows per thread.
@@ -434,13 +449,13 @@ class CudaBackend final : public Backend {
       by_source_count(count, [&](auto km) {
         constexpr int kMax = decltype(km)::value;
         cuda::launch(k::bconv_fused_kernel<kMax, kConvRows>, grid, 256, 0, raw(s),
-                     "bconv_fused_kernel", out, a, conv, map_of(from), map_of(to), count);
+                     "bconv_fused_kernel", out, a, sub, conv, map_of(from), map_of(to), count);
       });
       return;
     }
     Scratch y = scratch(from.limbs * n, s);
     cuda::launch(k::bconv_scale_kernel, grid_for(from.limbs * n), 256, 0, raw(s),
-                 "bconv_scale_kernel", y.words(), a, conv, map_of(from));
+                 "bconv_scale_kernel", y.words(), a, sub, conv, map_of(from));
     cuda::launch(k::bconv_sum_kernel, grid_for(to.limbs * n), 256, 0, raw(s), "bconv_sum_kernel",
                  out, y.words(), conv, map_of(to));
   }
@@ -455,7 +470,7 @@ class CudaBackend final : public Backend {
       one_ring = one_ring && j.from.ring == jobs[0].from.ring && j.to.ring == jobs[0].from.ring;
     }
     if (jobs.size() > static_cast<std::size_t>(k::kMaxConvJobs) || max_from > 32 || !one_ring) {
-      for (const auto& j : jobs) base_convert_async(j.out, j.in, j.conv, j.from, j.to, s);
+      for (const auto& j : jobs) convert_one(j, s);
       return;
     }
     if (byte_matrix_fits(jobs)) {
