@@ -152,13 +152,15 @@ def test_paper_sets_on_gpu(gpu, scheme, name):
 
 @pytest.mark.parametrize("q_bits", [(50, 45), (50, 45, 45)], ids=["Q2", "Q3"])
 @pytest.mark.parametrize("scheme", ["bgv", "bfv"])
-@pytest.mark.parametrize("log_n", [12, 13, 14])
+@pytest.mark.parametrize("log_n", [10, 11, 12, 13, 14])
 def test_key_switching_under_every_ntt_schedule(gpu, scheme, log_n, q_bits):
     """Products and rotations under every CUDA NTT schedule: their ModUp reads one-prime digits in
-    the NTT's first load (lifted input), their ModDown fuses its division into the last kernel,
-    and BFV's product transforms its four operands out of place in one launch; a mixed batch
-    (FP64-path and integer-path primes). With two primes the ModDown's 2 x 2 rows take the cluster
-    transform with the map, with three the warp-shuffle one. Bit-identical to the CPU."""
+    the NTT's first load (lifted input), their ModDown converts from its one special prime in the
+    NTT's first load and fuses its division into the last kernel, and BFV's product transforms its
+    four operands out of place in one launch; a mixed batch (FP64-path and integer-path primes).
+    With two primes the ModDown's 2 x 2 rows take the cluster transform with the map, with three
+    the warp-shuffle one, whose first kernel is a per-stage one below N = 2^11. Bit-identical to
+    the CPU."""
     from ember import _ember
 
     setter = getattr(_ember, "set_ntt_variant", None)
