@@ -35,9 +35,10 @@ struct Context::Level {
   RnsBasis q, qr, r0;
   std::unique_ptr<BaseConverter> q_to_r;         // centered, exact
   std::unique_ptr<BaseConverter> scaled_r_to_q;  // centered, exact, of x * scale_down's multiplier
-  std::unique_ptr<BaseConverter> q_to_r0;        // exact
-  std::unique_ptr<DivideRound> scale_down;       // (Q_l u R) -> R: round(x / Q_l)
-  std::unique_ptr<DivideRound> decrypt_div;      // (Q_l u r0) -> r0: round(t x / Q_l)
+  std::unique_ptr<BaseConverter> scaled_r_to_q_p;  // the same, times P (the key switch's primes)
+  std::unique_ptr<BaseConverter> q_to_r0;          // exact
+  std::unique_ptr<DivideRound> scale_down;         // (Q_l u R) -> R: round(x / Q_l)
+  std::unique_ptr<DivideRound> decrypt_div;        // (Q_l u r0) -> r0: round(t x / Q_l)
   u64 q_mod_t = 0;
   Buffer q_div_t;
 };
@@ -71,6 +72,10 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     lv->scale_down = std::make_unique<DivideRound>(r, lv->q, 1, t);  // round(t x / Q_l)
     lv->scaled_r_to_q = std::make_unique<BaseConverter>(
         BaseConverter::centered(r, lv->q, lv->scale_down->multiplier()));
+    const auto& p_mod_q = rlwe_.p_mod_q();
+    lv->scaled_r_to_q_p = std::make_unique<BaseConverter>(
+        BaseConverter::centered(r, lv->q, lv->scale_down->multiplier(),
+                                std::vector<u64>(p_mod_q.begin(), p_mod_q.begin() + lv->q.size())));
     lv->decrypt_div = std::make_unique<DivideRound>(lv->r0, lv->q, 1, t);  // round(t v / Q_l)
     const auto qs = lv->q.primes();
     lv->q_mod_t = product_mod(qs, t);
@@ -147,7 +152,7 @@ std::vector<u64> Context::decrypt(const Ciphertext& ct, const SecretKey& sk) con
 }
 
 void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const (&out)[3],
-                            Stream s) const {
+                            Stream s, bool p_scaled) const {
   check_pair(a, b, "multiply");
   if (a.polys.size() != 2 || b.polys.size() != 2)
     throw ParameterError("multiply: relinearize the operands first (they have 3 polynomials)");
@@ -186,7 +191,8 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
   be.base_convert_many_async(lv.scale_down->remainder_jobs(delta, dropped, 3, be), s);
   jobs.clear();
   for (int k = 0; k < 3; ++k) {
-    jobs.push_back(lv.scaled_r_to_q->job(out[k], d + k * ext_words + qn, be));
+    const BaseConverter& conv = p_scaled && k < 2 ? *lv.scaled_r_to_q_p : *lv.scaled_r_to_q;
+    jobs.push_back(conv.job(out[k], d + k * ext_words + qn, be));
     jobs.back().in_sub = delta + k * rn;
   }
   be.base_convert_many_async(jobs, s);
@@ -209,19 +215,19 @@ Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b,
   const Stream s = be.default_stream();
   const RnsBasis& q = level(a.level).q;
   const std::size_t qn = q.size() * n();
-  // The three polynomials side by side: one NTT launch for all of them, out of place (a lifted
-  // ModUp reads the third one's coefficients during the key product).
+  // P p0 and P p1 side by side, in coefficient form: the key switch's ModDown adds p0 and p1
+  // through its own NTT. Only p2 is transformed (its own rows in the key product), out of place:
+  // a lifted ModUp reads its coefficients during the key product.
   Buffer prod(be, 3 * qn * sizeof(u64), s);
   u64* const p[3] = {prod.as<u64>(), prod.as<u64>() + qn, prod.as<u64>() + 2 * qn};
-  product_coeff(a, b, p, s);
+  product_coeff(a, b, p, s, /*p_scaled=*/true);
   const rlwe::ModUp ext = rlwe_.mod_up_coeff(p[2], a.level, s, /*once=*/true);
-  Buffer eval(be, 3 * qn * sizeof(u64), s);
-  const u64* const in[3] = {p[0], p[1], p[2]};
-  be.ntt_forward_async(eval.as<u64>(), in, q.on(be), 3, s);
-  const u64* e = eval.as<u64>();
+  RnsPoly p2(q, Form::eval, rlwe_.device());
+  const u64* const in[1] = {p[2]};
+  be.ntt_forward_async(p2.data(), in, q.on(be), 1, s);
   Ciphertext c = like(a, 2);
-  rlwe_.key_switch(e + 2 * qn, ext, a.level, relin, 0, c.polys[0].data(), c.polys[1].data(), s, e,
-                   e + qn);
+  rlwe_.key_switch(p2.data(), ext, a.level, relin, 0, c.polys[0].data(), c.polys[1].data(), s,
+                   nullptr, nullptr, nullptr, p[0]);
   return c;
 }
 

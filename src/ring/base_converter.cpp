@@ -102,13 +102,23 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const Conve
   }
 }
 
-BaseConverter BaseConverter::centered(RnsBasis from, RnsBasis to, const std::vector<u64>& in_mul) {
-  // Exact conversion of x + h (h = floor(Q/2)), which lies in [0, Q) for a centered x, then - h.
+BaseConverter BaseConverter::centered(RnsBasis from, RnsBasis to, const std::vector<u64>& in_mul,
+                                      const std::vector<u64>& out_mul) {
+  // Exact conversion of x + h (h = floor(Q/2)), which lies in [0, Q) for a centered x, then - h
+  // (times out_mul: v out_mul - h out_mul).
   const auto q = from.primes();
   ConversionMaps maps;
   maps.in_mul = in_mul;
+  maps.out_mul = out_mul;
   for (u64 qi : q) maps.in_add.push_back(half_product_mod(q, qi));
-  for (u64 pj : to.primes()) maps.out_add.push_back(neg_mod(half_product_mod(q, pj), pj));
+  const auto p = to.primes();
+  if (!out_mul.empty() && out_mul.size() != p.size())
+    throw ParameterError("base conversion map: need one value per prime");
+  for (std::size_t j = 0; j < p.size(); ++j) {
+    const u64 h = half_product_mod(q, p[j]);
+    const u64 scaled = out_mul.empty() ? h : mul_mod(h, out_mul[j] % p[j], make_modulus(p[j]));
+    maps.out_add.push_back(neg_mod(scaled, p[j]));
+  }
   return BaseConverter(std::move(from), std::move(to), /*exact=*/true, maps);
 }
 

@@ -62,7 +62,7 @@ const DivideRound::DeviceTables& DivideRound::tables_on(backend::Backend& be) co
 
 void DivideRound::apply_many_async(u64* const* out, const u64* const* a, std::size_t t_row,
                                    std::size_t count, backend::Backend& be, backend::Stream s,
-                                   const u64* const* addends) const {
+                                   const u64* const* addends, const u64* coeff_addends) const {
   const auto& tab = tables_on(be);
   const std::size_t t_words = t_.size() * q_.n(), q_words = q_.size() * q_.n();
   // The T parts' INTT reads them where they are (no copies) into one buffer.
@@ -75,7 +75,7 @@ void DivideRound::apply_many_async(u64* const* out, const u64* const* a, std::si
   for (std::size_t k = 0; k < count; ++k)
     jobs.push_back(t_to_q_.job(delta.as<u64>() + k * q_words, t.as<u64>() + k * t_words, be));
   be.convert_ntt_affine_sub_async(jobs, out, a, delta.as<u64>(), tab.t_inv.as<u64>(),
-                                  tab.t_inv_shoup.as<u64>(), addends, q_.on(be), s);
+                                  tab.t_inv_shoup.as<u64>(), addends, q_.on(be), s, coeff_addends);
 }
 
 std::vector<backend::ConvJob> DivideRound::remainder_jobs(u64* delta, const u64* const* a_t,

@@ -496,7 +496,7 @@ ModUp Context::mod_up_coeff(const u64* coeff, std::size_t level, Stream s, bool 
 
 void Context::key_switch(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
                          u64 galois, u64* out0, u64* out1, Stream s, const u64* add0,
-                         const u64* add1, const u64* rotated0) const {
+                         const u64* add1, const u64* rotated0, const u64* p_coeff_adds) const {
   auto& be = backend();
   const std::size_t poly_words = (level + 1 + p_count_) * n_;
   // Each half's Q rows then P rows: the ModDown reads the P rows in place.
@@ -509,7 +509,8 @@ void Context::key_switch(const u64* d, const ModUp& up, std::size_t level, const
   u64* const outs[2] = {out0, out1};
   const u64* const ins[2] = {q0, q1};
   const u64* const adds[2] = {add0, add1};
-  levels_.at(level).mod_down->apply_many_async(outs, ins, level + 1, 2, be, s, adds);
+  // The ModDown's multiplier is P^-1: P e enters its NTT as e P (see DivideRound).
+  levels_.at(level).mod_down->apply_many_async(outs, ins, level + 1, 2, be, s, adds, p_coeff_adds);
 }
 
 backend::KeyProductView Context::product_view(const u64* d, const ModUp& up, std::size_t level,

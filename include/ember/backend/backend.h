@@ -305,15 +305,22 @@ class Backend {
     affine_sub_async(out, a, c, mul, mul_companion, addends, count, b, stream);
   }
   /// A division's last three steps: the conversions `jobs` (job k writes polynomial k of c, the
-  /// polynomials back to back over b), then ntt_forward_affine_sub_async(out, a, c, ...) with
-  /// count = jobs.size(). A backend may fold conversions from one prime into the NTT's first
-  /// load (the CUDA one does: ModDown with one special prime, rescales), so the converted rows
-  /// are never written; c is scratch afterwards.
+  /// polynomials back to back over b), less `sub` (same layout, coefficient form; nullptr:
+  /// none), then ntt_forward_affine_sub_async(out, a, c, ...) with count = jobs.size(). The
+  /// result gains NTT(sub[k]) * mul: a coefficient-form addend e enters as sub = e / mul. A
+  /// backend may fold conversions from one prime and the subtraction into the NTT's first load
+  /// (the CUDA one does: ModDown with one special prime, rescales), so the converted rows are
+  /// never written; c is scratch afterwards.
   virtual void convert_ntt_affine_sub_async(const std::vector<ConvJob>& jobs, u64* const* out,
                                             const u64* const* a, u64* c, const u64* mul,
                                             const u64* mul_companion, const u64* const* addends,
-                                            const BasisView& b, Stream stream) {
+                                            const BasisView& b, Stream stream,
+                                            const u64* sub = nullptr) {
     base_convert_many_async(jobs, stream);
+    const std::size_t words = b.limbs * b.ring->n;
+    if (sub)
+      for (std::size_t k = 0; k < jobs.size(); ++k)
+        sub_async(c + k * words, c + k * words, sub + k * words, b, stream);
     ntt_forward_affine_sub_async(out, a, c, mul, mul_companion, addends, jobs.size(), b, stream);
   }
   /// BFV plaintext scaling: out[limb][i] = round(Q m[i] / t) mod q_limb for one row m of values

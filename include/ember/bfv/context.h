@@ -55,9 +55,10 @@ class Context : public rlwe::Evaluator {
  private:
   struct Level;
   const Level& level(std::size_t l) const { return *levels_.at(l); }
-  /// The product's three polynomials over Q_level in coefficient form, written to out[0..3).
+  /// The product's three polynomials over Q_level in coefficient form, written to out[0..3);
+  /// p_scaled: the first two times P (the key switch's special primes), as its ModDown adds them.
   void product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const (&out)[3],
-                     backend::Stream s) const;
+                     backend::Stream s, bool p_scaled = false) const;
   std::vector<std::unique_ptr<Level>> levels_;
 };
 

@@ -27,8 +27,10 @@ class BaseConverter {
   /// `maps` are applied in the same pass (no extra launches).
   BaseConverter(RnsBasis from, RnsBasis to, bool exact = false, const ConversionMaps& maps = {});
   /// Exact conversion of the centered value of x (in (-Q/2, Q/2]) rather than of x in [0, Q);
-  /// with in_mul (one value per prime of `from`), of x in_mul mod Q.
-  static BaseConverter centered(RnsBasis from, RnsBasis to, const std::vector<u64>& in_mul = {});
+  /// with in_mul (one value per prime of `from`), of x in_mul mod Q; with out_mul (one per prime
+  /// of `to`), times out_mul.
+  static BaseConverter centered(RnsBasis from, RnsBasis to, const std::vector<u64>& in_mul = {},
+                                const std::vector<u64>& out_mul = {});
   const RnsBasis& from() const { return from_; }
   const RnsBasis& to() const { return to_; }
   /// `a` over `from`, coefficient form -> result over `to`, coefficient form.

@@ -28,9 +28,13 @@ class DivideRound {
   /// exact (its floating-point overflow estimate can be off by one only when the value is within
   /// 2^-50 T of a rounding boundary). out[k] may alias a[k].
   /// With `addends`, out[k] = result + addends[k] (null entries: none), fused into the last pass.
+  /// With `coeff_addends` (the count polynomials back to back over Q, coefficient form, each
+  /// already divided by the multiplier: e[k] T m^-1 for an addend e[k]), out[k] gains e[k]
+  /// through the division's own NTT (see Backend::convert_ntt_affine_sub_async).
   void apply_many_async(u64* const* out, const u64* const* a, std::size_t t_row, std::size_t count,
                         backend::Backend& be, backend::Stream s,
-                        const u64* const* addends = nullptr) const;
+                        const u64* const* addends = nullptr,
+                        const u64* coeff_addends = nullptr) const;
   /// One polynomial with a_q, a_t and out in coefficient form (a_t is only read).
   void apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                          backend::Stream s) const;

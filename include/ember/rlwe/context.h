@@ -110,9 +110,13 @@ class Context {
   /// rotated0 (eval form over Q_level, may be null) adds g(rotated0) to out0: a rotation's
   /// sigma(c0), folded into the key product (key_product's p_add), which the ModDown divides back
   /// exactly (one pass and one kernel fewer than an automorphism and an addend).
+  /// p_coeff_adds (coefficient form over Q_level, two polynomials back to back: P e0, P e1) adds
+  /// e0 / e1 to the outputs through the ModDown's own NTT (BFV's product, whose e0 / e1 come in
+  /// coefficient form: no transform of their own).
   void key_switch(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
                   u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
-                  const u64* add1 = nullptr, const u64* rotated0 = nullptr) const;
+                  const u64* add1 = nullptr, const u64* rotated0 = nullptr,
+                  const u64* p_coeff_adds = nullptr) const;
   /// The key product of key_switch without its ModDown: out0 / out1 (each Q_level rows, then P
   /// rows, contiguous) hold P g(d) s' + small in the basis Q_level u P; with `p_add` (eval form
   /// over Q_level), out0 also gets P p_add(X^galois) on its Q rows in the same pass (a hoisted

@@ -35,25 +35,30 @@ enum class NttPaths { kInt, kFloat, kMixed };
 /// NttBatch::lift_maps describes (a division's). Kernels compile in one kind.
 enum LiftKind : int { kNoLift = 0, kReduceLift = 1, kConvertLift = 2 };
 
-/// kReduceLift (or kNoLift with m == nullptr): the word modulo the row's prime m.
+/// kReduceLift (or kNoLift with m == nullptr): the word modulo the row's prime m (`at`, the
+/// word's offset from the kernel's base, is not needed).
 struct ReduceLift {
   const Modulus* m;
-  __device__ __forceinline__ u64 operator()(u64 x) const {
+  __device__ __forceinline__ u64 operator()(u64 x, std::size_t) const {
     return m ? barrett_reduce_64(x, *m) : x;
   }
 };
 
 /// kConvertLift: the fast conversion from one prime p (backend::OnePrimeMaps) as
-/// rows::convert_row computes it. The row's constants are loaded once per thread, before the
-/// kernel waits for the previous one (they are tables).
+/// rows::convert_row computes it, less the word `at` of `sub` (NttBatch::lift_sub, at the
+/// kernel's base offset) when there is one. The row's constants are loaded once per thread,
+/// before the kernel waits for the previous one (they are tables).
 struct ConvertLift {
   Modulus m;
   u64 p, in_mul, in_mul_shoup, in_add, out_mul, out_mul_shoup, out_add;
   bool scale;
-  __device__ __forceinline__ u64 operator()(u64 x) const {
+  const u64* sub;
+  __device__ __forceinline__ u64 operator()(u64 x, std::size_t at) const {
     const u64 y = add_mod(mul_shoup(x, in_mul, in_mul_shoup, p), in_add, p);
     const u64 v = barrett_reduce_64(y, m);
-    return add_mod(scale ? mul_shoup(v, out_mul, out_mul_shoup, m.value) : v, out_add, m.value);
+    const u64 w =
+        add_mod(scale ? mul_shoup(v, out_mul, out_mul_shoup, m.value) : v, out_add, m.value);
+    return sub ? sub_mod(w, sub[at], m.value) : w;
   }
 };
 
@@ -87,6 +92,9 @@ struct NttBatch {
   // conversion, see Backend::convert_ntt_affine_sub_async).
   u32 lift_rows = 0;
   const backend::OnePrimeMaps* lift_maps = nullptr;
+  // With lift_maps: words subtracted from the converted ones (this batch's layout; nullptr:
+  // none), see Backend::convert_ntt_affine_sub_async.
+  const u64* lift_sub = nullptr;
   /// Where the first pass reads the word at `offset` of the batch (kLifted: a kernel compiled
   /// for lifted batches; the others carry no lifting code).
   template <bool kLifted>
@@ -106,8 +114,9 @@ struct NttBatch {
   __device__ __forceinline__ ReduceLift lift(u32 id) const {
     return ReduceLift{kLifted ? moduli + id : nullptr};
   }
-  /// Limb `limb`'s conversion from lift_maps (kConvertLift kernels).
-  __device__ __forceinline__ ConvertLift convert_lift(u32 limb) const {
+  /// Limb `limb`'s conversion from lift_maps (kConvertLift kernels), for a kernel whose words
+  /// start at `offset` of the batch.
+  __device__ __forceinline__ ConvertLift convert_lift(u32 limb, std::size_t offset) const {
     const u32 j = limb % limbs;
     const backend::OnePrimeMaps& c = *lift_maps;
     ConvertLift f;
@@ -120,13 +129,15 @@ struct NttBatch {
     f.out_mul = f.scale ? c.out_mul[j] : 0;
     f.out_mul_shoup = f.scale ? c.out_mul_shoup[j] : 0;
     f.out_add = c.out_add ? c.out_add[j] : 0;
+    f.sub = lift_sub ? lift_sub + offset : nullptr;
     return f;
   }
-  /// The first load's lift of a kernel compiled for kLift (limb: the batch's limb, id its prime).
+  /// The first load's lift of a kernel compiled for kLift (limb: the batch's limb, id its prime,
+  /// offset: where the kernel's words start in the batch).
   template <int kLift>
-  __device__ __forceinline__ auto row_lift(u32 limb, u32 id) const {
+  __device__ __forceinline__ auto row_lift(u32 limb, u32 id, std::size_t offset) const {
     if constexpr (kLift == kConvertLift)
-      return convert_lift(limb);
+      return convert_lift(limb, offset);
     else
       return lift<kLift == kReduceLift>(id);
   }
@@ -343,7 +354,7 @@ template <bool kForward, int kLift>
 __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
   const u32 limb = blockIdx.y;
   const u32 id = a.ids[limb % a.limbs];
-  const auto lift = a.row_lift<kLift>(limb, id);
+  const auto lift = a.row_lift<kLift>(limb, id, static_cast<std::size_t>(limb) * a.n);
   wait_for_previous_kernels();
   const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= a.n / 2) return;
@@ -355,7 +366,7 @@ __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
   const u32 p = (i << (log_t + 1)) + (b & (t - 1));
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
-  u64 x = lift(in[p]), y = lift(in[p + t]);
+  u64 x = lift(in[p], p), y = lift(in[p + t], p + t);
   if constexpr (kForward) {
     ct_butterfly_8q(x, y, tw[m + i], tws[m + i], q);
     if (last) {
@@ -453,7 +464,8 @@ struct ColumnMem {
   P path;
   Lift lift;  // see NttBatch::row_lift
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
-    return lift(in[((base + off) << log_n2) + h]);
+    const std::size_t at = ((base + off) << log_n2) + h;
+    return lift(in[at], at);
   }
   __device__ __forceinline__ V load(u32 p) const { return sm[(p << kLogSubs) + h]; }
   __device__ __forceinline__ void store(u32 p, V v) const { sm[(p << kLogSubs) + h] = v; }
@@ -479,7 +491,7 @@ struct ChunkMem {
   P path;
   ReduceLift lift;  // see NttBatch::lift
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
-    return lift(in[base + off]);
+    return lift(in[base + off], base + off);
   }
   __device__ __forceinline__ V load(u32 p) const { return s[chunk_swizzle(p)]; }
   __device__ __forceinline__ void store(u32 p, V v) const { s[chunk_swizzle(p)] = v; }
@@ -528,7 +540,7 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;
-    const auto lift = a.row_lift<kLift>(limb, id);
+    const auto lift = a.row_lift<kLift>(limb, id, offset);
     ColumnMem<kForward, kLogSubs, P, std::decay_t<decltype(lift)>> mem{
         a.data + offset,
         a.input<kLift != kNoLift>(offset),

@@ -68,9 +68,10 @@ struct ClusterColumnMem {
     return cg::this_cluster().map_shared_rank(chunk, k) + chunk_swizzle(col);
   }
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
-    if constexpr (kForward)
-      return lift(in[((base + off) << log_s) + h]);
-    else
+    if constexpr (kForward) {
+      const std::size_t at = ((base + off) << log_s) + h;
+      return lift(in[at], at);
+    } else
       return *owner(base + off);
   }
   __device__ __forceinline__ V load(u32 p) const { return scratch[(p << kLogSubs) + h]; }
@@ -146,7 +147,7 @@ __device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& ma
   const std::size_t chunk_at = limb_at + static_cast<std::size_t>(r) * kS;
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
-  const auto lift = a.row_lift<kLift>(limb, id);
+  const auto lift = a.row_lift<kLift>(limb, id, cols_at);
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;

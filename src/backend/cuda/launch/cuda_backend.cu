@@ -563,7 +563,7 @@ class CudaBackend final : public Backend {
   void convert_ntt_affine_sub_async(const std::vector<ConvJob>& jobs, u64* const* out,
                                     const u64* const* a, u64* c, const u64* mul,
                                     const u64* mul_companion, const u64* const* addends,
-                                    const BasisView& b, Stream s) override {
+                                    const BasisView& b, Stream s, const u64* sub) override {
     ctx_.activate();
     // Conversions from one prime run in the NTT's first load: each row reads its polynomial's
     // source row and converts it there (kernels::lifted), so the converted rows are never
@@ -573,12 +573,13 @@ class CudaBackend final : public Backend {
       batch.src0 = jobs[0].in;
       batch.lift_rows = static_cast<u32>(b.limbs);
       batch.lift_maps = maps;
+      batch.lift_sub = sub;
       if (cuda::launch_ntt_forward_affine(batch, jobs.size(),
                                           affine_args(out, a, addends, 0, jobs.size()), mul,
                                           mul_companion, current_variant(), raw(s)))
         return;
     }
-    Backend::convert_ntt_affine_sub_async(jobs, out, a, c, mul, mul_companion, addends, b, s);
+    Backend::convert_ntt_affine_sub_async(jobs, out, a, c, mul, mul_companion, addends, b, s, sub);
   }
   /// The maps of conversion jobs that a lifted NTT over b can run in its first load (nullptr:
   /// none): one source prime, the same conversion for every job, source rows and outputs (c)

@@ -62,6 +62,7 @@ NttBatch in_place(NttBatch a) {
   a.src0 = a.src1 = a.src2 = a.src3 = nullptr;
   a.lift_rows = 0;
   a.lift_maps = nullptr;
+  a.lift_sub = nullptr;
   return a;
 }
 
