@@ -70,12 +70,11 @@ void DivideRound::apply_many_async(u64* const* out, const u64* const* a, std::si
   for (std::size_t k = 0; k < count; ++k) a_t[k] = a[k] + t_row * q_.n();
   Buffer t(be, count * t_words * sizeof(u64), s);
   be.ntt_inverse_async(t.as<u64>(), a_t.data(), t_.on(be), count, s);
+  for (std::size_t k = 0; k < count; ++k) a_t[k] = t.as<u64>() + k * t_words;  // now coefficients
   Buffer delta(be, count * q_words * sizeof(u64), s);
-  std::vector<backend::ConvJob> jobs;
-  for (std::size_t k = 0; k < count; ++k)
-    jobs.push_back(t_to_q_.job(delta.as<u64>() + k * q_words, t.as<u64>() + k * t_words, be));
-  be.convert_ntt_affine_sub_async(jobs, out, a, delta.as<u64>(), tab.t_inv.as<u64>(),
-                                  tab.t_inv_shoup.as<u64>(), addends, q_.on(be), s, coeff_addends);
+  be.convert_ntt_affine_sub_async(remainder_jobs(delta.as<u64>(), a_t.data(), count, be), out, a,
+                                  delta.as<u64>(), tab.t_inv.as<u64>(), tab.t_inv_shoup.as<u64>(),
+                                  addends, q_.on(be), s, coeff_addends);
 }
 
 std::vector<backend::ConvJob> DivideRound::remainder_jobs(u64* delta, const u64* const* a_t,

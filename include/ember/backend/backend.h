@@ -68,7 +68,6 @@ struct ByteTarget {
   u64 out_add = 0;       // the output map's addend (0: none)
 };
 
-/// Tables of a fast base conversion from basis Q (`from`) to basis P (`to`), backend memory.
 /// A conversion from one prime p as a lifted NTT's first load reads it (Backend::
 /// convert_ntt_affine_sub_async): the BaseConvView's tables and p's modulus, backend memory.
 /// y = x in_mul + in_add mod p, then y mod p_j (Q / p = 1), then v out_mul_j + out_add_j; null
@@ -83,6 +82,7 @@ struct OnePrimeMaps {
   const u64* out_add = nullptr;
 };
 
+/// Tables of a fast base conversion from basis Q (`from`) to basis P (`to`), backend memory.
 struct BaseConvView {
   std::size_t from_limbs = 0;
   std::size_t to_limbs = 0;

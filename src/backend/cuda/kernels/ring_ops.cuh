@@ -259,10 +259,13 @@ __device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const u
     const std::size_t c = c0 + g + 8 * own;
 #pragma unroll
     for (int i = 0; i < kInputs; ++i)
-      y[i] = i < count ? ring::rows::conversion_input(
-                             ring::rows::conversion_word(a, sub, i * n + c, from.mod(i).value), i,
-                             conv, from.mod(i).value)
-                       : 0;
+      if (i < count) {
+        const u64 q = from.mod(i).value;
+        y[i] = ring::rows::conversion_input(ring::rows::conversion_word(a, sub, i * n + c, q), i,
+                                            conv, q);
+      } else {
+        y[i] = 0;
+      }
     if (conv.inv_q) {
       double sum = 0.0;
 #pragma unroll

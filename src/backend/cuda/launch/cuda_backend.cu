@@ -566,7 +566,7 @@ class CudaBackend final : public Backend {
                                     const BasisView& b, Stream s, const u64* sub) override {
     ctx_.activate();
     // Conversions from one prime run in the NTT's first load: each row reads its polynomial's
-    // source row and converts it there (kernels::lifted), so the converted rows are never
+    // source row and converts it there (kernels::ConvertLift), so the converted rows are never
     // written and read back, and the conversion's launch is gone.
     if (const OnePrimeMaps* maps = one_prime_lift(jobs, c, b)) {
       k::NttBatch batch = ntt_batch(c, b, true);
@@ -582,8 +582,8 @@ class CudaBackend final : public Backend {
     Backend::convert_ntt_affine_sub_async(jobs, out, a, c, mul, mul_companion, addends, b, s, sub);
   }
   /// The maps of conversion jobs that a lifted NTT over b can run in its first load (nullptr:
-  /// none): one source prime, the same conversion for every job, source rows and outputs (c)
-  /// back to back.
+  /// none): one source prime, the same conversion for every job, no subtrahend of their own,
+  /// source rows and outputs (c) back to back.
   static const OnePrimeMaps* one_prime_lift(const std::vector<ConvJob>& jobs, const u64* c,
                                             const BasisView& b) {
     const std::size_t n = b.ring->n;
@@ -591,7 +591,7 @@ class CudaBackend final : public Backend {
       return nullptr;
     for (std::size_t k = 0; k < jobs.size(); ++k) {
       const ConvJob& j = jobs[k];
-      if (j.conv.one_prime != jobs[0].conv.one_prime || j.to.ids != b.ids ||
+      if (j.conv.one_prime != jobs[0].conv.one_prime || j.in_sub || j.to.ids != b.ids ||
           j.to.limbs != b.limbs || j.in != jobs[0].in + k * n || j.out != c + k * b.limbs * n)
         return nullptr;
     }
