@@ -240,57 +240,69 @@ __device__ __forceinline__ void bconv_bytes_tiles(u64* out, const BaseConvView& 
   }
 }
 
+/// A fragment registers 2 h and 2 h + 1 of one k-block from inputs 4 kb + 2 h and + 1 of the
+/// lane's coefficient (v0, v1): register (kb, h, r) holds row g + 8 r, input 4 kb + 2 h + t / 2,
+/// half t % 2, so each lane pair (lane, lane ^ 2) trades the halves the other needs.
+__device__ __forceinline__ void byte_fragment_pair(u32 (&f)[4], int h, u64 v0, u64 v1, u32 t) {
+  const u32 own = t >> 1;
+  const auto half = [&](u64 v) { return static_cast<u32>((t & 1) ? v >> 32 : v); };
+  const u32 mine = half(own ? v1 : v0);    // my row, the input I read
+  const u32 theirs = half(own ? v0 : v1);  // my row, the input my partner (lane ^ 2) reads
+  const u32 other = __shfl_xor_sync(0xffffffffu, theirs, 2);
+  f[2 * h + 0] = own ? other : mine;
+  f[2 * h + 1] = own ? mine : other;
+}
+
 /// One warp converts coefficients c0 .. c0 + 15 of a conversion with byte planes
 /// (BaseConvView::byte_planes, at most kBlocks blocks of 32 bytes per row) on the integer tensor
 /// cores: the bytes of y (and of the overflow, an extra input) times the byte matrix, eight planes
 /// of products joined at their byte offsets and reduced once. Lanes (g, 0..1) compute y of row g
 /// from all `count` sources (the overflow's sum in the CPU's order), lanes (g, 2..3) that of row
 /// g + 8, and each pair trades the halves the other's A fragments need; the result equals the
-/// CPU backend's bit for bit.
+/// CPU backend's bit for bit. The inputs go into the fragments pair by pair as they are computed
+/// (the pair that takes the overflow, input `count`, is built again once the sum is known), not
+/// all held first: 1-3 % faster BFV products on an H200 (bench/RESULTS.md).
 template <int kBlocks>
 __device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const u64* sub,
                                                  const BaseConvView& conv, const LimbMap& from,
                                                  const LimbMap& to, u32 count, std::size_t c0) {
-  constexpr int kInputs = 4 * kBlocks;  // 8-byte inputs of a row: sources, overflow, zeros
   const u32 lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, own = t >> 1;
   const std::size_t n = std::size_t{1} << to.log_n;
-  u64 y[kInputs];
-  {
-    const std::size_t c = c0 + g + 8 * own;
-#pragma unroll
-    for (int i = 0; i < kInputs; ++i)
-      if (i < count) {
-        const u64 q = from.mod(i).value;
-        y[i] = ring::rows::conversion_input(ring::rows::conversion_word(a, sub, i * n + c, q), i,
-                                            conv, q);
-      } else {
-        y[i] = 0;
-      }
-    if (conv.inv_q) {
-      double sum = 0.0;
-#pragma unroll
-      for (int i = 0; i < kInputs; ++i)
-        if (i < count) sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(y[i]), conv.inv_q[i]));
-      const u64 overflow = static_cast<u64>(sum);
-#pragma unroll
-      for (int i = 0; i < kInputs; ++i)
-        if (i == count) y[i] = overflow;
-    }
-  }
-  // A fragment register (kb, h, r): row g + 8 r, input 4 kb + 2 h + t / 2, half t % 2.
+  const std::size_t c = c0 + g + 8 * own;
+  const bool exact = conv.inv_q != nullptr;
+  const u32 overflow_pair = count & ~1u;  // the first input of the pair the overflow joins
   u32 frag[kBlocks][4];
+  double sum = 0.0;
+  u64 held = 0;  // input count - 1 when count is odd (the overflow's pair partner)
 #pragma unroll
   for (int kb = 0; kb < kBlocks; ++kb) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const u64 v0 = y[4 * kb + 2 * h], v1 = y[4 * kb + 2 * h + 1];
-      const auto half = [&](u64 v) { return static_cast<u32>((t & 1) ? v >> 32 : v); };
-      const u32 mine = half(own ? v1 : v0);    // my row, the input I read
-      const u32 theirs = half(own ? v0 : v1);  // my row, the input my partner (lane ^ 2) reads
-      const u32 other = __shfl_xor_sync(0xffffffffu, theirs, 2);
-      frag[kb][2 * h + 0] = own ? other : mine;
-      frag[kb][2 * h + 1] = own ? mine : other;
+      u64 v[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const u32 i = 4 * kb + 2 * h + e;
+        v[e] = 0;
+        if (i < count) {
+          const u64 q = from.mod(i).value;
+          v[e] = ring::rows::conversion_input(ring::rows::conversion_word(a, sub, i * n + c, q), i,
+                                              conv, q);
+          if (exact) sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(v[e]), conv.inv_q[i]));
+        }
+      }
+      if (4 * kb + 2 * h == overflow_pair) held = v[0];
+      byte_fragment_pair(frag[kb], h, v[0], v[1], t);
     }
+  }
+  if (exact) {
+    const u64 overflow = static_cast<u64>(sum);
+    const bool odd = count & 1u;
+#pragma unroll
+    for (int kb = 0; kb < kBlocks; ++kb)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        if (4 * kb + 2 * h == overflow_pair)  // warp-uniform
+          byte_fragment_pair(frag[kb], h, odd ? held : overflow, odd ? overflow : 0, t);
   }
   // Straight-line tile loops (the tensor-core products interleave with the previous plane's
   // joins): one for jobs with all kBlocks blocks, one for jobs with fewer.
