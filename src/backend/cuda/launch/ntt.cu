@@ -101,14 +101,12 @@ void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool 
   const dim3 grid(n1 / subs, static_cast<u32>(rows));
   dispatch_log<4, 13>(log2u(s_size), [&](auto L) {
     constexpr int kLog = decltype(L)::value;
-    // Lifted batches (one launch per ModUp) take the kernel with both paths: a third of the
-    // instantiations.
-    if (forward && a.lift_rows)
-      return launch_smem(kernels::ntt_chunk_kernel<true, kLog, kernels::NttPaths::kMixed, true>,
-                         grid, threads, smem, s, a, subs, last);
     dispatch_paths(a.paths, [&](auto P) {
       constexpr kernels::NttPaths kP = decltype(P)::value;
-      if (forward)
+      if (forward && a.lift_rows)  // ModUp's lifted rows (see ntt_columns.cu)
+        launch_smem(kernels::ntt_chunk_kernel<true, kLog, kP, true>, grid, threads, smem, s, a,
+                    subs, last);
+      else if (forward)
         launch_smem(kernels::ntt_chunk_kernel<true, kLog, kP, false>, grid, threads, smem, s, a,
                     subs, last);
       else

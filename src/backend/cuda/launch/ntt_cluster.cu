@@ -71,13 +71,11 @@ bool cluster_of(const NttBatch& a, std::size_t rows, bool forward, const AffineM
     launched = true;
   };
   using kernels::NttPaths;
-  if (forward && a.lift_rows && !affine.args) {  // as in chunks(): both paths in one kernel
-    go(kernels::ntt_cluster_kernel<true, kLogC, kLogS, NttPaths::kMixed, kernels::kReduceLift>);
-    return launched;
-  }
   dispatch_paths(a.paths, [&](auto P) {
     constexpr NttPaths kP = decltype(P)::value;
-    if (affine.args && a.lift_rows)  // a division's conversion from one prime in the first load
+    if (forward && a.lift_rows && !affine.args)  // ModUp's lifted rows (see ntt_columns.cu)
+      go(kernels::ntt_cluster_kernel<true, kLogC, kLogS, kP, kernels::kReduceLift>);
+    else if (affine.args && a.lift_rows)  // a division's conversion from one prime
       go(kernels::ntt_cluster_affine_kernel<kLogC, kLogS, kP, kernels::kConvertLift>, *affine.args,
          affine.mul, affine.mul_companion);
     else if (affine.args)

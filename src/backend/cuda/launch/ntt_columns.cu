@@ -17,15 +17,16 @@ void columns_of(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool 
   const dim3 grid(n2 / kSubs, static_cast<u32>(rows));
   dispatch_log<3, 9>(log2u(n1), [&](auto L) {
     constexpr int kLog = decltype(L)::value;
-    if (forward && a.lift_rows && !a.lift_maps)  // as in chunks()
-      return launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs, kernels::NttPaths::kMixed,
-                                                    kernels::kReduceLift>,
-                         grid, threads, smem, s, a, last);
     dispatch_paths(a.paths, [&](auto P) {
       constexpr kernels::NttPaths kP = decltype(P)::value;
-      // A division's conversion from one prime (few rows, one launch per key switch) takes the
-      // single-path kernels: the 40-register budget has no room for both paths and the maps.
-      if (forward && a.lift_rows)
+      // Every kernel takes the batch's paths alone: for ModUp's lifted rows measured on an H200
+      // (bench/RESULTS.md) 2 % faster BGV and BFV N15 rotations and relinearizations than one
+      // kernel with both paths, and a division's conversion from one prime has no room for both
+      // paths and its maps in the 40-register budget.
+      if (forward && a.lift_rows && !a.lift_maps)
+        launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs, kP, kernels::kReduceLift>,
+                    grid, threads, smem, s, a, last);
+      else if (forward && a.lift_rows)
         launch_smem(kernels::ntt_column_kernel<true, kLog, kLogSubs, kP, kernels::kConvertLift>,
                     grid, threads, smem, s, a, last);
       else if (forward)
