@@ -224,6 +224,14 @@ std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward,
   // integer path, the others the FP64 one.
   const int log_n = static_cast<int>(log2u(n));
   if (log_n < 9) return "two_kernel";
+  // In scheme operations, the few-row transforms of N = 2^14 integer-path key switching and BFV
+  // products (inverse: 2 or 3 rows; forward: 9 or 12) take the one-launch cluster schedule,
+  // which there beats the table's winners measured on back-to-back transforms alone. Measured on
+  // an H200 (bench/RESULTS.md, thirteenth session): BFV N14 rotate 0.0310 -> 0.0305 ms,
+  // relinearize 0.0303 -> 0.0294, multiply 0.0676 -> 0.0667; slower at N = 2^13 and on the
+  // FP64 path (CKKS N14).
+  if (log_n == 14 && paths == kernels::NttPaths::kInt && rows <= (forward ? 12u : 4u))
+    return "cluster";
   const TunedNtt* best = nullptr;
   double best_d = 1e300;
   const auto& table = paths == kernels::NttPaths::kInt ? kTunedNttInt : kTunedNttFloat;
