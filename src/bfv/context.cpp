@@ -200,10 +200,15 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
 
 Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const {
   const Stream s = rlwe_.backend().default_stream();
+  const RnsBasis& q = level(a.level).q;
   Ciphertext c = like(a, 0);
-  for (int k = 0; k < 3; ++k) c.polys.emplace_back(level(a.level).q, Form::coeff, rlwe_.device());
+  // Back to back, so that one NTT launch transforms all three (three launches cost each
+  // transform's latency three times over at small N).
+  c.polys = RnsPoly::batch(q, Form::coeff, rlwe_.device(), 3);
   product_coeff(a, b, {c.polys[0].data(), c.polys[1].data(), c.polys[2].data()}, s);
-  for (auto& p : c.polys) p.ntt_inplace();
+  auto& be = rlwe_.backend();
+  be.ntt_forward_async(c.polys[0].data(), q.on(be), 3, s);
+  for (auto& p : c.polys) p.set_form(Form::eval);
   return c;
 }
 

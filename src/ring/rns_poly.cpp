@@ -12,7 +12,27 @@ const char* form_name(Form f) { return f == Form::coeff ? "coeff" : "eval"; }
 RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device)
     : basis_(std::move(basis)), form_(form), device_(device) {
   auto& be = backend::backend_for(device_);
-  buffer_ = backend::Buffer(be, words() * sizeof(u64), be.default_stream());
+  storage_ = std::make_shared<backend::Buffer>(be, words() * sizeof(u64), be.default_stream());
+}
+
+RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device,
+                 std::shared_ptr<backend::Buffer> storage, std::size_t offset)
+    : basis_(std::move(basis)),
+      form_(form),
+      device_(device),
+      storage_(std::move(storage)),
+      offset_(offset) {}
+
+std::vector<RnsPoly> RnsPoly::batch(const RnsBasis& basis, Form form, Device device,
+                                    std::size_t count) {
+  auto& be = backend::backend_for(device);
+  const std::size_t words = basis.size() * basis.n();
+  const auto storage =
+      std::make_shared<backend::Buffer>(be, count * words * sizeof(u64), be.default_stream());
+  std::vector<RnsPoly> polys;
+  for (std::size_t k = 0; k < count; ++k)
+    polys.push_back(RnsPoly(basis, form, device, storage, k * words));
+  return polys;
 }
 
 backend::Backend& RnsPoly::backend() const { return backend::backend_for(device_); }

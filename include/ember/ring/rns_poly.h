@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ember/backend/buffer.h"
@@ -22,6 +23,11 @@ class RnsPoly {
   /// Uninitialized storage (its contents are unspecified until written).
   RnsPoly(RnsBasis basis, Form form, Device device);
   static RnsPoly zeros(RnsBasis basis, Form form, Device device);
+  /// `count` uninitialized polynomials stored back to back in one allocation (released with the
+  /// last of them), so that one batched primitive can process them all (see
+  /// Backend::ntt_forward_async's count).
+  static std::vector<RnsPoly> batch(const RnsBasis& basis, Form form, Device device,
+                                    std::size_t count);
   /// Copies limbs x N words from host memory; throws ParameterError if a word is not reduced
   /// modulo its limb's prime.
   static RnsPoly from_host(RnsBasis basis, Form form, Device device, const u64* data);
@@ -43,8 +49,8 @@ class RnsPoly {
   std::size_t limbs() const { return basis_.size(); }
   std::size_t n() const { return basis_.n(); }
   std::size_t words() const { return limbs() * n(); }
-  u64* data() { return buffer_.as<u64>(); }
-  const u64* data() const { return buffer_.as<const u64>(); }
+  u64* data() { return storage_->as<u64>() + offset_; }
+  const u64* data() const { return storage_->as<const u64>() + offset_; }
   backend::Backend& backend() const;
   backend::BasisView view() const { return basis_.on(backend()); }
   /// Sets the form tag without computing (for data written by a primitive).
@@ -72,13 +78,17 @@ class RnsPoly {
   RnsPoly automorphism(u64 k) const;
 
  private:
+  /// Words [offset, offset + words) of `storage`.
+  RnsPoly(RnsBasis basis, Form form, Device device, std::shared_ptr<backend::Buffer> storage,
+          std::size_t offset);
   /// The NTT (forward) or INTT of this polynomial into a new one, without a copy.
   RnsPoly transformed(bool forward) const;
   void check_same(const RnsPoly& o, const char* op) const;
   RnsBasis basis_;
   Form form_;
   Device device_;
-  backend::Buffer buffer_;
+  std::shared_ptr<backend::Buffer> storage_;  // shared by the polynomials of one batch
+  std::size_t offset_ = 0;                    // in words
 };
 
 }  // namespace ember::ring
