@@ -49,8 +49,8 @@ class RnsPoly {
   std::size_t limbs() const { return basis_.size(); }
   std::size_t n() const { return basis_.n(); }
   std::size_t words() const { return limbs() * n(); }
-  u64* data() { return storage_->as<u64>() + offset_; }
-  const u64* data() const { return storage_->as<const u64>() + offset_; }
+  u64* data() { return storage_ ? storage_->as<u64>() + offset_ : nullptr; }
+  const u64* data() const { return storage_ ? storage_->as<const u64>() + offset_ : nullptr; }
   backend::Backend& backend() const;
   backend::BasisView view() const { return basis_.on(backend()); }
   /// Sets the form tag without computing (for data written by a primitive).
