@@ -15,8 +15,8 @@ RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device)
   storage_ = std::make_shared<backend::Buffer>(be, words() * sizeof(u64), be.default_stream());
 }
 
-RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device,
-                 std::shared_ptr<backend::Buffer> storage, std::size_t offset)
+RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device, std::shared_ptr<backend::Buffer> storage,
+                 std::size_t offset)
     : basis_(std::move(basis)),
       form_(form),
       device_(device),
