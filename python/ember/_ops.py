@@ -14,6 +14,13 @@ class CiphertextOps:
     def level(self) -> int:
         return self._raw.level
 
+    @property
+    def form(self) -> str:
+        """ "coeff" or "eval": how the polynomials are stored. BFV keeps fresh ciphertexts and their
+        products, relinearizations and rotations in coefficient form (as SEAL and Phantom do);
+        everything else is in eval form. Every operation accepts either."""
+        return self._raw.form
+
     def __add__(self, other):
         return self._ctx.add(self, other)
 
@@ -38,7 +45,10 @@ class CiphertextOps:
         return self._ctx.rotate(self, steps)
 
     def _serialize(self, head: bytes) -> bytes:
-        """The ciphertext's bytes: the scheme's header fields, then every polynomial."""
+        """The ciphertext's bytes: the scheme's header fields, then every polynomial (in eval
+        form: a BFV ciphertext kept in coefficient form is transformed first)."""
         r = self._raw
+        if r.form != "eval":
+            r = self._ctx._raw.to_form(r, "eval")
         body = b"".join(_ser.poly_bytes(r.poly(i)) for i in range(r.size))
         return _ser.pack(_ser.KIND_CIPHERTEXT, r.params_id, r.key_id, head + body)

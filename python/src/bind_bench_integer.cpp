@@ -129,14 +129,15 @@ nb::dict bench_integer(const std::string& scheme, int log_n, const std::vector<i
     auto& sampler = b.sampler;
     backend::Buffer m_dev =
         backend::Buffer::from_host(b.be, m.data(), n * sizeof(u64), b.be.default_stream());
-    const Ciphertext x = ctx.encrypt(m_dev.as<u64>(), b.pk, sampler);
-    const Ciphertext y = ctx.encrypt(m_dev.as<u64>(), b.pk, sampler);
+    const auto scaled = [&] { return ctx.scale_plain(m_dev.as<u64>(), ctx.max_level()); };
+    const Ciphertext x = ctx.encrypt(scaled(), b.pk, sampler);
+    const Ciphertext y = ctx.encrypt(scaled(), b.pk, sampler);
     if (ctx.decrypt(x, b.sk) != m) throw Error("bench bfv: decryption check failed");
     const Ciphertext x3 = ctx.multiply_no_relin(x, y);
     common(b, x, y);
-    d["encrypt_ms"] = b.ms([&] { ctx.encrypt(m_dev.as<u64>(), b.pk, sampler); });
-    d["encrypt_symmetric_ms"] =
-        b.ms([&] { ctx.encrypt_symmetric(m_dev.as<u64>(), b.sk, sampler); });
+    // Encryption timed from the message: its scaling is part of it.
+    d["encrypt_ms"] = b.ms([&] { ctx.encrypt(scaled(), b.pk, sampler); });
+    d["encrypt_symmetric_ms"] = b.ms([&] { ctx.encrypt_symmetric(scaled(), b.sk, sampler); });
     d["decrypt_ms"] = b.ms([&] { ctx.decrypt_rounded(x, b.sk); });
     d["multiply_ms"] = b.ms([&] { ctx.multiply_no_relin(x, y); });
     d["relinearize_ms"] = b.ms([&] { ctx.relinearize(x3, b.relin); });

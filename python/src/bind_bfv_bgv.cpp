@@ -36,12 +36,12 @@ void bind_bfv_bgv(nb::module_& m) {
       .def("encrypt",
            [](const bfv::Context& x, U64Vector m, const PublicKey& pk, ring::Sampler& s) {
              check_length(m, x.n());
-             return x.rlwe().encrypt(x.scale_plain_host(m.data(), x.max_level()), pk, s);
+             return x.encrypt(x.scale_plain_host(m.data(), x.max_level()), pk, s);
            })
       .def("encrypt_symmetric",
            [](const bfv::Context& x, U64Vector m, const SecretKey& sk, ring::Sampler& s) {
              check_length(m, x.n());
-             return x.rlwe().encrypt_symmetric(x.scale_plain_host(m.data(), x.max_level()), sk, s);
+             return x.encrypt_symmetric(x.scale_plain_host(m.data(), x.max_level()), sk, s);
            })
       .def("decrypt", [](const bfv::Context& x, const Ciphertext& ct,
                          const SecretKey& sk) { return bind::to_numpy(x.decrypt(ct, sk)); })

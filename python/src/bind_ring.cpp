@@ -25,12 +25,6 @@ using ember::py::U64Matrix;
 
 namespace {
 
-Form parse_form(const std::string& f) {
-  if (f == "coeff") return Form::coeff;
-  if (f == "eval") return Form::eval;
-  throw ParameterError("unknown form '" + f + "': use 'coeff' or 'eval'");
-}
-
 void check_shape(const RnsBasis& b, std::size_t rows, std::size_t cols, const char* what) {
   if (rows != b.size() || cols != b.n())
     throw ParameterError(std::string(what) + ": array shape is (" + std::to_string(rows) + ", " +
@@ -89,7 +83,8 @@ void bind_ring(nb::module_& m) {
           "from_numpy",
           [](const RnsBasis& b, U64Matrix a, const std::string& form, const std::string& device) {
             check_shape(b, a.shape(0), a.shape(1), "RnsPoly.from_numpy");
-            return RnsPoly::from_host(b, parse_form(form), backend::parse_device(device), a.data());
+            return RnsPoly::from_host(b, form_from_name(form), backend::parse_device(device),
+                                      a.data());
           },
           nb::arg("basis"), nb::arg("array"), nb::arg("form") = "coeff", nb::arg("device") = "cpu")
       .def_static(
@@ -98,14 +93,14 @@ void bind_ring(nb::module_& m) {
             if (v.shape(0) != b.n())
               throw ParameterError("RnsPoly.from_signed: got " + std::to_string(v.shape(0)) +
                                    " values for N=" + std::to_string(b.n()));
-            return RnsPoly::from_signed(b, parse_form(form), backend::parse_device(device),
+            return RnsPoly::from_signed(b, form_from_name(form), backend::parse_device(device),
                                         v.data());
           },
           nb::arg("basis"), nb::arg("values"), nb::arg("form") = "coeff", nb::arg("device") = "cpu")
       .def_static(
           "zeros",
           [](const RnsBasis& b, const std::string& form, const std::string& device) {
-            return RnsPoly::zeros(b, parse_form(form), backend::parse_device(device));
+            return RnsPoly::zeros(b, form_from_name(form), backend::parse_device(device));
           },
           nb::arg("basis"), nb::arg("form") = "coeff", nb::arg("device") = "cpu")
       .def("to_numpy", [](const RnsPoly& p) { return py::to_numpy(p.to_host(), p.limbs(), p.n()); })
@@ -182,7 +177,7 @@ void bind_ring(nb::module_& m) {
       .def(
           "uniform",
           [](Sampler& s, const RnsBasis& b, const std::string& d, const std::string& form) {
-            return s.uniform(b, backend::parse_device(d), parse_form(form));
+            return s.uniform(b, backend::parse_device(d), form_from_name(form));
           },
           nb::arg("basis"), nb::arg("device") = "cpu", nb::arg("form") = "eval")
       .def(

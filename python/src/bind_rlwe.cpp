@@ -35,6 +35,8 @@ void bind_rlwe_types(nb::module_& m) {
       .def_ro("key_id", &Ciphertext::key_id)
       .def_ro("params_id", &Ciphertext::params_id)
       .def_prop_ro("size", [](const Ciphertext& c) { return c.polys.size(); })
+      .def_prop_ro("form",
+                   [](const Ciphertext& c) { return std::string(ring::form_name(c.form())); })
       .def("poly", [](const Ciphertext& c, std::size_t i) { return c.polys.at(i).copy(); })
       .def("copy", &Ciphertext::copy);
 }

@@ -84,6 +84,10 @@ void bind_evaluator(nb::class_<Ctx>& c) {
            })
       .def("switch_key_part", [](const Ctx& x, const SwitchKey& k,
                                  std::size_t j) { return x.rlwe().switch_key_part(k, j); })
+      .def("to_form",
+           [](const Ctx& x, const Ciphertext& a, const std::string& form) {
+             return x.to_form(a, ring::form_from_name(form));
+           })
       .def("add",
            [](const Ctx& x, const Ciphertext& a, const Ciphertext& b) { return x.add(a, b); })
       .def("sub",

@@ -115,13 +115,16 @@ RnsPoly Context::scale_plain_host(const u64* m, std::size_t l) const {
   return scale_plain(dev.as<u64>(), l);
 }
 
-Ciphertext Context::encrypt(const u64* m, const PublicKey& pk, ring::Sampler& sampler) const {
-  return rlwe_.encrypt(scale_plain(m, max_level()), pk, sampler);
+// Fresh ciphertexts in coefficient form: multiplication lifts coefficients and key switching
+// starts from them, so every later product, relinearization and rotation skips a transform.
+Ciphertext Context::encrypt(const RnsPoly& scaled, const PublicKey& pk,
+                            ring::Sampler& sampler) const {
+  return to_form(rlwe_.encrypt(scaled, pk, sampler), Form::coeff);
 }
 
-Ciphertext Context::encrypt_symmetric(const u64* m, const SecretKey& sk,
+Ciphertext Context::encrypt_symmetric(const RnsPoly& scaled, const SecretKey& sk,
                                       ring::Sampler& sampler) const {
-  return rlwe_.encrypt_symmetric(scale_plain(m, max_level()), sk, sampler);
+  return to_form(rlwe_.encrypt_symmetric(scaled, sk, sampler), Form::coeff);
 }
 
 Buffer Context::decrypt_rounded(const Ciphertext& ct, const SecretKey& sk) const {
@@ -153,9 +156,6 @@ std::vector<u64> Context::decrypt(const Ciphertext& ct, const SecretKey& sk) con
 
 void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const (&out)[3],
                             Stream s, bool p_scaled) const {
-  check_pair(a, b, "multiply");
-  if (a.polys.size() != 2 || b.polys.size() != 2)
-    throw ParameterError("multiply: relinearize the operands first (they have 3 polynomials)");
   const Level& lv = level(a.level);
   auto& be = rlwe_.backend();
   const std::size_t nn = n(), qn = lv.q.size() * nn, rn = rlwe_.aux_basis().size() * nn;
@@ -163,16 +163,28 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
   const auto q_view = lv.q.on(be);
   const auto r_view = rlwe_.aux_basis().on(be);
   const u64* in[4] = {a.polys[0].data(), a.polys[1].data(), b.polys[0].data(), b.polys[1].data()};
-  // Lift a0, a1, b0, b1 to R: the exact centered value of each coefficient, then eval form (the
-  // INTT reads the four operands where they are).
-  Buffer coeff(be, 4 * qn * sizeof(u64), s);
-  be.ntt_inverse_async(coeff.as<u64>(), in, q_view, 4, s);
+  // Lift a0, a1, b0, b1 to R: the exact centered value of each coefficient, then eval form. The
+  // transform reads the four operands where they are: an INTT of eval-form operands (whose Q rows
+  // the tensor reads as they are), or the NTT of coefficient-form ones (whose coefficients the
+  // conversion reads as they are).
+  const bool operands_coeff = a.form() == Form::coeff;
+  Buffer q_rows(be, 4 * qn * sizeof(u64), s);
+  const u64* coeff[4];
+  const u64* eval[4];
+  for (int k = 0; k < 4; ++k) {
+    coeff[k] = operands_coeff ? in[k] : q_rows.as<u64>() + k * qn;
+    eval[k] = operands_coeff ? q_rows.as<u64>() + k * qn : in[k];
+  }
+  if (operands_coeff)
+    be.ntt_forward_async(q_rows.as<u64>(), in, q_view, 4, s);
+  else
+    be.ntt_inverse_async(q_rows.as<u64>(), in, q_view, 4, s);
   Buffer r_rows(be, 4 * rn * sizeof(u64), s);
   u64* r[4];
   std::vector<backend::ConvJob> jobs;
   for (int k = 0; k < 4; ++k) {
     r[k] = r_rows.as<u64>() + k * rn;
-    jobs.push_back(lv.q_to_r->job(r[k], coeff.as<u64>() + k * qn, be));
+    jobs.push_back(lv.q_to_r->job(r[k], coeff[k], be));
   }
   be.base_convert_many_async(jobs, s);
   be.ntt_forward_async(r_rows.as<u64>(), r_view, 4, s);
@@ -181,8 +193,8 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
   Buffer prod(be, 3 * ext_words * sizeof(u64), s);
   u64* d = prod.as<u64>();
   const backend::Backend::TensorUpper r_part{r[0], r[1], r[2], r[3], lv.q.size()};
-  be.tensor_async(d, d + ext_words, d + 2 * ext_words, in[0], in[1], in[2], in[3], lv.qr.on(be), s,
-                  &r_part);
+  be.tensor_async(d, d + ext_words, d + 2 * ext_words, eval[0], eval[1], eval[2], eval[3],
+                  lv.qr.on(be), s, &r_part);
   be.ntt_inverse_async(d, lv.qr.on(be), 3, s);
   // round(t x / Q) = (x_R - delta) t Q^-1 over R, then its centered value over Q: the
   // difference and the multiplier are folded into the second conversion (never written).
@@ -198,10 +210,28 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
   be.base_convert_many_async(jobs, s);
 }
 
-Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const {
+void Context::check_product(const Ciphertext& a, const Ciphertext& b) const {
+  check_pair(a, b, "multiply");
+  if (a.polys.size() != 2 || b.polys.size() != 2)
+    throw ParameterError("multiply: relinearize the operands first (they have 3 polynomials)");
+}
+
+Ciphertext Context::multiply_no_relin(const Ciphertext& a_in, const Ciphertext& b_in) const {
+  check_product(a_in, b_in);
   const Stream s = rlwe_.backend().default_stream();
-  const RnsBasis& q = level(a.level).q;
-  Ciphertext c = like(a, 0);
+  const RnsBasis& q = level(a_in.level).q;
+  Ciphertext c = like(a_in, 0);
+  if (a_in.form() == Form::coeff || b_in.form() == Form::coeff) {
+    // Coefficient-form operands (one in eval form is brought over): the product stays there.
+    Ciphertext ha, hb;
+    const Ciphertext& a = a_in.form() == Form::coeff ? a_in : (ha = to_form(a_in, Form::coeff));
+    const Ciphertext& b = b_in.form() == Form::coeff ? b_in : (hb = to_form(b_in, Form::coeff));
+    c.polys = RnsPoly::batch(q, Form::coeff, rlwe_.device(), 3);
+    product_coeff(a, b, {c.polys[0].data(), c.polys[1].data(), c.polys[2].data()}, s);
+    return c;
+  }
+  const Ciphertext& a = a_in;
+  const Ciphertext& b = b_in;
   // Back to back, so that one NTT launch transforms all three (three launches cost each
   // transform's latency three times over at small N).
   c.polys = RnsPoly::batch(q, Form::coeff, rlwe_.device(), 3);
@@ -214,12 +244,22 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
 
 Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b,
                              const SwitchKey& relin) const {
+  check_product(a, b);
   if (relin.key_id != a.key_id || relin.galois != 0)
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
   auto& be = rlwe_.backend();
   const Stream s = be.default_stream();
   const RnsBasis& q = level(a.level).q;
   const std::size_t qn = q.size() * n();
+  if (a.form() == Form::coeff || b.form() == Form::coeff) {
+    // In coefficient form: the product's c2 is key switched from its coefficients and c0, c1
+    // join the ModDown's last pass.
+    const Ciphertext p = multiply_no_relin(a, b);
+    Ciphertext c = like(p, 2);
+    rlwe_.key_switch_coeff(p.polys[2].data(), a.level, relin, 0, c.polys[0].data(),
+                           c.polys[1].data(), s, p.polys[0].data(), p.polys[1].data());
+    return c;
+  }
   // P p0 and P p1 side by side, in coefficient form: the key switch's ModDown adds p0 and p1
   // through its own NTT. Only p2 is transformed (its own rows in the key product), out of place:
   // a lifted ModUp reads its coefficients during the key product.

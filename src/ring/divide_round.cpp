@@ -94,13 +94,13 @@ void DivideRound::apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, ba
 
 void DivideRound::apply_coeff_many_async(u64* const* out, const u64* const* a_q,
                                          const u64* const* a_t, std::size_t count,
-                                         backend::Backend& be, backend::Stream s) const {
+                                         backend::Backend& be, backend::Stream s,
+                                         const u64* const* addends, u64 addend_galois) const {
   const auto& tab = tables_on(be);
   Buffer delta(be, count * q_.size() * q_.n() * sizeof(u64), s);
-  be.base_convert_many_async(remainder_jobs(delta.as<u64>(), a_t, count, be), s);
-  const auto q_view = q_.on(be);
-  be.affine_sub_async(out, a_q, delta.as<u64>(), tab.t_inv.as<u64>(), tab.t_inv_shoup.as<u64>(),
-                      nullptr, count, q_view, s);
+  be.convert_affine_sub_async(remainder_jobs(delta.as<u64>(), a_t, count, be), out, a_q,
+                              delta.as<u64>(), tab.t_inv.as<u64>(), tab.t_inv_shoup.as<u64>(),
+                              addends, addend_galois, q_.on(be), s);
 }
 
 }  // namespace ember::ring

@@ -9,6 +9,12 @@ namespace ember::ring {
 
 const char* form_name(Form f) { return f == Form::coeff ? "coeff" : "eval"; }
 
+Form form_from_name(const std::string& name) {
+  if (name == "coeff") return Form::coeff;
+  if (name == "eval") return Form::eval;
+  throw ParameterError("unknown form '" + name + "': use 'coeff' or 'eval'");
+}
+
 RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device)
     : basis_(std::move(basis)), form_(form), device_(device) {
   auto& be = backend::backend_for(device_);

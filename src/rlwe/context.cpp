@@ -99,6 +99,12 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     }
     // The ext basis repeats primes across digits; it is only a row -> prime map for batched NTTs.
     lv.ext = RnsBasis::unchecked(ring_, ext_ids);
+    if (alpha_ == 1) {  // every digit lifted to all of Q_l u P: a ModUp of coefficient-form d
+      std::vector<u32> all_ids;
+      for (u32 j = 0; j < digits; ++j)
+        all_ids.insert(all_ids.end(), lv.qp.ids().begin(), lv.qp.ids().end());
+      lv.ext_all = RnsBasis::unchecked(ring_, all_ids);
+    }
     lv.mod_down = std::make_unique<ring::DivideRound>(lv.q, p_, divide_t);
     if (l > 0) {
       lv.rescale = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, l)),
@@ -386,15 +392,31 @@ RnsPoly Context::decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::si
   const RnsBasis& q = q_basis(limbs - 1);
   const auto v = q.on(be);
   RnsPoly out(q, Form::eval, device_);
-  be.copy_async(out.data(), ct.polys[0].data(), limbs * n_ * sizeof(u64), st);
-  // s's first rows are those of Q: its powers are read in place (s^2 only for 3 polynomials).
-  be.multiply_accumulate_async(out.data(), ct.polys[1].data(), sk.s.data(), v, st);
-  if (ct.polys.size() > 2) {
+  const bool coeff = ct.form() == Form::coeff;
+  // Coefficient form: c1 (c2) transformed on their first `limbs` rows, c0 added at the end.
+  Buffer c12;
+  const u64* c1 = ct.polys[1].data();
+  const u64* c2 = ct.polys.size() > 2 ? ct.polys[2].data() : nullptr;
+  if (coeff) {
+    const std::size_t count = ct.polys.size() - 1, words = limbs * n_;
+    c12 = Buffer(be, count * words * sizeof(u64), st);
+    const u64* in[2] = {c1, c2};
+    be.ntt_forward_async(c12.as<u64>(), in, v, count, st);
+    c1 = c12.as<u64>();
+    c2 = c2 ? c1 + words : nullptr;
+    be.multiply_async(out.data(), c1, sk.s.data(), v, st);
+  } else {
+    be.copy_async(out.data(), ct.polys[0].data(), limbs * n_ * sizeof(u64), st);
+    // s's first rows are those of Q: its powers are read in place (s^2 only for 3 polynomials).
+    be.multiply_accumulate_async(out.data(), c1, sk.s.data(), v, st);
+  }
+  if (c2) {
     RnsPoly s2(q, Form::eval, device_);
     be.multiply_async(s2.data(), sk.s.data(), sk.s.data(), v, st);
-    be.multiply_accumulate_async(out.data(), ct.polys[2].data(), s2.data(), v, st);
+    be.multiply_accumulate_async(out.data(), c2, s2.data(), v, st);
   }
   out.intt_inplace();
+  if (coeff) be.add_async(out.data(), out.data(), ct.polys[0].data(), v, st);
   return out;
 }
 
@@ -468,10 +490,24 @@ ModUp Context::mod_up(const u64* d, std::size_t level, Stream s, bool once) cons
   return up;
 }
 
-ModUp Context::mod_up_coeff(const u64* coeff, std::size_t level, Stream s, bool once) const {
+ModUp Context::mod_up_coeff(const u64* coeff, std::size_t level, Stream s, bool once,
+                            bool own_rows) const {
   auto& be = backend();
   const Level& lv = levels_.at(level);
   ModUp up;
+  if (own_rows) {
+    if (alpha_ != 1) throw Error("mod_up_coeff: own rows need one-prime digits");
+    // Each digit's own row is its residue itself (the lift's reduction leaves it unchanged), so
+    // the one lifted transform also gives the rows an eval-form d would have supplied.
+    up.ext = Buffer(be, lv.ext_all.size() * n_ * sizeof(u64), s);
+    up.pending = once;
+    up.own_in_ext = true;
+    up.lift_src = coeff;
+    up.lift_rows = level + 1 + p_count_;
+    if (!once)
+      be.ntt_forward_lifted_async(up.ext.as<u64>(), coeff, up.lift_rows, lv.ext_all.on(be), s);
+    return up;
+  }
   up.ext = Buffer(be, lv.ext.size() * n_ * sizeof(u64), s);
   up.pending = once;
   const std::size_t rows = level + 1 + p_count_;
@@ -513,6 +549,36 @@ void Context::key_switch(const u64* d, const ModUp& up, std::size_t level, const
   levels_.at(level).mod_down->apply_many_async(outs, ins, level + 1, 2, be, s, adds, p_coeff_adds);
 }
 
+void Context::key_switch_coeff(const u64* d, std::size_t level, const SwitchKey& key, u64 galois,
+                               u64* out0, u64* out1, Stream s, const u64* add0, const u64* add1,
+                               bool rotate_adds) const {
+  auto& be = backend();
+  const Level& lv = levels_.at(level);
+  const std::size_t q_words = (level + 1) * n_, poly_words = q_words + p_count_ * n_;
+  Buffer d_eval;
+  ModUp up;
+  if (alpha_ == 1) {
+    up = mod_up_coeff(d, level, s, /*once=*/true, /*own_rows=*/true);
+  } else {  // the digits' own rows from d's transform
+    d_eval = Buffer(be, q_words * sizeof(u64), s);
+    be.ntt_forward_async(d_eval.as<u64>(), &d, lv.q.on(be), 1, s);
+    up = mod_up_coeff(d, level, s, /*once=*/true);
+  }
+  Buffer acc(be, 2 * poly_words * sizeof(u64), s);
+  u64* q0 = acc.as<u64>();
+  u64* q1 = q0 + poly_words;
+  key_product(d_eval.as<u64>(), up, level, key, galois, q0, q1, s);
+  // The whole products back to coefficient form in one launch; the division by P then needs no
+  // transform of its own (the converted P rows are subtracted coefficient by coefficient).
+  be.ntt_inverse_async(q0, lv.qp.on(be), 2, s);
+  u64* const outs[2] = {out0, out1};
+  const u64* const a_q[2] = {q0, q1};
+  const u64* const a_p[2] = {q0 + q_words, q1 + q_words};
+  const u64* const adds[2] = {add0, add1};
+  lv.mod_down->apply_coeff_many_async(outs, a_q, a_p, 2, be, s, adds,
+                                      rotate_adds && galois ? galois : 0);
+}
+
 backend::KeyProductView Context::product_view(const u64* d, const ModUp& up, std::size_t level,
                                               const SwitchKey& key, u64 galois) const {
   backend::KeyProductView kp;
@@ -520,7 +586,8 @@ backend::KeyProductView Context::product_view(const u64* d, const ModUp& up, std
   kp.ext = up.ext.as<const u64>();
   kp.key = key.words();
   kp.digits = static_cast<u32>(digits_at(level));
-  kp.alpha = static_cast<u32>(alpha_);
+  // alpha 0: no digit owns a row, every row of digit j is row j * rows + r of ext.
+  kp.alpha = up.own_in_ext ? 0 : static_cast<u32>(alpha_);
   kp.rows = static_cast<u32>(level + 1 + p_count_);
   kp.q_rows = static_cast<u32>(level + 1);
   kp.key_rows = static_cast<u32>(key.rows);
@@ -543,7 +610,8 @@ void Context::key_product(const u64* d, const ModUp& up, std::size_t level, cons
   const Level& lv = levels_.at(level);
   if (up.pending) {
     be.ntt_key_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, up.lift_src,
-                             up.lift_rows, lv.ext.on(be), lv.qp.on(be), s);
+                             up.lift_rows, (up.own_in_ext ? lv.ext_all : lv.ext).on(be),
+                             lv.qp.on(be), s);
   } else {
     be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, lv.qp.on(be), s);
   }

@@ -2,6 +2,7 @@
 #include "ember/rlwe/evaluator.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "ember/core/errors.h"
@@ -37,10 +38,33 @@ void Evaluator::check_pair(const Ciphertext& a, const Ciphertext& b, const char*
                         std::to_string(a.level) + " and " + std::to_string(b.level) + ")");
 }
 
+Ciphertext Evaluator::to_form(const Ciphertext& a, Form form) const {
+  check_one(a, "to_form");
+  if (a.form() == form) return a.copy();
+  auto& be = rlwe_.backend();
+  const ring::RnsBasis& q = rlwe_.q_basis(a.level);
+  Ciphertext c = like(a, 0);
+  c.polys = ring::RnsPoly::batch(q, form, rlwe_.device(), a.polys.size());
+  std::vector<const u64*> in;
+  for (const auto& p : a.polys) in.push_back(p.data());
+  // The polynomials back to back in one allocation: one launch transforms them all.
+  if (form == Form::eval)
+    be.ntt_forward_async(c.polys[0].data(), in.data(), q.on(be), in.size(), be.default_stream());
+  else
+    be.ntt_inverse_async(c.polys[0].data(), in.data(), q.on(be), in.size(), be.default_stream());
+  return c;
+}
+
+const Ciphertext& Evaluator::eval_form(const Ciphertext& a, Ciphertext& holder) const {
+  if (a.form() == Form::eval) return a;
+  holder = to_form(a, Form::eval);
+  return holder;
+}
+
 Ciphertext Evaluator::like(const Ciphertext& a, std::size_t polys, std::size_t level) const {
   Ciphertext c;
   const ring::RnsBasis& q = rlwe_.q_basis(level);
-  for (std::size_t i = 0; i < polys; ++i) c.polys.emplace_back(q, Form::eval, rlwe_.device());
+  for (std::size_t i = 0; i < polys; ++i) c.polys.emplace_back(q, a.form(), rlwe_.device());
   c.level = level;
   c.scale = a.scale;
   c.factor = a.factor;
@@ -72,8 +96,13 @@ void Evaluator::dot_plain_rows(u64* out0, u64* out1, const std::vector<const u64
   }
 }
 
-Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
-  check_pair(a, b, "add");
+Ciphertext Evaluator::add(const Ciphertext& a_in, const Ciphertext& b_in) const {
+  check_pair(a_in, b_in, "add");
+  // Operands in different forms meet in eval form.
+  Ciphertext ha, hb;
+  const bool mixed = a_in.form() != b_in.form();
+  const Ciphertext& a = mixed ? eval_form(a_in, ha) : a_in;
+  const Ciphertext& b = mixed ? eval_form(b_in, hb) : b_in;
   auto& be = rlwe_.backend();
   const auto v = rlwe_.q_basis(a.level).on(be);
   const Stream s = be.default_stream();
@@ -105,11 +134,15 @@ Ciphertext Evaluator::negate(const Ciphertext& a) const {
 
 Ciphertext Evaluator::add_plain(const Ciphertext& a, const RnsPoly& p) const {
   check_one(a, "add_plain");
-  if (p.basis() != rlwe_.q_basis(a.level) || p.form() != Form::eval)
+  if (p.basis() != rlwe_.q_basis(a.level))
     throw MismatchError("add_plain: the plaintext is not at the ciphertext's level");
+  // A plaintext in the other form is transformed (one polynomial, not the ciphertext's two).
+  std::optional<RnsPoly> holder;
+  if (p.form() != a.form()) holder = a.form() == Form::eval ? p.ntt() : p.intt();
+  const RnsPoly* q = holder ? &*holder : &p;
   Ciphertext c = a.copy();
   auto& be = rlwe_.backend();
-  be.add_async(c.polys[0].data(), a.polys[0].data(), p.data(), p.view(), be.default_stream());
+  be.add_async(c.polys[0].data(), a.polys[0].data(), q->data(), q->view(), be.default_stream());
   return c;
 }
 
@@ -117,10 +150,12 @@ Ciphertext Evaluator::sub_plain(const Ciphertext& a, const RnsPoly& p) const {
   return add_plain(a, p.negate());
 }
 
-Ciphertext Evaluator::multiply_plain(const Ciphertext& a, const RnsPoly& p) const {
-  check_one(a, "multiply_plain");
-  if (p.basis() != rlwe_.q_basis(a.level) || p.form() != Form::eval)
+Ciphertext Evaluator::multiply_plain(const Ciphertext& a_in, const RnsPoly& p) const {
+  check_one(a_in, "multiply_plain");
+  if (p.basis() != rlwe_.q_basis(a_in.level) || p.form() != Form::eval)
     throw MismatchError("multiply_plain: the plaintext is not at the ciphertext's level");
+  Ciphertext holder;
+  const Ciphertext& a = eval_form(a_in, holder);
   auto& be = rlwe_.backend();
   Ciphertext c = like(a, a.polys.size());
   for (std::size_t i = 0; i < a.polys.size(); ++i)
@@ -171,6 +206,20 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& c
     if (s.size() != limbs) throw ParameterError("linear_combination: one scalar per prime");
   if (!constant.empty() && constant.size() != limbs)
     throw ParameterError("linear_combination: one constant residue per prime");
+  // In coefficient form a constant is one coefficient, not every slot: a constant or operands in
+  // different forms are combined in eval form.
+  const auto is_coeff = [](const Ciphertext* c) { return c->form() == Form::coeff; };
+  if (std::any_of(cts.begin(), cts.end(), is_coeff) &&
+      (!constant.empty() || !std::all_of(cts.begin(), cts.end(), is_coeff))) {
+    std::vector<Ciphertext> held;
+    held.reserve(cts.size());
+    std::vector<const Ciphertext*> evals;
+    for (const Ciphertext* c : cts) {
+      if (is_coeff(c)) held.push_back(to_form(*c, Form::eval));
+      evals.push_back(is_coeff(c) ? &held.back() : c);
+    }
+    return linear_combination(evals, scalars, constant, level);
+  }
   auto& be = rlwe_.backend();
   const Stream s = be.default_stream();
   const auto v = rlwe_.q_basis(level).on(be);
@@ -199,8 +248,11 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& c
   return c;
 }
 
-Ciphertext Evaluator::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const {
-  check_pair(a, b, "multiply");
+Ciphertext Evaluator::multiply_no_relin(const Ciphertext& a_in, const Ciphertext& b_in) const {
+  check_pair(a_in, b_in, "multiply");
+  Ciphertext ha, hb;
+  const Ciphertext& a = eval_form(a_in, ha);
+  const Ciphertext& b = eval_form(b_in, hb);
   if (a.polys.size() != 2 || b.polys.size() != 2)
     throw ParameterError("multiply: relinearize the operands first (they have 3 polynomials)");
   auto& be = rlwe_.backend();
@@ -221,16 +273,24 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const SwitchKey& relin) c
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
   const Stream s = rlwe_.backend().default_stream();
   Ciphertext c = like(a, 2);
+  if (a.form() == Form::coeff) {
+    rlwe_.key_switch_coeff(a.polys[2].data(), a.level, relin, 0, c.polys[0].data(),
+                           c.polys[1].data(), s, a.polys[0].data(), a.polys[1].data());
+    return c;
+  }
   const ModUp ext = rlwe_.mod_up(a.polys[2].data(), a.level, s, /*once=*/true);
   rlwe_.key_switch(a.polys[2].data(), ext, a.level, relin, 0, c.polys[0].data(), c.polys[1].data(),
                    s, a.polys[0].data(), a.polys[1].data());
   return c;
 }
 
-Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts,
+Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts_in,
                                 const std::vector<const RnsPoly*>& pts) const {
-  if (cts.empty() || cts.size() != pts.size())
+  if (cts_in.empty() || cts_in.size() != pts.size())
     throw ParameterError("dot_plain: needs as many plaintexts as ciphertexts (at least one)");
+  std::vector<Ciphertext> held(cts_in.size());
+  std::vector<const Ciphertext*> cts;
+  for (std::size_t i = 0; i < cts_in.size(); ++i) cts.push_back(&eval_form(*cts_in[i], held[i]));
   const Ciphertext& first = *cts[0];
   for (const Ciphertext* c : cts) {
     check_pair(first, *c, "dot_plain");
@@ -252,10 +312,12 @@ Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts,
   return c;
 }
 
-Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
+Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x_in,
                                                const std::vector<const SwitchKey*>& babies,
                                                const std::vector<TransformGiant>& giants) const {
-  check_one(x, "linear transform");
+  check_one(x_in, "linear transform");
+  Ciphertext holder;
+  const Ciphertext& x = eval_form(x_in, holder);
   if (x.polys.size() != 2) throw ParameterError("linear transform: relinearize the input first");
   if (giants.empty()) throw ParameterError("linear transform: no giant steps");
   auto& be = rlwe_.backend();
@@ -404,8 +466,10 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x,
   return c;
 }
 
-Ciphertext Evaluator::switch_key(const Ciphertext& a, const SwitchKey& key) const {
-  check_one(a, "switch_key");
+Ciphertext Evaluator::switch_key(const Ciphertext& a_in, const SwitchKey& key) const {
+  check_one(a_in, "switch_key");
+  Ciphertext holder;
+  const Ciphertext& a = eval_form(a_in, holder);
   if (a.polys.size() != 2) throw ParameterError("switch_key: relinearize the ciphertext first");
   if (key.key_id != a.key_id || key.galois != 0)
     throw MismatchError("switch_key: the key is not a plain switching key of this key set");
@@ -431,16 +495,30 @@ Ciphertext Evaluator::drop_level(const Ciphertext& a, std::size_t level) const {
 }
 
 std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
-    const Ciphertext& a, const std::vector<const SwitchKey*>& keys) const {
-  check_one(a, "rotate");
-  if (a.polys.size() != 2) throw ParameterError("rotate: relinearize the ciphertext first");
+    const Ciphertext& a_in, const std::vector<const SwitchKey*>& keys) const {
+  check_one(a_in, "rotate");
+  if (a_in.polys.size() != 2) throw ParameterError("rotate: relinearize the ciphertext first");
   const Stream s = rlwe_.backend().default_stream();
+  for (const SwitchKey* key : keys)
+    if (key->key_id != a_in.key_id || key->galois == 0)
+      throw MismatchError("rotate: the key is not a Galois key of this key set");
+  if (a_in.form() == Form::coeff && keys.size() == 1) {
+    // c0 = sigma(a0) + ks0 in coefficient form: sigma(a0) joins the ModDown's last pass.
+    Ciphertext c = like(a_in, 2);
+    rlwe_.key_switch_coeff(a_in.polys[1].data(), a_in.level, *keys[0], keys[0]->galois,
+                           c.polys[0].data(), c.polys[1].data(), s, a_in.polys[0].data(), nullptr,
+                           /*rotate_adds=*/true);
+    std::vector<Ciphertext> out;
+    out.push_back(std::move(c));
+    return out;
+  }
+  // Several rotations share one ModUp of the eval-form c1.
+  Ciphertext holder;
+  const Ciphertext& a = eval_form(a_in, holder);
   // One key: the rows serve one product, which transforms them itself (fused on the GPU).
   const ModUp ext = rlwe_.mod_up(a.polys[1].data(), a.level, s, /*once=*/keys.size() == 1);
   std::vector<Ciphertext> out;
   for (const SwitchKey* key : keys) {
-    if (key->key_id != a.key_id || key->galois == 0)
-      throw MismatchError("rotate: the key is not a Galois key of this key set");
     Ciphertext c = like(a, 2);
     // c0 = sigma(a0) + ks0, sigma(a0) folded into the key switch.
     rlwe_.key_switch(a.polys[1].data(), ext, a.level, *key, key->galois, c.polys[0].data(),
@@ -455,8 +533,10 @@ Ciphertext Evaluator::apply_galois(const Ciphertext& a, const SwitchKey& key) co
   return std::move(r[0]);
 }
 
-Ciphertext Evaluator::divide_by_last_prime(const Ciphertext& a) const {
-  check_one(a, "rescale");
+Ciphertext Evaluator::divide_by_last_prime(const Ciphertext& a_in) const {
+  check_one(a_in, "rescale");
+  Ciphertext holder;
+  const Ciphertext& a = eval_form(a_in, holder);
   if (a.level == 0)
     throw ParameterError("rescale: the ciphertext is at level 0; no prime left to divide by");
   Ciphertext c = divided_like(a, a.polys.size());
@@ -480,6 +560,9 @@ Ciphertext Evaluator::multiply_divide(const Ciphertext& a, const Ciphertext& b,
                                       const SwitchKey& relin, const Ciphertext* sub,
                                       const std::vector<u64>& sub_scalars) const {
   Ciphertext t = multiply_no_relin(a, b);
+  if (t.form() == Form::coeff) t = to_form(t, Form::eval);
+  Ciphertext sub_holder;
+  if (sub) sub = &eval_form(*sub, sub_holder);
   if (sub) {
     check_pair_keys(t, *sub, "multiply");
     if (sub->polys.size() != 2 || sub->level < t.level)

@@ -323,6 +323,33 @@ class Backend {
         sub_async(c + k * words, c + k * words, sub + k * words, b, stream);
     ntt_forward_affine_sub_async(out, a, c, mul, mul_companion, addends, jobs.size(), b, stream);
   }
+  /// The coefficient-form counterpart: the conversions `jobs` (job k writes polynomial k of c,
+  /// back to back over b), then out[k] = (a[k] - c_k) * mul + addends[k](X^addend_galois)
+  /// (addend_galois 0 or 1: the addend as it is; else the automorphism of the coefficient-form
+  /// addend, a rotation's sigma(c0)). The last steps of a ModDown whose result stays in
+  /// coefficient form (BFV). A backend may fuse them (the CUDA one does for conversions from
+  /// one prime); c is scratch afterwards.
+  virtual void convert_affine_sub_async(const std::vector<ConvJob>& jobs, u64* const* out,
+                                        const u64* const* a, u64* c, const u64* mul,
+                                        const u64* mul_companion, const u64* const* addends,
+                                        u64 addend_galois, const BasisView& b, Stream stream) {
+    base_convert_many_async(jobs, stream);
+    const std::size_t words = b.limbs * b.ring->n, count = jobs.size();
+    if (addend_galois <= 1 || !addends) {
+      affine_sub_async(out, a, c, mul, mul_companion, addends, count, b, stream);
+      return;
+    }
+    // The addends' automorphisms first (stream-ordered scratch), then the map with them.
+    u64* rotated = static_cast<u64*>(allocate(count * words * sizeof(u64), stream));
+    std::vector<const u64*> adds(count, nullptr);
+    for (std::size_t k = 0; k < count; ++k)
+      if (addends[k]) {
+        automorphism_async(rotated + k * words, addends[k], addend_galois, false, b, stream);
+        adds[k] = rotated + k * words;
+      }
+    affine_sub_async(out, a, c, mul, mul_companion, adds.data(), count, b, stream);
+    deallocate(rotated, count * words * sizeof(u64), stream);
+  }
   /// BFV plaintext scaling: out[limb][i] = round(Q m[i] / t) mod q_limb for one row m of values
   /// in [0, t) (backend memory); q_div_t[limb] = floor(Q/t) mod q_limb (backend memory).
   virtual void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,

@@ -32,8 +32,10 @@ class Context : public rlwe::Evaluator {
   RnsPoly scale_plain(const u64* m, std::size_t level) const;
   /// The same from host values (checked to be below t).
   RnsPoly scale_plain_host(const u64* m, std::size_t level) const;
-  Ciphertext encrypt(const u64* m, const PublicKey& pk, ring::Sampler& sampler) const;
-  Ciphertext encrypt_symmetric(const u64* m, const SecretKey& sk, ring::Sampler& sampler) const;
+  /// Encryption of a scaled plaintext (scale_plain, scale_plain_host), in coefficient form.
+  Ciphertext encrypt(const RnsPoly& scaled, const PublicKey& pk, ring::Sampler& sampler) const;
+  Ciphertext encrypt_symmetric(const RnsPoly& scaled, const SecretKey& sk,
+                               ring::Sampler& sampler) const;
   /// round(t (c0 + c1 s) / Q) as one row in backend memory, values in [0, t] (t means 0): the
   /// device part of decryption.
   backend::Buffer decrypt_rounded(const Ciphertext& ct, const SecretKey& sk) const;
@@ -55,7 +57,10 @@ class Context : public rlwe::Evaluator {
  private:
   struct Level;
   const Level& level(std::size_t l) const { return *levels_.at(l); }
-  /// The product's three polynomials over Q_level in coefficient form, written to out[0..3);
+  /// Throws unless a and b can be multiplied (same parameters, keys and level; 2 polynomials).
+  void check_product(const Ciphertext& a, const Ciphertext& b) const;
+  /// The product's three polynomials over Q_level in coefficient form, written to out[0..3)
+  /// (a and b both in eval form or both in coefficient form, checked by the caller);
   /// p_scaled: the first two times P (the key switch's special primes), as its ModDown adds them.
   void product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const (&out)[3],
                      backend::Stream s, bool p_scaled = false) const;

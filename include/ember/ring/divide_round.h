@@ -46,9 +46,13 @@ class DivideRound {
                                                backend::Backend& be) const;
   /// m T^-1 mod q_i for each prime of Q (see remainder_jobs).
   const std::vector<u64>& multiplier() const { return t_inv_mod_q_; }
-  /// apply_coeff_async for `count` polynomials, the conversions in one launch.
+  /// apply_coeff_async for `count` polynomials, the conversions in one launch. With `addends`
+  /// (coefficient form over Q, null entries: none), out[k] gains addends[k](X^addend_galois)
+  /// (0 or 1: as it is) in the same pass: a ModDown in coefficient form with a rotation's
+  /// sigma(c0) folded in.
   void apply_coeff_many_async(u64* const* out, const u64* const* a_q, const u64* const* a_t,
-                              std::size_t count, backend::Backend& be, backend::Stream s) const;
+                              std::size_t count, backend::Backend& be, backend::Stream s,
+                              const u64* const* addends = nullptr, u64 addend_galois = 0) const;
 
  private:
   struct DeviceTables;

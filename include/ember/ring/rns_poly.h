@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ember/backend/buffer.h"
@@ -17,6 +18,8 @@ using backend::Device;
 enum class Form { coeff, eval };
 
 const char* form_name(Form f);
+/// The form named "coeff" or "eval"; ParameterError for any other name.
+Form form_from_name(const std::string& name);
 
 class RnsPoly {
  public:

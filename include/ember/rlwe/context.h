@@ -36,6 +36,9 @@ struct ModUp {
   const u64* lift_src = nullptr;
   std::size_t lift_rows = 0;
   bool pending = false;
+  /// ext also holds every digit's own rows (digit j's row r at j * rows + r): the ModUp of a
+  /// coefficient-form d with one-prime digits, whose key product reads no d in eval form.
+  bool own_in_ext = false;
 };
 
 class Context {
@@ -102,8 +105,18 @@ class Context {
   /// mod_up of d given in coefficient form over Q_level (`coeff`, unchanged and kept alive by
   /// the caller until the key product has run): no INTT, for a d whose coefficients a scheme
   /// computed before its NTT (BFV's product).
-  ModUp mod_up_coeff(const u64* coeff, std::size_t level, backend::Stream s,
-                     bool once = false) const;
+  /// own_rows (one-prime digits only): ext also gets each digit's own row, so the key product
+  /// needs no eval-form d (ModUp::own_in_ext).
+  ModUp mod_up_coeff(const u64* coeff, std::size_t level, backend::Stream s, bool once = false,
+                     bool own_rows = false) const;
+  /// key_switch for d, the outputs and the addends in coefficient form (BFV's ciphertexts): the
+  /// ModUp lifts d's coefficients to every row of every digit (no INTT of d), the key products
+  /// return to coefficient form in one INTT of all their rows, and the division by P is a
+  /// conversion and a subtraction per coefficient (no NTT). out0 / out1 gain add0 / add1 (may
+  /// be null) or, with rotate_adds, their automorphism X -> X^galois (a rotation's sigma(c0)).
+  void key_switch_coeff(const u64* d, std::size_t level, const SwitchKey& key, u64 galois,
+                        u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
+                        const u64* add1 = nullptr, bool rotate_adds = false) const;
   /// (out0, out1) over Q_level, eval form, with out0 + out1 s = g(d) s' + small, where g is the
   /// automorphism `galois` (0: none) applied to the digits and key switches s' -> s.
   /// add0 / add1 (eval form over Q_level, may be null) are added to the outputs in the same pass.
@@ -191,9 +204,10 @@ class Context {
   /// The level of a plaintext (eval form over some Q_l); throws MismatchError otherwise.
   std::size_t plaintext_level(const RnsPoly& m) const;
   struct Level {
-    RnsBasis q;    // q_0..q_l
-    RnsBasis qp;   // q_0..q_l, p_0..p_{k-1}
-    RnsBasis ext;  // the converted rows of all digits, back to back
+    RnsBasis q;        // q_0..q_l
+    RnsBasis qp;       // q_0..q_l, p_0..p_{k-1}
+    RnsBasis ext;      // the converted rows of all digits, back to back
+    RnsBasis ext_all;  // alpha 1: Q_l u P once per digit (a ModUp with the digits' own rows)
     std::vector<std::unique_ptr<ring::BaseConverter>> digit_conv;  // D_j -> (Q_l u P) \ D_j
     std::unique_ptr<ring::DivideRound> mod_down;                   // Q_l u P -> Q_l
     std::unique_ptr<ring::DivideRound> rescale;                    // Q_l -> Q_{l-1}

@@ -23,11 +23,17 @@ class Evaluator {
   std::size_t max_level() const { return rlwe_.max_level(); }
   u64 prime(std::size_t i) const { return rlwe_.ring()->prime(i); }
 
+  /// The same ciphertext in `form` (one batched transform of its polynomials; a copy when it is
+  /// already there). Every operation accepts either form: those that need eval form transform
+  /// coefficient-form operands first; BFV's products, relinearizations and rotations of
+  /// coefficient-form ciphertexts stay in coefficient form.
+  Ciphertext to_form(const Ciphertext& a, ring::Form form) const;
+
   // Operands at the same level (the scheme layers match levels, scales and factors first).
   Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
   Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
   Ciphertext negate(const Ciphertext& a) const;
-  /// Adds / subtracts p (eval form over the ciphertext's Q_level) to c0.
+  /// Adds / subtracts p (over the ciphertext's Q_level, either form) to c0.
   Ciphertext add_plain(const Ciphertext& a, const RnsPoly& p) const;
   Ciphertext sub_plain(const Ciphertext& a, const RnsPoly& p) const;
   Ciphertext multiply_plain(const Ciphertext& a, const RnsPoly& p) const;
@@ -98,7 +104,9 @@ class Evaluator {
   void check_pair_keys(const Ciphertext& a, const Ciphertext& b, const char* op) const;
   /// Same parameters, key set and level.
   void check_pair(const Ciphertext& a, const Ciphertext& b, const char* op) const;
-  /// Uninitialized ciphertext with a's level, scale, factor and key set.
+  /// a in eval form: a itself, or its transform kept in `holder`.
+  const Ciphertext& eval_form(const Ciphertext& a, Ciphertext& holder) const;
+  /// Uninitialized ciphertext with a's level, scale, factor, key set and form.
   Ciphertext like(const Ciphertext& a, std::size_t polys) const { return like(a, polys, a.level); }
   /// The same at another level (scale, factor and key set kept).
   Ciphertext like(const Ciphertext& a, std::size_t polys, std::size_t level) const;

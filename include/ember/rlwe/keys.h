@@ -56,6 +56,9 @@ struct Ciphertext {
   u64 factor = 1;      // BGV: decryption gives factor * m mod t (modulus switching multiplies it)
   u64 key_id = 0;
   u64 params_id = 0;
+  /// Every polynomial's form: eval, or coefficient for BFV's products, relinearizations and
+  /// rotations of coefficient-form ciphertexts (as SEAL and Phantom keep them).
+  ring::Form form() const { return polys.empty() ? ring::Form::eval : polys[0].form(); }
   Ciphertext copy() const {
     Ciphertext c;
     for (const auto& p : polys) c.polys.push_back(p.copy());

@@ -46,4 +46,38 @@ __device__ __forceinline__ AffineRow affine_row(const AffineArgs& args, const u6
       mul[j],           mul_companion[j], moduli[ids[j]].value};
 }
 
+/// The fast conversion from one prime p (backend::OnePrimeMaps) as
+/// rows::convert_row computes it, less the word `at` of `sub` (an NTT's NttBatch::lift_sub, at
+/// the kernel's base offset) when there is one. The row's constants are loaded once per thread,
+/// before the kernel waits for the previous one (they are tables).
+struct ConvertLift {
+  Modulus m;
+  u64 p, in_mul, in_mul_shoup, in_add, out_mul, out_mul_shoup, out_add;
+  bool scale;
+  const u64* sub;
+  __device__ __forceinline__ u64 operator()(u64 x, std::size_t at) const {
+    const u64 y = add_mod(mul_shoup(x, in_mul, in_mul_shoup, p), in_add, p);
+    const u64 v = barrett_reduce_64(y, m);
+    const u64 w =
+        add_mod(scale ? mul_shoup(v, out_mul, out_mul_shoup, m.value) : v, out_add, m.value);
+    return sub ? sub_mod(w, sub[at], m.value) : w;
+  }
+  /// The map to limb j (prime m) of the conversion's target basis.
+  static __device__ __forceinline__ ConvertLift of(const backend::OnePrimeMaps& c, u32 j,
+                                                   const Modulus& m, const u64* sub) {
+    ConvertLift f;
+    f.m = m;
+    f.p = c.source->value;
+    f.in_mul = *c.in_mul;
+    f.in_mul_shoup = *c.in_mul_shoup;
+    f.in_add = c.in_add ? *c.in_add : 0;
+    f.scale = c.out_mul != nullptr;
+    f.out_mul = f.scale ? c.out_mul[j] : 0;
+    f.out_mul_shoup = f.scale ? c.out_mul_shoup[j] : 0;
+    f.out_add = c.out_add ? c.out_add[j] : 0;
+    f.sub = sub;
+    return f;
+  }
+};
+
 }  // namespace ember::cuda::kernels

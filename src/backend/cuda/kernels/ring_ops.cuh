@@ -533,6 +533,48 @@ __global__ void affine_sub_kernel(const __grid_constant__ AffineArgs args, const
   }
 }
 
+/// The one-prime sources of convert_affine_sub_kernel: job k's row.
+struct ConvertSources {
+  const u64* in[backend::Backend::kMaxAffineTerms];
+};
+
+/// Backend::convert_affine_sub_async for conversions from one prime, in one pass: out[k] =
+/// (a[k] - conv(src[k])) * mul + addend[k](X^galois). The addend is gathered through the
+/// inverse automorphism (galois_inv; 0: none): output d takes coefficient e = d galois_inv mod
+/// 2N, negated when e >= N.
+__global__ void convert_affine_sub_kernel(const __grid_constant__ AffineArgs args,
+                                          const __grid_constant__ ConvertSources src,
+                                          const backend::OnePrimeMaps* maps, const u64* mul,
+                                          const u64* mul_companion, u64 galois_inv, LimbMap map) {
+  wait_for_previous_kernels();
+  const std::size_t n = std::size_t{1} << map.log_n;
+  const std::size_t words = static_cast<std::size_t>(map.limbs) << map.log_n;
+  const std::size_t total = words * args.count;
+  for (std::size_t j = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; j < total;
+       j += std::size_t{gridDim.x} * blockDim.x) {
+    const u32 k = static_cast<u32>(j / words);
+    const std::size_t i = j - k * words;
+    const u32 limb = static_cast<u32>(i >> map.log_n);
+    const u32 c = static_cast<u32>(i & (n - 1));
+    const Modulus& m = map.mod(limb);
+    const u64 delta = ConvertLift::of(*maps, limb, m, nullptr)(src.in[k][c], 0);
+    u64 v = affine_word(args.a[k][i], delta, mul[limb], mul_companion[limb], m.value);
+    if (const u64* addend = args.addend[k]) {
+      u64 x;
+      if (galois_inv) {
+        bool negate;
+        const u32 e = ring::rows::automorphism_coeff_dest(c, galois_inv, map.log_n, negate);
+        x = addend[(static_cast<std::size_t>(limb) << map.log_n) + e];
+        x = negate ? neg_mod(x, m.value) : x;
+      } else {
+        x = addend[i];
+      }
+      v = add_mod(v, x, m.value);
+    }
+    args.out[k][i] = v;
+  }
+}
+
 __global__ void rns_from_words_kernel(u64* out, const u64* words, CrtView crt, LimbMap map) {
   wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << map.log_n;

@@ -581,6 +581,38 @@ class CudaBackend final : public Backend {
     }
     Backend::convert_ntt_affine_sub_async(jobs, out, a, c, mul, mul_companion, addends, b, s, sub);
   }
+  void convert_affine_sub_async(const std::vector<ConvJob>& jobs, u64* const* out,
+                                const u64* const* a, u64* c, const u64* mul,
+                                const u64* mul_companion, const u64* const* addends,
+                                u64 addend_galois, const BasisView& b, Stream s) override {
+    ctx_.activate();
+    // Conversions from one prime (a ModDown with one special prime): the conversion, the map and
+    // the rotated addend in one pass, the converted rows never written.
+    const OnePrimeMaps* maps = jobs.empty() ? nullptr : jobs[0].conv.one_prime;
+    bool fused = maps && jobs.size() <= kMaxAffineTerms;
+    k::ConvertSources src{};
+    for (std::size_t j = 0; fused && j < jobs.size(); ++j) {
+      fused = jobs[j].conv.one_prime == maps && !jobs[j].in_sub && jobs[j].to.ids == b.ids &&
+              jobs[j].to.limbs == b.limbs;
+      src.in[j] = jobs[j].in;
+    }
+    if (!fused) {
+      Backend::convert_affine_sub_async(jobs, out, a, c, mul, mul_companion, addends, addend_galois,
+                                        b, s);
+      return;
+    }
+    // X^k's inverse automorphism modulo 2N (k odd): Newton's iteration on 64-bit words.
+    u64 inv = 0;
+    if (addend_galois > 1) {
+      inv = addend_galois;
+      for (int i = 0; i < 6; ++i) inv *= 2 - addend_galois * inv;
+      inv &= 2 * b.ring->n - 1;
+    }
+    const std::size_t words = b.limbs * b.ring->n;
+    const k::AffineArgs args = affine_args(out, a, addends, 0, jobs.size());
+    cuda::launch(k::convert_affine_sub_kernel, grid_for(jobs.size() * words), 256, 0, raw(s),
+                 "convert_affine_sub_kernel", args, src, maps, mul, mul_companion, inv, map_of(b));
+  }
   /// The maps of conversion jobs that a lifted NTT over b can run in its first load (nullptr:
   /// none): one source prime, the same conversion for every job, no subtrahend of their own,
   /// source rows and outputs (c) back to back.
