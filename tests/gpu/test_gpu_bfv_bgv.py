@@ -57,8 +57,13 @@ def pair(request, gpu):
     return scheme, Side(scheme, p, "cpu"), Side(scheme, p, gpu)
 
 
+def in_form(ct, form):
+    """The same ciphertext in `form` (BFV keeps its ciphertexts in coefficient form)."""
+    return type(ct)(ct._ctx, ct._ctx._raw.to_form(ct._raw, form), ct.batched)
+
+
 def same_ct(c, g, what):
-    assert g.level == c.level and g._raw.size == c._raw.size, what
+    assert g.level == c.level and g._raw.size == c._raw.size and g.form == c.form, what
     assert g._raw.factor == c._raw.factor, what
     for i in range(c._raw.size):
         np.testing.assert_array_equal(
@@ -107,6 +112,11 @@ def test_operations_bit_identical(pair):
             "swap": x.swap_rows(),
             "mod_switch": x.mod_switch(0),
             "mixed": x.mod_switch() + x * y,
+            # eval-form operands: BGV's only form, BFV's path before its ciphertexts stayed in
+            # coefficient form (mixed forms meet in eval form)
+            "mul_eval": in_form(x, "eval") * in_form(y, "eval"),
+            "rot_eval": in_form(x, "eval").rotate(1),
+            "mul_mixed": in_form(x, "eval") * y,
         }
         for k, o in zip([1, 2, 0], ctx.rotate_many(x, [1, 2, 0])):
             r[f"hoisted{k}"] = o
@@ -177,11 +187,22 @@ def test_key_switching_under_every_ntt_schedule(gpu, scheme, log_n, q_bits):
         side.reseed(3)
         inputs.append((side.ctx.encrypt(a, side.pk), side.ctx.encrypt(b, side.sk)))
     (cx, cy), (gx, gy) = inputs
-    expected = {"mul": cx * cy, "rot": cx.rotate(1), "rot_neg": cx.rotate(-7)}
+
+    def ops(x, y):
+        ex, ey = in_form(x, "eval"), in_form(y, "eval")
+        return {
+            "mul": x * y,
+            "rot": x.rotate(1),
+            "rot_neg": x.rotate(-7),
+            "mul_eval": ex * ey,
+            "rot_eval": ex.rotate(1),
+        }
+
+    expected = ops(cx, cy)
     try:
         for v in list(_ember.ntt_variants(gpu)) + ["auto"]:
             setter(gpu, v)
-            got = {"mul": gx * gy, "rot": gx.rotate(1), "rot_neg": gx.rotate(-7)}
+            got = ops(gx, gy)
             for k, want in expected.items():
                 same_ct(want, got[k], f"{v}: {k}")
     finally:
