@@ -99,7 +99,6 @@ RnsPoly Context::scale_plain(const u64* m, std::size_t l) const {
   RnsPoly out(lv.q, Form::coeff, rlwe_.device());
   be.scale_plain_async(out.data(), m, plain_modulus(), lv.q_mod_t, lv.q_div_t.as<u64>(),
                        lv.q.on(be), s);
-  out.ntt_inplace();
   return out;
 }
 
@@ -119,12 +118,12 @@ RnsPoly Context::scale_plain_host(const u64* m, std::size_t l) const {
 // starts from them, so every later product, relinearization and rotation skips a transform.
 Ciphertext Context::encrypt(const RnsPoly& scaled, const PublicKey& pk,
                             ring::Sampler& sampler) const {
-  return to_form(rlwe_.encrypt(scaled, pk, sampler), Form::coeff);
+  return rlwe_.encrypt(scaled, pk, sampler);
 }
 
 Ciphertext Context::encrypt_symmetric(const RnsPoly& scaled, const SecretKey& sk,
                                       ring::Sampler& sampler) const {
-  return to_form(rlwe_.encrypt_symmetric(scaled, sk, sampler), Form::coeff);
+  return rlwe_.encrypt_symmetric(scaled, sk, sampler);
 }
 
 Buffer Context::decrypt_rounded(const Ciphertext& ct, const SecretKey& sk) const {

@@ -221,21 +221,22 @@ RnsPoly Context::switch_key_part(const SwitchKey& key, std::size_t j) const {
   return p;
 }
 
-Buffer Context::errors(const RnsBasis& basis, std::size_t count, ring::Sampler& sampler,
-                       Stream s) const {
+Buffer Context::errors(const RnsBasis& basis, std::size_t count, ring::Sampler& sampler, Stream s,
+                       Form form) const {
   auto& be = backend();
   const std::size_t words = basis.size() * n_;
   Buffer out(be, count * words * sizeof(u64), s);
   for (std::size_t k = 0; k < count; ++k)
     sampler.gaussian_into(out.as<u64>() + k * words, basis, be, s);
-  scale_errors(out.as<u64>(), basis, count, s);
+  scale_errors(out.as<u64>(), basis, count, s, form);
   return out;
 }
 
-void Context::scale_errors(u64* e, const RnsBasis& basis, std::size_t count, Stream s) const {
+void Context::scale_errors(u64* e, const RnsBasis& basis, std::size_t count, Stream s,
+                           Form form) const {
   auto& be = backend();
   const auto v = basis.on(be);
-  be.ntt_forward_async(e, v, count, s);
+  if (form == Form::eval) be.ntt_forward_async(e, v, count, s);
   if (error_factor() == 1) return;
   const std::vector<u64> t(basis.size(), error_factor());
   for (std::size_t k = 0; k < count; ++k)
@@ -322,8 +323,8 @@ SwitchKey Context::galois_key(const SecretKey& sk, u64 galois, ring::Sampler& sa
 
 std::size_t Context::plaintext_level(const RnsPoly& m) const {
   const std::size_t level = m.limbs() - 1;
-  if (m.limbs() > q_count_ || m.basis() != q_basis(level) || m.form() != Form::eval)
-    throw MismatchError("encrypt: the plaintext must be in eval form over a level of this context");
+  if (m.limbs() > q_count_ || m.basis() != q_basis(level) || m.device() != device_)
+    throw MismatchError("encrypt: the plaintext must be over a level of this context");
   return level;
 }
 
@@ -334,7 +335,7 @@ Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler
   const Stream st = be.default_stream();
   const RnsBasis& q = q_basis(level);
   const auto v = q.on(be);
-  // u, e0, e1 drawn into one buffer and transformed by one batched NTT.
+  // u, e0, e1 drawn into one buffer.
   const std::size_t words = q.size() * n_;
   Buffer noise(be, 3 * words * sizeof(u64), st);
   u64* u = noise.as<u64>();
@@ -342,15 +343,19 @@ Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler
   sampler.ternary_into(u, q, be, st, 2.0 / 3.0);
   sampler.gaussian_into(e, q, be, st);
   sampler.gaussian_into(e + words, q, be, st);
-  be.ntt_forward_async(u, v, 1, st);
-  scale_errors(e, q, 2, st);
+  // Eval form: u, e0 and e1 in one NTT launch. A coefficient-form plaintext gives a
+  // coefficient-form ciphertext: the errors and m are added as they are drawn, after one INTT of
+  // u pk (no transform of the errors or of m).
+  const Form form = m.form();
+  be.ntt_forward_async(u, v, form == Form::eval ? 3 : 1, st);
+  scale_errors(e, q, 2, st, Form::coeff);  // the error factor only (transformed above)
   Ciphertext ct;
-  ct.polys.push_back(RnsPoly(q, Form::eval, device_));
-  ct.polys.push_back(RnsPoly(q, Form::eval, device_));
+  ct.polys = RnsPoly::batch(q, form, device_, 2);
   be.multiply_async(ct.polys[0].data(), pk.b.data(), u, v, st);
+  be.multiply_async(ct.polys[1].data(), pk.a.data(), u, v, st);
+  if (form == Form::coeff) be.ntt_inverse_async(ct.polys[0].data(), v, 2, st);
   be.add_async(ct.polys[0].data(), ct.polys[0].data(), e, v, st);
   be.add_async(ct.polys[0].data(), ct.polys[0].data(), m.data(), v, st);
-  be.multiply_async(ct.polys[1].data(), pk.a.data(), u, v, st);
   be.add_async(ct.polys[1].data(), ct.polys[1].data(), e + words, v, st);
   ct.level = level;
   ct.key_id = pk.key_id;
@@ -366,11 +371,15 @@ Ciphertext Context::encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
   const Stream st = be.default_stream();
   const RnsBasis& q = q_basis(level);
   const auto v = q.on(be);
+  // a is drawn in eval form; for a coefficient-form plaintext, a s and a go to coefficient form
+  // in one INTT and the error and m are added as they are.
+  const Form form = m.form();
   Ciphertext ct;
-  ct.polys.push_back(RnsPoly(q, Form::eval, device_));
-  ct.polys.push_back(sampler.uniform(q, device_, Form::eval));
-  const Buffer e = errors(q, 1, sampler, st);
+  ct.polys = RnsPoly::batch(q, form, device_, 2);
+  ring::Sampler::uniform_into(ct.polys[1].data(), sampler.key(), sampler.next_nonce(), q, be, st);
+  const Buffer e = errors(q, 1, sampler, st, form);
   be.multiply_async(ct.polys[0].data(), ct.polys[1].data(), sk.s.data(), v, st);
+  if (form == Form::coeff) be.ntt_inverse_async(ct.polys[0].data(), v, 2, st);
   be.sub_async(ct.polys[0].data(), e.as<u64>(), ct.polys[0].data(), v, st);
   be.add_async(ct.polys[0].data(), ct.polys[0].data(), m.data(), v, st);
   ct.level = level;

@@ -27,12 +27,13 @@ class Context : public rlwe::Evaluator {
   ~Context();
   u64 plain_modulus() const { return rlwe_.plain_modulus(); }
 
-  /// round(Q_level m / t) over Q_level, evaluation form, for one row m of N values in [0, t)
+  /// round(Q_level m / t) over Q_level, coefficient form, for one row m of N values in [0, t)
   /// in backend memory (the scaled message of encryption and plaintext addition).
   RnsPoly scale_plain(const u64* m, std::size_t level) const;
   /// The same from host values (checked to be below t).
   RnsPoly scale_plain_host(const u64* m, std::size_t level) const;
-  /// Encryption of a scaled plaintext (scale_plain, scale_plain_host), in coefficient form.
+  /// Encryption of a scaled plaintext (scale_plain, scale_plain_host): a coefficient-form
+  /// ciphertext, as every later product, relinearization and rotation keeps it.
   Ciphertext encrypt(const RnsPoly& scaled, const PublicKey& pk, ring::Sampler& sampler) const;
   Ciphertext encrypt_symmetric(const RnsPoly& scaled, const SecretKey& sk,
                                ring::Sampler& sampler) const;

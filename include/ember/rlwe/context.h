@@ -91,7 +91,7 @@ class Context {
   /// Key for the automorphism X -> X^g.
   SwitchKey galois_key(const SecretKey& sk, u64 galois, ring::Sampler& sampler) const;
 
-  // Encryption of a plaintext m (eval form over Q_level) and decryption.
+  // Encryption of a plaintext m (over Q_level; the ciphertext takes m's form) and decryption.
   Ciphertext encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler& sampler) const;
   Ciphertext encrypt_symmetric(const RnsPoly& m, const SecretKey& sk, ring::Sampler& sampler) const;
   /// c0 + c1 s (+ c2 s^2) on the first `limbs` primes, coefficient form.
@@ -213,12 +213,13 @@ class Context {
     std::unique_ptr<ring::DivideRound> rescale;                    // Q_l -> Q_{l-1}
     std::unique_ptr<ring::DivideRound> mod_down_rescale;  // Q_l u P -> Q_{l-1}: T = {q_l} u P
   };
-  /// `count` error polynomials (Gaussian, times error_factor()) over `basis`, back to back, eval
-  /// form, drawn in order and transformed by one batched NTT.
+  /// `count` error polynomials (Gaussian, times error_factor()) over `basis`, back to back, in
+  /// `form` (eval: transformed by one batched NTT), drawn in order.
   backend::Buffer errors(const RnsBasis& basis, std::size_t count, ring::Sampler& sampler,
-                         backend::Stream s) const;
-  /// NTT of `count` Gaussian polynomials in place, then times error_factor().
-  void scale_errors(u64* e, const RnsBasis& basis, std::size_t count, backend::Stream s) const;
+                         backend::Stream s, ring::Form form = ring::Form::eval) const;
+  /// `count` Gaussian polynomials in place to `form` (eval: one NTT), then times error_factor().
+  void scale_errors(u64* e, const RnsBasis& basis, std::size_t count, backend::Stream s,
+                    ring::Form form = ring::Form::eval) const;
   std::size_t n_, q_count_, p_count_, dnum_, alpha_;
   Device device_;
   SchemeOptions scheme_;
