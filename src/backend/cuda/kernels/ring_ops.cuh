@@ -541,37 +541,38 @@ struct ConvertSources {
 /// Backend::convert_affine_sub_async for conversions from one prime, in one pass: out[k] =
 /// (a[k] - conv(src[k])) * mul + addend[k](X^galois). The addend is gathered through the
 /// inverse automorphism (galois_inv; 0: none): output d takes coefficient e = d galois_inv mod
-/// 2N, negated when e >= N.
+/// 2N, negated when e >= N. Grid: (coefficients / blockDim, limb, polynomial); the limb's
+/// constants are loaded before the kernel waits for the previous one.
 __global__ void convert_affine_sub_kernel(const __grid_constant__ AffineArgs args,
                                           const __grid_constant__ ConvertSources src,
                                           const backend::OnePrimeMaps* maps, const u64* mul,
                                           const u64* mul_companion, u64 galois_inv, LimbMap map) {
-  wait_for_previous_kernels();
+  const u32 limb = blockIdx.y, k = blockIdx.z;
+  const Modulus m = map.mod(limb);
+  const ConvertLift convert = ConvertLift::of(*maps, limb, m, nullptr);
+  const u64 w = mul[limb], w_companion = mul_companion[limb];
   const std::size_t n = std::size_t{1} << map.log_n;
-  const std::size_t words = static_cast<std::size_t>(map.limbs) << map.log_n;
-  const std::size_t total = words * args.count;
-  for (std::size_t j = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; j < total;
-       j += std::size_t{gridDim.x} * blockDim.x) {
-    const u32 k = static_cast<u32>(j / words);
-    const std::size_t i = j - k * words;
-    const u32 limb = static_cast<u32>(i >> map.log_n);
-    const u32 c = static_cast<u32>(i & (n - 1));
-    const Modulus& m = map.mod(limb);
-    const u64 delta = ConvertLift::of(*maps, limb, m, nullptr)(src.in[k][c], 0);
-    u64 v = affine_word(args.a[k][i], delta, mul[limb], mul_companion[limb], m.value);
-    if (const u64* addend = args.addend[k]) {
+  const std::size_t row = static_cast<std::size_t>(limb) << map.log_n;
+  const u64* a = args.a[k] + row;
+  const u64* addend = args.addend[k] ? args.addend[k] + row : nullptr;
+  u64* out = args.out[k] + row;
+  wait_for_previous_kernels();
+  for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
+       c += std::size_t{gridDim.x} * blockDim.x) {
+    u64 v = affine_word(a[c], convert(src.in[k][c], 0), w, w_companion, m.value);
+    if (addend) {
       u64 x;
       if (galois_inv) {
         bool negate;
-        const u32 e = ring::rows::automorphism_coeff_dest(c, galois_inv, map.log_n, negate);
-        x = addend[(static_cast<std::size_t>(limb) << map.log_n) + e];
+        x = addend[ring::rows::automorphism_coeff_dest(static_cast<u32>(c), galois_inv, map.log_n,
+                                                       negate)];
         x = negate ? neg_mod(x, m.value) : x;
       } else {
-        x = addend[i];
+        x = addend[c];
       }
       v = add_mod(v, x, m.value);
     }
-    args.out[k][i] = v;
+    out[c] = v;
   }
 }
 

@@ -608,10 +608,11 @@ class CudaBackend final : public Backend {
       for (int i = 0; i < 6; ++i) inv *= 2 - addend_galois * inv;
       inv &= 2 * b.ring->n - 1;
     }
-    const std::size_t words = b.limbs * b.ring->n;
     const k::AffineArgs args = affine_args(out, a, addends, 0, jobs.size());
-    cuda::launch(k::convert_affine_sub_kernel, grid_for(jobs.size() * words), 256, 0, raw(s),
-                 "convert_affine_sub_kernel", args, src, maps, mul, mul_companion, inv, map_of(b));
+    const dim3 grid(static_cast<u32>((b.ring->n + 255) / 256), static_cast<u32>(b.limbs),
+                    static_cast<u32>(jobs.size()));
+    cuda::launch(k::convert_affine_sub_kernel, grid, 256, 0, raw(s), "convert_affine_sub_kernel",
+                 args, src, maps, mul, mul_companion, inv, map_of(b));
   }
   /// The maps of conversion jobs that a lifted NTT over b can run in its first load (nullptr:
   /// none): one source prime, the same conversion for every job, no subtrahend of their own,
