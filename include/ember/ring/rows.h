@@ -226,6 +226,7 @@ EMBER_HD void key_product_row(const backend::KeyProductView& kp, std::size_t n, 
                               u64& out1, const u64* keys = nullptr) {
   const u32 key_row = r < kp.q_rows ? r : kp.key_q_rows + (r - kp.q_rows);
   u64 h0 = 0, l0 = 0, h1 = 0, l1 = 0;
+  EMBER_UNROLL4
   for (u32 j = 0; j < kp.digits; ++j) {
     bool own;
     const u32 row = digit_row(kp, j, r, own);
