@@ -182,7 +182,6 @@ Ciphertext Evaluator::add_scalar(const Ciphertext& a, const std::vector<u64>& re
   if (residues.size() != a.level + 1)
     throw ParameterError("add_scalar: need one residue per prime of the level");
   if (a.polys.size() != 2) throw ParameterError("add_scalar: relinearize the ciphertext first");
-  // A constant polynomial has the same value in every evaluation slot.
   return linear_combination({&a}, {std::vector<u64>(residues.size(), 1)}, residues, a.level);
 }
 
@@ -206,11 +205,11 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& c
     if (s.size() != limbs) throw ParameterError("linear_combination: one scalar per prime");
   if (!constant.empty() && constant.size() != limbs)
     throw ParameterError("linear_combination: one constant residue per prime");
-  // In coefficient form a constant is one coefficient, not every slot: a constant or operands in
-  // different forms are combined in eval form.
+  // Operands in different forms are combined in eval form. In coefficient form the constant goes
+  // to coefficient 0 only (in eval form it is in every slot).
   const auto is_coeff = [](const Ciphertext* c) { return c->form() == Form::coeff; };
-  if (std::any_of(cts.begin(), cts.end(), is_coeff) &&
-      (!constant.empty() || !std::all_of(cts.begin(), cts.end(), is_coeff))) {
+  const bool coeff = std::all_of(cts.begin(), cts.end(), is_coeff);
+  if (!coeff && std::any_of(cts.begin(), cts.end(), is_coeff)) {
     std::vector<Ciphertext> held;
     held.reserve(cts.size());
     std::vector<const Ciphertext*> evals;
@@ -243,7 +242,7 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& c
     }
     const bool with_constant = at == 0 && !constant.empty();
     be.linear_combination_async(o0, o1, a0, a1, sc,
-                                with_constant ? constant : std::vector<u64>(limbs, 0), v, s);
+                                with_constant ? constant : std::vector<u64>(limbs, 0), v, s, coeff);
   }
   return c;
 }

@@ -45,12 +45,12 @@ def env(request):
 def test_fresh_and_key_switched_ciphertexts_stay_in_coefficient_form(env):
     *_, x, y = env
     assert x.form == y.form == "coeff"
-    for ct in (x * y, x.rotate(1), x.swap_rows(), x + y, 3 * x, -x):
+    for ct in (x * y, x.rotate(1), x.swap_rows(), x + y, 3 * x + 11, x - 5, -x):
         assert ct.form == "coeff"
     assert in_form(x, "eval").form == "eval"
 
 
-@pytest.mark.parametrize("op", ["mul", "rot1", "rot_neg3", "swap", "mul_chain"])
+@pytest.mark.parametrize("op", ["mul", "rot1", "rot_neg3", "swap", "mul_chain", "affine"])
 def test_coefficient_path_equals_eval_path_bit_for_bit(env, op):
     ctx, sk, a, b, x, y = env
     run = {
@@ -59,6 +59,7 @@ def test_coefficient_path_equals_eval_path_bit_for_bit(env, op):
         "rot_neg3": lambda u, v: u.rotate(-3),
         "swap": lambda u, v: u.swap_rows(),
         "mul_chain": lambda u, v: (u * v).rotate(2) * u,
+        "affine": lambda u, v: 3 * u + 11 - v,
     }[op]
     coeff = run(x, y)
     ev = run(in_form(x, "eval"), in_form(y, "eval"))
@@ -71,6 +72,7 @@ def test_coefficient_path_equals_eval_path_bit_for_bit(env, op):
         "rot_neg3": rot_rows(a, -3),
         "swap": swap(a),
         "mul_chain": rot_rows(a * b % t, 2) * a,
+        "affine": 3 * a + 11 - b,
     }[op]
     np.testing.assert_array_equal(ctx.decrypt(coeff, sk), centered(want, t))
 

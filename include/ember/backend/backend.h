@@ -279,13 +279,15 @@ class Backend {
   /// Linear combination of ciphertext halves with per-limb integer scalars (host values below
   /// 2^64, reduced here): out0 = sum_t a0[t] s[t][limb] + c[limb], out1 = sum_t a1[t] s[t][limb],
   /// one pass. At most kMaxLinearTerms terms and kMaxLinearLimbs limbs; out may alias a term.
+  /// The constant polynomial is c in every slot (eval form) or, with `constant_coeff`, c at
+  /// coefficient 0 (coefficient form).
   static constexpr std::size_t kMaxLinearTerms = 16;
   static constexpr std::size_t kMaxLinearLimbs = 64;
   virtual void linear_combination_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
                                         const std::vector<const u64*>& a1,
                                         const std::vector<std::vector<u64>>& scalars,
                                         const std::vector<u64>& constant, const BasisView& b,
-                                        Stream stream) = 0;
+                                        Stream stream, bool constant_coeff = false) = 0;
   /// out[k] = (a[k] - c_k) * mul[limb] (+ addends[k] when addends and it are not null) for the
   /// k < count polynomials, c_k = c + k limbs N (back to back), in one pass: the last step of a
   /// division by trailing primes, with the polynomial it is added to fused in. mul (and its Shoup

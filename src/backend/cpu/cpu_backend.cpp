@@ -230,8 +230,8 @@ class CpuBackend final : public Backend {
   void linear_combination_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
                                 const std::vector<const u64*>& a1,
                                 const std::vector<std::vector<u64>>& scalars,
-                                const std::vector<u64>& constant, const BasisView& b,
-                                Stream) override {
+                                const std::vector<u64>& constant, const BasisView& b, Stream,
+                                bool constant_coeff) override {
     check_linear_combination(a0, a1, scalars, constant, b);
     const std::size_t n = b.ring->n, terms = a0.size();
     per_limb(b, [&](long l, const Modulus& m) {
@@ -240,7 +240,7 @@ class CpuBackend final : public Backend {
       const u64 c = barrett_reduce_64(constant[l], m);
       for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
         ring::rows::Wide s0, s1;
-        s0.add_product(c, 1);
+        if (!constant_coeff || i == l * n) s0.add_product(c, 1);
         for (std::size_t t = 0; t < terms; ++t) {
           s0.add_product(a0[t][i], s[t]);
           s1.add_product(a1[t][i], s[t]);

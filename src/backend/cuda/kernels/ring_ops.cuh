@@ -403,6 +403,7 @@ struct LinearArgs {
   u64 scalar[backend::Backend::kMaxLinearTerms][backend::Backend::kMaxLinearLimbs];
   u64 constant[backend::Backend::kMaxLinearLimbs];
   u32 terms;
+  u32 constant_coeff;  // 1: the constant at coefficient 0 only (a coefficient-form constant)
 };
 
 /// out0 = sum_t a0[t] s[t] + c, out1 = sum_t a1[t] s[t], per limb: one pass.
@@ -414,7 +415,8 @@ __global__ void linear_combination_kernel(u64* out0, u64* out1,
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> map.log_n);
     ring::rows::Wide s0, s1;
-    s0.add_product(args.constant[limb], 1);
+    const bool first = (i & ((std::size_t{1} << map.log_n) - 1)) == 0;
+    if (!args.constant_coeff || first) s0.add_product(args.constant[limb], 1);
     for (u32 t = 0; t < args.terms; ++t) {
       const u64 s = args.scalar[t][limb];
       s0.add_product(args.a0[t][i], s);

@@ -502,10 +502,11 @@ class CudaBackend final : public Backend {
   void linear_combination_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
                                 const std::vector<const u64*>& a1,
                                 const std::vector<std::vector<u64>>& scalars,
-                                const std::vector<u64>& constant, const BasisView& b,
-                                Stream s) override {
+                                const std::vector<u64>& constant, const BasisView& b, Stream s,
+                                bool constant_coeff) override {
     check_linear_combination(a0, a1, scalars, constant, b);
     auto args = std::make_unique<k::LinearArgs>();
+    args->constant_coeff = constant_coeff ? 1u : 0u;
     for (std::size_t t = 0; t < a0.size(); ++t) {
       args->a0[t] = a0[t];
       args->a1[t] = a1[t];
