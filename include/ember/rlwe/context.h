@@ -201,7 +201,7 @@ class Context {
   /// A switching key whose uniform halves a_j are expanded from (seed, nonce + j); b_j unset.
   SwitchKey switch_key_with_uniform_parts(const ChaChaKey& seed, u64 nonce, u64 galois,
                                           u64 key_id) const;
-  /// The level of a plaintext (eval form over some Q_l); throws MismatchError otherwise.
+  /// The level of a plaintext (over some Q_l, on this device); throws MismatchError otherwise.
   std::size_t plaintext_level(const RnsPoly& m) const;
   struct Level {
     RnsBasis q;        // q_0..q_l
