@@ -511,11 +511,15 @@ std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
     out.push_back(std::move(c));
     return out;
   }
-  // Several rotations share one ModUp of the eval-form c1.
+  // Several rotations share one ModUp and read c0, c1 in eval form; a coefficient-form c1 feeds
+  // the ModUp as it is (no INTT of its transformed copy).
   Ciphertext holder;
   const Ciphertext& a = eval_form(a_in, holder);
   // One key: the rows serve one product, which transforms them itself (fused on the GPU).
-  const ModUp ext = rlwe_.mod_up(a.polys[1].data(), a.level, s, /*once=*/keys.size() == 1);
+  const bool once = keys.size() == 1;
+  const ModUp ext = a_in.form() == Form::coeff
+                        ? rlwe_.mod_up_coeff(a_in.polys[1].data(), a.level, s, once)
+                        : rlwe_.mod_up(a.polys[1].data(), a.level, s, once);
   std::vector<Ciphertext> out;
   for (const SwitchKey* key : keys) {
     Ciphertext c = like(a, 2);

@@ -114,3 +114,11 @@ def test_decryption_noise_and_serialization_in_either_form(env):
     assert back.form == "eval"  # stored in eval form, the format is unchanged
     same(back, xy_eval, "serialized")
     assert xy.to_bytes() == xy_eval.to_bytes()
+
+
+def test_hoisted_rotations_of_either_form_are_identical(env):
+    ctx, _, _, _, x, _ = env
+    coeff = ctx.rotate_many(x, [1, 2, -3])
+    ev = ctx.rotate_many(in_form(x, "eval"), [1, 2, -3])
+    for k, c, e in zip([1, 2, -3], coeff, ev):
+        same(c, e, f"hoisted rotation {k}")
