@@ -560,7 +560,7 @@ void Context::key_switch(const u64* d, const ModUp& up, std::size_t level, const
 
 void Context::key_switch_coeff(const u64* d, std::size_t level, const SwitchKey& key, u64 galois,
                                u64* out0, u64* out1, Stream s, const u64* add0, const u64* add1,
-                               bool rotate_adds) const {
+                               u64 add_galois) const {
   auto& be = backend();
   const Level& lv = levels_.at(level);
   const std::size_t q_words = (level + 1) * n_, poly_words = q_words + p_count_ * n_;
@@ -584,8 +584,7 @@ void Context::key_switch_coeff(const u64* d, std::size_t level, const SwitchKey&
   const u64* const a_q[2] = {q0, q1};
   const u64* const a_p[2] = {q0 + q_words, q1 + q_words};
   const u64* const adds[2] = {add0, add1};
-  lv.mod_down->apply_coeff_many_async(outs, a_q, a_p, 2, be, s, adds,
-                                      rotate_adds && galois ? galois : 0);
+  lv.mod_down->apply_coeff_many_async(outs, a_q, a_p, 2, be, s, adds, add_galois);
 }
 
 backend::KeyProductView Context::product_view(const u64* d, const ModUp& up, std::size_t level,

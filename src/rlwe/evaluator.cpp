@@ -504,9 +504,9 @@ std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
   if (a_in.form() == Form::coeff && keys.size() == 1) {
     // c0 = sigma(a0) + ks0 in coefficient form: sigma(a0) joins the ModDown's last pass.
     Ciphertext c = like(a_in, 2);
-    rlwe_.key_switch_coeff(a_in.polys[1].data(), a_in.level, *keys[0], keys[0]->galois,
-                           c.polys[0].data(), c.polys[1].data(), s, a_in.polys[0].data(), nullptr,
-                           /*rotate_adds=*/true);
+    const u64 g = keys[0]->galois;
+    rlwe_.key_switch_coeff(a_in.polys[1].data(), a_in.level, *keys[0], g, c.polys[0].data(),
+                           c.polys[1].data(), s, a_in.polys[0].data(), nullptr, g);
     std::vector<Ciphertext> out;
     out.push_back(std::move(c));
     return out;

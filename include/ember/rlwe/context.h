@@ -113,10 +113,10 @@ class Context {
   /// ModUp lifts d's coefficients to every row of every digit (no INTT of d), the key products
   /// return to coefficient form in one INTT of all their rows, and the division by P is a
   /// conversion and a subtraction per coefficient (no NTT). out0 / out1 gain add0 / add1 (may
-  /// be null) or, with rotate_adds, their automorphism X -> X^galois (a rotation's sigma(c0)).
+  /// be null), or their automorphism X -> X^add_galois (a rotation's sigma(c0); 0: none).
   void key_switch_coeff(const u64* d, std::size_t level, const SwitchKey& key, u64 galois,
                         u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
-                        const u64* add1 = nullptr, bool rotate_adds = false) const;
+                        const u64* add1 = nullptr, u64 add_galois = 0) const;
   /// (out0, out1) over Q_level, eval form, with out0 + out1 s = g(d) s' + small, where g is the
   /// automorphism `galois` (0: none) applied to the digits and key switches s' -> s.
   /// add0 / add1 (eval form over Q_level, may be null) are added to the outputs in the same pass.
