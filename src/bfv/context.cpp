@@ -209,12 +209,6 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
   be.base_convert_many_async(jobs, s);
 }
 
-void Context::check_product(const Ciphertext& a, const Ciphertext& b) const {
-  check_pair(a, b, "multiply");
-  if (a.polys.size() != 2 || b.polys.size() != 2)
-    throw ParameterError("multiply: relinearize the operands first (they have 3 polynomials)");
-}
-
 Ciphertext Context::multiply_no_relin(const Ciphertext& a_in, const Ciphertext& b_in) const {
   check_product(a_in, b_in);
   const Stream s = rlwe_.backend().default_stream();

@@ -247,13 +247,17 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& c
   return c;
 }
 
+void Evaluator::check_product(const Ciphertext& a, const Ciphertext& b) const {
+  check_pair(a, b, "multiply");
+  if (a.polys.size() != 2 || b.polys.size() != 2)
+    throw ParameterError("multiply: relinearize the operands first (they have 3 polynomials)");
+}
+
 Ciphertext Evaluator::multiply_no_relin(const Ciphertext& a_in, const Ciphertext& b_in) const {
-  check_pair(a_in, b_in, "multiply");
+  check_product(a_in, b_in);
   Ciphertext ha, hb;
   const Ciphertext& a = eval_form(a_in, ha);
   const Ciphertext& b = eval_form(b_in, hb);
-  if (a.polys.size() != 2 || b.polys.size() != 2)
-    throw ParameterError("multiply: relinearize the operands first (they have 3 polynomials)");
   auto& be = rlwe_.backend();
   const Stream s = be.default_stream();
   const auto v = rlwe_.q_basis(a.level).on(be);

@@ -58,8 +58,6 @@ class Context : public rlwe::Evaluator {
  private:
   struct Level;
   const Level& level(std::size_t l) const { return *levels_.at(l); }
-  /// Throws unless a and b can be multiplied (same parameters, keys and level; 2 polynomials).
-  void check_product(const Ciphertext& a, const Ciphertext& b) const;
   /// The product's three polynomials over Q_level in coefficient form, written to out[0..3)
   /// (a and b both in eval form or both in coefficient form, checked by the caller);
   /// p_scaled: the first two times P (the key switch's special primes), as its ModDown adds them.

@@ -104,6 +104,8 @@ class Evaluator {
   void check_pair_keys(const Ciphertext& a, const Ciphertext& b, const char* op) const;
   /// Same parameters, key set and level.
   void check_pair(const Ciphertext& a, const Ciphertext& b, const char* op) const;
+  /// check_pair for a product, whose operands must also be relinearized (2 polynomials).
+  void check_product(const Ciphertext& a, const Ciphertext& b) const;
   /// a in eval form: a itself, or its transform kept in `holder`.
   const Ciphertext& eval_form(const Ciphertext& a, Ciphertext& holder) const;
   /// Uninitialized ciphertext with a's level, scale, factor, key set and form.
