@@ -524,6 +524,39 @@ TEST(Butterflies, GentlemanSandeApproximateRange) {
   check_gs_butterfly(ember::gs_butterfly_4q, 4, 15);
 }
 
+/// The unreduced butterfly adds at most 4q to its inputs' bound at each stage: from inputs below
+/// 8q, the 17 stages of N = 2^17 stay below 76q, which fits a word for every prime below
+/// 2^kUnreducedCtMaxBits, and one Barrett reduction brings any such word to [0, q).
+TEST(Butterflies, CooleyTukeyUnreducedGrowsByFourQ) {
+  std::mt19937_64 rng(17);
+  for (u64 q : test_moduli()) {
+    if (q >> ember::kUnreducedCtMaxBits) continue;
+    const Modulus m = ember::make_modulus(q);
+    std::uniform_int_distribution<u64> dq(0, q - 1);
+    for (int stage = 0; stage < 17; ++stage) {
+      const u64 bound = (8 + 4 * static_cast<u64>(stage)) * q;  // inputs of this stage
+      std::uniform_int_distribution<u64> din(0, bound - 1);
+      for (int i = 0; i < 40; ++i) {
+        const u64 w = i == 0 ? q - 1 : (i == 1 ? 0 : dq(rng));
+        const u64 ws = ember::shoup_precompute(w, q);
+        u64 X = din(rng), Y = din(rng);
+        if (i == 2) X = Y = bound - 1;
+        if (i == 3) X = 0, Y = bound - 1;
+        u64 x = X, y = Y;
+        ember::ct_butterfly_unreduced(x, y, w, ws, q);
+        ASSERT_LT(x, bound + 4 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
+        ASSERT_LT(y, bound + 4 * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
+        const u64 wy = ref_mul(Y % q, w, q);
+        ASSERT_EQ(x % q, (X % q + wy) % q);
+        ASSERT_EQ(y % q, (X % q + q - wy) % q);
+        ASSERT_EQ(ember::barrett_reduce_64(x, m), x % q);
+        ASSERT_EQ(ember::barrett_reduce_64(y, m), y % q);
+      }
+    }
+    ASSERT_EQ(ember::barrett_reduce_64(76 * q - 1, m), (76 * q - 1) % q);
+  }
+}
+
 TEST(Butterflies, Reduce8q) {
   std::mt19937_64 rng(16);
   for (u64 q : test_moduli()) {

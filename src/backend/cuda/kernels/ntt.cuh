@@ -58,6 +58,10 @@ struct NttBatch {
   // Limbs whose prime has at most this many bits run on the FP64 pipe (FloatPath); 0 keeps every
   // limb on the integer path (EMBER_NTT_FP64=0, for comparisons).
   u32 float_bits = kMaxFloatModulusBits;
+  // Forward transforms on the integer path skip their butterflies' reductions for primes of at
+  // most this many bits (IntegerPath<true>); 0 keeps them (EMBER_NTT_UNREDUCED=0, for
+  // comparisons). Both give the same words.
+  u32 unreduced_bits = kUnreducedCtMaxBits;
   NttPaths paths = NttPaths::kMixed;  // set by the host from the batch's primes
   // Out of place: the first kernel of a schedule reads polynomial k (limbs x n words) from srck
   // (launches of at most kMaxSources polynomials) and writes data; src0 == nullptr transforms
@@ -114,23 +118,40 @@ struct NttBatch {
 };
 
 /// The integer path: 64-bit words lazily reduced ([0, 8q) forward, [0, 4q) inverse), Shoup
-/// products with (w, w_shoup) twiddle pairs.
-struct IntPath {
+/// products with (w, w_shoup) twiddle pairs. kUnreduced (forward transforms over primes below
+/// 2^kUnreducedCtMaxBits, see NttBatch::unreduced_bits): the butterflies never reduce, words grow
+/// by at most 4q a stage (below 76q after 17 stages) and leave the transform through one Barrett
+/// reduction. Kernels of one transform take the same path for a limb, so the words they hand each
+/// other stay within that bound.
+template <bool kUnreduced>
+struct IntegerPath {
   using V = u64;
   using Tw = ulonglong2;
   u64 q, ninv, ninv_s;
+  u64 ratio;  // floor(2^64 / q), Barrett's constant (kUnreduced only)
   __device__ __forceinline__ V first(u64 x) const { return x; }
   __device__ __forceinline__ u64 word(V v) const { return v; }
   template <bool kForward>
   __device__ __forceinline__ u64 finish(V v) const {
-    return kForward ? reduce_8q(v, q) : mul_shoup(v, ninv, ninv_s, q);
+    if constexpr (!kForward) return mul_shoup(v, ninv, ninv_s, q);
+    if constexpr (kUnreduced) return barrett_reduce_64(v, Modulus{q, ratio, 0});
+    return reduce_8q(v, q);
   }
   __device__ __forceinline__ Tw twiddle(u64 w, u64 ws) const { return make_ulonglong2(w, ws); }
-  __device__ __forceinline__ void ct(V& x, V& y, Tw w) const { ct_butterfly_8q(x, y, w.x, w.y, q); }
-  __device__ __forceinline__ void gs(V& x, V& y, Tw w) const { gs_butterfly_4q(x, y, w.x, w.y, q); }
+  __device__ __forceinline__ void ct(V& x, V& y, Tw w) const {
+    if constexpr (kUnreduced)
+      ct_butterfly_unreduced(x, y, w.x, w.y, q);
+    else
+      ct_butterfly_8q(x, y, w.x, w.y, q);
+  }
+  __device__ __forceinline__ void gs(V& x, V& y, Tw w) const {
+    static_assert(!kUnreduced, "inverse transforms reduce their sums");
+    gs_butterfly_4q(x, y, w.x, w.y, q);
+  }
   template <int kCount>
   __device__ __forceinline__ void before_stage(int, V (&)[kCount]) const {}
 };
+using IntPath = IntegerPath<false>;
 
 /// The FP64 path (primes below 2^50, see ember/core/float_modarith.h): signed integers held in
 /// doubles, twiddles as (w, w / p); values are recentered on their first load and before every
@@ -479,12 +500,17 @@ __device__ __forceinline__ void with_path(const NttBatch& a, u32 id, F&& f) {
   if constexpr (kPaths == NttPaths::kFloat) {
     f(FloatPath::make<kForward>(q, a.n_inv[id]));
   } else if constexpr (kPaths == NttPaths::kInt) {
-    f(IntPath{q, a.n_inv[id], a.n_inv_shoup[id]});
+    // Forward only, and for the integer-only launches (the big integer schemes' primes): a
+    // block-uniform branch, each side compiled with its own butterfly.
+    if (kForward && bit_length(q) <= static_cast<int>(a.unreduced_bits))
+      f(IntegerPath<kForward>{q, a.n_inv[id], a.n_inv_shoup[id], a.moduli[id].ratio_hi});
+    else
+      f(IntPath{q, a.n_inv[id], a.n_inv_shoup[id], 0});
   } else {
     if (float_path(a, q))
       f(FloatPath::make<kForward>(q, a.n_inv[id]));
     else
-      f(IntPath{q, a.n_inv[id], a.n_inv_shoup[id]});
+      f(IntPath{q, a.n_inv[id], a.n_inv_shoup[id], 0});
   }
 }
 

@@ -133,6 +133,13 @@ class CudaBackend final : public Backend {
         switched_off("EMBER_NTT_FP64") ? 0u : static_cast<u32>(kMaxFloatModulusBits);
     return bits;
   }
+  /// Primes of at most this many bits run forward integer-path transforms without butterfly
+  /// reductions. EMBER_NTT_UNREDUCED=0 keeps the reductions (for comparisons); same words.
+  static u32 unreduced_bits() {
+    static const u32 bits =
+        switched_off("EMBER_NTT_UNREDUCED") ? 0u : static_cast<u32>(kUnreducedCtMaxBits);
+    return bits;
+  }
   /// Whether the environment variable `name` is set to `value`: the comparison switches of the
   /// backend.
   static bool env_is(const char* name, const char* value) {
@@ -164,6 +171,7 @@ class CudaBackend final : public Backend {
                       static_cast<u32>(r.n),
                       static_cast<u32>(b.limbs),
                       float_bits()};
+    batch.unreduced_bits = unreduced_bits();
     batch.paths = paths_of(b);
     return batch;
   }
