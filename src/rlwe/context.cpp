@@ -1,6 +1,7 @@
 // rlwe::Context: bases per level, keys, encryption, decryption, hybrid key switching, rescaling.
 #include "ember/rlwe/context.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -499,6 +500,12 @@ ModUp Context::mod_up(const u64* d, std::size_t level, Stream s, bool once) cons
   return up;
 }
 
+backend::LiftedRows Context::lifted_digits(const u64* coeff, std::size_t level,
+                                           std::size_t rows_per_digit) const {
+  const auto primes = levels_.at(level).q.primes();
+  return {coeff, rows_per_digit, *std::max_element(primes.begin(), primes.end())};
+}
+
 ModUp Context::mod_up_coeff(const u64* coeff, std::size_t level, Stream s, bool once,
                             bool own_rows) const {
   auto& be = backend();
@@ -511,10 +518,8 @@ ModUp Context::mod_up_coeff(const u64* coeff, std::size_t level, Stream s, bool 
     up.ext = Buffer(be, lv.ext_all.size() * n_ * sizeof(u64), s);
     up.pending = once;
     up.own_in_ext = true;
-    up.lift_src = coeff;
-    up.lift_rows = level + 1 + p_count_;
-    if (!once)
-      be.ntt_forward_lifted_async(up.ext.as<u64>(), coeff, up.lift_rows, lv.ext_all.on(be), s);
+    up.lift = lifted_digits(coeff, level, level + 1 + p_count_);
+    if (!once) be.ntt_forward_lifted_async(up.ext.as<u64>(), up.lift, lv.ext_all.on(be), s);
     return up;
   }
   up.ext = Buffer(be, lv.ext.size() * n_ * sizeof(u64), s);
@@ -523,9 +528,8 @@ ModUp Context::mod_up_coeff(const u64* coeff, std::size_t level, Stream s, bool 
   if (alpha_ == 1) {
     // One-prime digits: the conversion of digit j to prime p is its residue reduced mod p, done
     // by the NTT's first load (no converted rows written and read back).
-    up.lift_src = coeff;
-    up.lift_rows = rows - 1;
-    if (!once) be.ntt_forward_lifted_async(up.ext.as<u64>(), coeff, rows - 1, lv.ext.on(be), s);
+    up.lift = lifted_digits(coeff, level, rows - 1);
+    if (!once) be.ntt_forward_lifted_async(up.ext.as<u64>(), up.lift, lv.ext.on(be), s);
     return up;
   }
   std::vector<backend::ConvJob> jobs;  // every digit's conversion in one launch
@@ -617,9 +621,8 @@ void Context::key_product(const u64* d, const ModUp& up, std::size_t level, cons
   }
   const Level& lv = levels_.at(level);
   if (up.pending) {
-    be.ntt_key_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, up.lift_src,
-                             up.lift_rows, (up.own_in_ext ? lv.ext_all : lv.ext).on(be),
-                             lv.qp.on(be), s);
+    be.ntt_key_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, up.lift,
+                             (up.own_in_ext ? lv.ext_all : lv.ext).on(be), lv.qp.on(be), s);
   } else {
     be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, lv.qp.on(be), s);
   }

@@ -56,6 +56,16 @@ struct BasisView {
   std::size_t limbs = 0;
 };
 
+/// ModUp's one-prime digits as a forward NTT's input (Backend::ntt_forward_lifted_async): row r
+/// of the transformed polynomial starts as row r / rows_per_source of `words` reduced modulo row
+/// r's prime (a digit's residues, below its prime, are its value; lifting it to another prime is
+/// a reduction).
+struct LiftedRows {
+  const u64* words = nullptr;
+  std::size_t rows_per_source = 0;  // 0: no lifted input
+  u64 bound = 0;  // every word is below it (the digits' largest prime); 0: any 64-bit word
+};
+
 /// Throws ParameterError unless a linear_combination_async call fits its limits.
 void check_linear_combination(const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
                               const std::vector<std::vector<u64>>& scalars,
@@ -227,12 +237,10 @@ class Backend {
                                  std::size_t count, Stream stream) = 0;
   virtual void ntt_inverse_async(u64* out, const u64* const* in, const BasisView& b,
                                  std::size_t count, Stream stream) = 0;
-  /// Forward NTT of one polynomial `out` of basis b whose row r starts as row r / rows_per_source
-  /// of `src` (words below 2^61) reduced modulo row r's prime: the ModUp of one-prime digits
-  /// (a digit's residues, below its prime, are its value; lifting it to another prime is a
-  /// reduction), without writing the lifted rows before the transform reads them.
-  virtual void ntt_forward_lifted_async(u64* out, const u64* src, std::size_t rows_per_source,
-                                        const BasisView& b, Stream stream) = 0;
+  /// Forward NTT of one polynomial `out` of basis b lifted from `src` (see LiftedRows): the ModUp
+  /// of one-prime digits, without writing the lifted rows before the transform reads them.
+  virtual void ntt_forward_lifted_async(u64* out, const LiftedRows& src, const BasisView& b,
+                                        Stream stream) = 0;
 
   // Pointwise arithmetic over limbs x N words; inputs reduced, outputs reduced.
   virtual void add_async(u64* out, const u64* a, const u64* c, const BasisView& b,
@@ -361,17 +369,16 @@ class Backend {
   virtual void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                        const BasisView& qlp, Stream stream) = 0;
   /// ModUp's forward NTT of the converted rows kp.ext (over `ext_basis`, one polynomial;
-  /// lifted from `lift_src` as by ntt_forward_lifted_async when lift_rows > 0), then
+  /// lifted from `lift` as by ntt_forward_lifted_async when lift.rows_per_source > 0), then
   /// key_inner_product_async: what a key product with rows used once computes. kp.ext's words are
   /// scratch afterwards. The GPU fuses the transform's last pass with the product where the rows
   /// exceed most of its L2 cache, so the transformed rows are never written and read back.
   virtual void ntt_key_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
-                                     const u64* lift_src, std::size_t lift_rows,
-                                     const BasisView& ext_basis, const BasisView& qlp,
-                                     Stream stream) {
+                                     const LiftedRows& lift, const BasisView& ext_basis,
+                                     const BasisView& qlp, Stream stream) {
     u64* ext = const_cast<u64*>(kp.ext);
-    if (lift_rows)
-      ntt_forward_lifted_async(ext, lift_src, lift_rows, ext_basis, stream);
+    if (lift.rows_per_source)
+      ntt_forward_lifted_async(ext, lift, ext_basis, stream);
     else
       ntt_forward_async(ext, ext_basis, 1, stream);
     key_inner_product_async(q0, q1, p0, p1, kp, qlp, stream);

@@ -29,12 +29,11 @@ struct SchemeOptions {
 /// ModUp's output: every digit's converted rows over the other primes of Q_level u P
 /// (backend::KeyProductView::ext), in eval form; or, when `pending`, before their forward NTT,
 /// which the one key product reading them runs (backend::ntt_key_product_async): in place on the
-/// coefficient-form rows, or lifted from `lift_src` (one-prime digits, lift_rows rows each).
+/// coefficient-form rows, or lifted from `lift` (one-prime digits).
 struct ModUp {
   backend::Buffer ext;
-  backend::Buffer coeff;  // the coefficients mod_up computed (lift_src points into them)
-  const u64* lift_src = nullptr;
-  std::size_t lift_rows = 0;
+  backend::Buffer coeff;  // the coefficients mod_up computed (lift.words points into them)
+  backend::LiftedRows lift;
   bool pending = false;
   /// ext also holds every digit's own rows (digit j's row r at j * rows + r): the ModUp of a
   /// coefficient-form d with one-prime digits, whose key product reads no d in eval form.
@@ -195,6 +194,10 @@ class Context {
   void check_params(u64 params_id, const char* what) const;
 
  private:
+  /// The one-prime digits of a coefficient-form d over Q_level (`coeff`) as a lifted NTT's input,
+  /// each lifted to rows_per_digit rows, bounded by Q_level's largest prime.
+  backend::LiftedRows lifted_digits(const u64* coeff, std::size_t level,
+                                    std::size_t rows_per_digit) const;
   /// The key inner product's view for d (its ModUp rows in ext) at a level.
   backend::KeyProductView product_view(const u64* d, const ModUp& up, std::size_t level,
                                        const SwitchKey& key, u64 galois) const;

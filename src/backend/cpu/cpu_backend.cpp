@@ -71,8 +71,9 @@ class CpuBackend final : public Backend {
                          Stream) override {
     ntt_limbs(out, in, b, count, false);
   }
-  void ntt_forward_lifted_async(u64* out, const u64* src, std::size_t rows_per_source,
-                                const BasisView& b, Stream) override {
+  void ntt_forward_lifted_async(u64* out, const LiftedRows& src, const BasisView& b,
+                                Stream) override {
+    const std::size_t rows_per_source = src.rows_per_source;
     if (rows_per_source == 0 || rows_per_source > b.limbs)
       throw ParameterError("ntt_forward_lifted: rows_per_source must be in [1, limbs]");
     const auto& r = *b.ring;
@@ -81,7 +82,7 @@ class CpuBackend final : public Backend {
     for (long t = 0; t < rows; ++t) {
       const u32 id = b.host_ids[t];
       const Modulus& m = r.moduli[id];
-      const u64* from = src + (t / static_cast<long>(rows_per_source)) * r.n;
+      const u64* from = src.words + (t / static_cast<long>(rows_per_source)) * r.n;
       u64* limb = out + t * r.n;
       for (std::size_t c = 0; c < r.n; ++c) limb[c] = barrett_reduce_64(from[c], m);
       cpu::ntt_forward_limb(limb, r.n, r.psi_rev + id * r.n, r.psi_rev_shoup + id * r.n, m.value);

@@ -23,13 +23,14 @@ TEST(LiftedNtt, RowsAreTheTransformsOfTheReducedSources) {
   for (int bits : {60, 40, 50, 55}) primes.push_back(ember::generate_ntt_primes(bits, n, 1)[0]);
   auto ring = ember::ring::RingContext::create(n, primes);
   auto& be = ember::backend::backend_for(ember::backend::parse_device("cpu"));
-  // Two sources (rows of 61-bit words: the lift must reduce them), each lifted to three primes.
+  // Two sources (rows of words below the 60-bit prime: the lift must reduce them for the smaller
+  // primes), each lifted to three primes.
   const std::vector<u32> targets = {1, 2, 3, 0, 2, 3};
   const auto ext = ember::ring::RnsBasis::unchecked(ring, targets);
   std::mt19937_64 rng(7);
   std::vector<u64> src(2 * n);
-  for (auto& w : src) w = rng() >> 3;
-  src[0] = (u64{1} << 61) - 1;
+  for (auto& w : src) w = rng() % primes[0];
+  src[0] = primes[0] - 1;
   std::vector<u64> got(targets.size() * n), want(targets.size() * n);
   for (std::size_t r = 0; r < targets.size(); ++r) {
     const auto& m = ring->prime_tables(targets[r]).modulus;
@@ -37,13 +38,13 @@ TEST(LiftedNtt, RowsAreTheTransformsOfTheReducedSources) {
   }
   const auto view = ext.on(be);
   const auto s = be.default_stream();
-  be.ntt_forward_lifted_async(got.data(), src.data(), 3, view, s);
+  be.ntt_forward_lifted_async(got.data(), {src.data(), 3, primes[0]}, view, s);
   be.ntt_forward_async(want.data(), view, 1, s);
   be.synchronize(s);
   EXPECT_EQ(got, want);
-  EXPECT_THROW(be.ntt_forward_lifted_async(got.data(), src.data(), 0, view, s),
+  EXPECT_THROW(be.ntt_forward_lifted_async(got.data(), {src.data(), 0, primes[0]}, view, s),
                ember::ParameterError);
-  EXPECT_THROW(be.ntt_forward_lifted_async(got.data(), src.data(), 7, view, s),
+  EXPECT_THROW(be.ntt_forward_lifted_async(got.data(), {src.data(), 7, primes[0]}, view, s),
                ember::ParameterError);
 }
 

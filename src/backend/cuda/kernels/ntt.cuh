@@ -77,6 +77,10 @@ struct NttBatch {
   // Backend::ntt_forward_lifted_async), or converted from one prime with lift_maps (a division's
   // conversion, see Backend::convert_ntt_affine_sub_async).
   u32 lift_rows = 0;
+  // Whether the first load reduces lifted words (kReduceLift): false when every source word is
+  // already below 8 q of its row's prime, the range every transform takes (see
+  // CudaBackend::lift_needs_reduction).
+  bool lift_reduce = true;
   const backend::OnePrimeMaps* lift_maps = nullptr;
   // With lift_maps: words subtracted from the converted ones (this batch's layout; nullptr:
   // none), see Backend::convert_ntt_affine_sub_async.
@@ -98,7 +102,7 @@ struct NttBatch {
   /// The modulus a lifted first load reduces by (nullptr: the words are already in range).
   template <bool kLifted>
   __device__ __forceinline__ ReduceLift lift(u32 id) const {
-    return ReduceLift{kLifted ? moduli + id : nullptr};
+    return ReduceLift{kLifted && lift_reduce ? moduli + id : nullptr};
   }
   /// Limb `limb`'s conversion from lift_maps (kConvertLift kernels), for a kernel whose words
   /// start at `offset` of the batch.

@@ -159,6 +159,24 @@ class CudaBackend final : public Backend {
                                : k::NttPaths::kMixed;
   }
 
+  /// Whether ModUp's lifted words need a reduction on their first load: not when they are below
+  /// 8 times each of b's primes, the range every transform takes (BGV's and BFV's digits, whose
+  /// primes differ by a bit or two; CKKS's 60-bit digits lifted to 40-bit primes still reduce).
+  static bool lift_needs_reduction(const LiftedRows& src, const BasisView& b) {
+    if (src.bound == 0) return true;
+    for (std::size_t i = 0; i < b.limbs; ++i)
+      if (src.bound / 8 >= b.ring->host_moduli[b.host_ids[i]].value) return true;
+    return false;
+  }
+  /// A forward batch of basis b lifted from src (see Backend::ntt_forward_lifted_async).
+  static k::NttBatch lifted_batch(u64* out, const LiftedRows& src, const BasisView& b) {
+    k::NttBatch batch = ntt_batch(out, b, true);
+    batch.src0 = src.words;
+    batch.lift_rows = static_cast<u32>(src.rows_per_source);
+    batch.lift_reduce = lift_needs_reduction(src, b);
+    return batch;
+  }
+
   static k::NttBatch ntt_batch(u64* data, const BasisView& b, bool forward) {
     const auto& r = *b.ring;
     k::NttBatch batch{data,
@@ -201,15 +219,12 @@ class CudaBackend final : public Backend {
       cuda::launch_ntt(batch, chunk, forward, variant, raw(s));
     }
   }
-  void ntt_forward_lifted_async(u64* out, const u64* src, std::size_t rows_per_source,
-                                const BasisView& b, Stream s) override {
+  void ntt_forward_lifted_async(u64* out, const LiftedRows& src, const BasisView& b,
+                                Stream s) override {
     ctx_.activate();
-    if (rows_per_source == 0 || rows_per_source > b.limbs)
+    if (src.rows_per_source == 0 || src.rows_per_source > b.limbs)
       throw ParameterError("ntt_forward_lifted: rows_per_source must be in [1, limbs]");
-    k::NttBatch batch = ntt_batch(out, b, true);
-    batch.src0 = src;
-    batch.lift_rows = static_cast<u32>(rows_per_source);
-    cuda::launch_ntt(batch, 1, true, current_variant(), raw(s));
+    cuda::launch_ntt(lifted_batch(out, src, b), 1, true, current_variant(), raw(s));
   }
   void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
     ntt(data, nullptr, b, count, true, s);
@@ -647,7 +662,7 @@ class CudaBackend final : public Backend {
   }
 
   void ntt_key_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
-                             const u64* lift_src, std::size_t lift_rows, const BasisView& ext_basis,
+                             const LiftedRows& lift, const BasisView& ext_basis,
                              const BasisView& qlp, Stream s) override {
     ctx_.activate();
     // EMBER_FUSED_KEY_PRODUCT=0 runs the transform and the product apart, =1 fuses them at every
@@ -655,18 +670,16 @@ class CudaBackend final : public Backend {
     static const bool off = switched_off("EMBER_FUSED_KEY_PRODUCT");
     static const bool always = env_is("EMBER_FUSED_KEY_PRODUCT", "1");
     if (!off) {
-      k::NttBatch batch = ntt_batch(const_cast<u64*>(kp.ext), ext_basis, true);
-      if (lift_rows) {
-        batch.src0 = lift_src;
-        batch.lift_rows = static_cast<u32>(lift_rows);
-      }
+      u64* ext = const_cast<u64*>(kp.ext);
+      k::NttBatch batch = lift.rows_per_source ? lifted_batch(ext, lift, ext_basis)
+                                               : ntt_batch(ext, ext_basis, true);
       // The kernel's rows are Q_l u P's (the converted rows' primes are among them).
       batch.paths = paths_of(qlp);
       if (cuda::launch_ntt_key_product(batch, ext_basis.limbs, kp, qlp.ids, q0, q1, p0, p1,
                                        current_variant(), always, raw(s)))
         return;
     }
-    Backend::ntt_key_product_async(q0, q1, p0, p1, kp, lift_src, lift_rows, ext_basis, qlp, s);
+    Backend::ntt_key_product_async(q0, q1, p0, p1, kp, lift, ext_basis, qlp, s);
   }
 
   void baby_giant_sums_async(const BabyGiantView& v, const BasisView& qlp, Stream s) override {
