@@ -155,7 +155,8 @@ struct CrtView {
 /// polynomials over the key_rows = key_q_rows + (rows - q_rows) primes of the full basis.
 struct KeyProductView {
   const u64* d = nullptr;    // [q_rows][N], eval form
-  const u64* ext = nullptr;  // converted rows of every digit, eval form
+  const u64* ext = nullptr;  // converted rows of every digit, eval form (words may be unreduced:
+                             // below 2^63.3 for primes below 2^57, see ntt_forward_lifted_async)
   const u64* key = nullptr;  // [dnum][2][key_rows][N], eval form
   u32 digits = 0;
   u32 alpha = 0;
@@ -238,7 +239,10 @@ class Backend {
   virtual void ntt_inverse_async(u64* out, const u64* const* in, const BasisView& b,
                                  std::size_t count, Stream stream) = 0;
   /// Forward NTT of one polynomial `out` of basis b lifted from `src` (see LiftedRows): the ModUp
-  /// of one-prime digits, without writing the lifted rows before the transform reads them.
+  /// of one-prime digits, without writing the lifted rows before the transform reads them. Only
+  /// key products read these rows (KeyProductView::ext), so a backend may leave their words
+  /// unreduced: congruent to the transform modulo the row's prime and below 2^63.3 where that
+  /// prime is below 2^57 (the products' 128-bit sums are reduced once).
   virtual void ntt_forward_lifted_async(u64* out, const LiftedRows& src, const BasisView& b,
                                         Stream stream) = 0;
 

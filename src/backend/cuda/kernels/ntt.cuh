@@ -81,6 +81,16 @@ struct NttBatch {
   // already below 8 q of its row's prime, the range every transform takes (see
   // CudaBackend::lift_needs_reduction).
   bool lift_reduce = true;
+  // Forward: the last kernel may leave its path's words (below 76q, see
+  // IntegerPath::kWordsFitKeyProduct) instead of canonical values, for rows that only key
+  // products read (ModUp's, which reduce their 128-bit sums once).
+  bool leave_words = false;
+  /// Whether the last kernel of a forward transform on path P finishes its values (see
+  /// leave_words).
+  template <class P>
+  __device__ __forceinline__ bool finishes(bool last) const {
+    return last && !(leave_words && P::kWordsFitKeyProduct);
+  }
   const backend::OnePrimeMaps* lift_maps = nullptr;
   // With lift_maps: words subtracted from the converted ones (this batch's layout; nullptr:
   // none), see Backend::convert_ntt_affine_sub_async.
@@ -131,6 +141,10 @@ template <bool kUnreduced>
 struct IntegerPath {
   using V = u64;
   using Tw = ulonglong2;
+  /// Whether a forward transform's words (word(), before finish) may enter a key product's
+  /// 128-bit sums as they are: 32 products of words below 76q < 2^63.3 and key words below
+  /// q < 2^57 stay below 2^125.3. Reduced words of larger primes (below 8q < 2^64) may not.
+  static constexpr bool kWordsFitKeyProduct = kUnreduced;
   u64 q, ninv, ninv_s;
   u64 ratio;  // floor(2^64 / q), Barrett's constant (kUnreduced only)
   __device__ __forceinline__ V first(u64 x) const { return x; }
@@ -164,6 +178,8 @@ using IntPath = IntegerPath<false>;
 struct FloatPath {
   using V = double;
   using Tw = double2;
+  /// Words below 2q < 2^51 (see IntegerPath::kWordsFitKeyProduct).
+  static constexpr bool kWordsFitKeyProduct = true;
   FloatModulus m;
   u64 q;
   u32 due;
@@ -581,7 +597,7 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
     ChunkMem<kForward, P> mem{a.data + offset,
                               a.input<kLifted>(offset),
                               reinterpret_cast<V*>(sm) + (static_cast<std::size_t>(h) << kLogS),
-                              last,
+                              kForward ? a.finishes<P>(last) : last,
                               path,
                               a.lift<kLifted>(id)};
     // Chunk j's stage with m local groups uses global entries (N1 + j) m + i: gathered per chunk.
@@ -778,7 +794,9 @@ __device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 chunks_total, 
   const u32 limb = warp / n1;
   const u32 id = a.ids[limb % a.limbs];
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
-    warp_chunk_with<kForward>(a, limb, warp % n1, id, last, path, store, values[threadIdx.x >> 5]);
+    using P = std::decay_t<decltype(path)>;
+    warp_chunk_with<kForward>(a, limb, warp % n1, id, kForward ? a.finishes<P>(last) : last, path,
+                              store, values[threadIdx.x >> 5]);
   });
 }
 

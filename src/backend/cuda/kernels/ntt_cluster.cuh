@@ -105,6 +105,7 @@ struct ClusterChunkMem {
   const u64* __restrict__ in;  // the limb at this block's chunk (inverse)
   u64* s;
   P path;
+  bool finish;  // forward: canonical values, or the path's words (NttBatch::leave_words)
   __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
     if constexpr (kForward)
       return s[chunk_swizzle(base + off)];
@@ -119,7 +120,7 @@ struct ClusterChunkMem {
   }
   __device__ __forceinline__ void last_store(u32 base, u32 off, V v) const {
     if constexpr (kForward)
-      out(base + off, path.template finish<true>(v));
+      out(base + off, finish ? path.template finish<true>(v) : path.word(v));
     else
       s[chunk_swizzle(base + off)] = path.word(v);
   }
@@ -171,7 +172,7 @@ __device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& ma
         path,
         lift};
     ClusterChunkMem<kForward, P, decltype(make_out(limb, r))> own{
-        make_out(limb, r), a.input<false>(chunk_at), chunk, path};
+        make_out(limb, r), a.input<false>(chunk_at), chunk, path, a.finishes<P>(true)};
     const LocalTwiddles<Tw> column_table{column_tw};
     const SplitTwiddles<P, kLogLocal> chunk_table{chunk_tw, {tw, tws, kC + r, &path}};
     const u32 column_tau = threadIdx.x >> kLogSubs;

@@ -164,9 +164,13 @@ __global__ void __launch_bounds__(kWarpChunkThreads, kKeyProductBlocks)
         source.gather(kp.d + row * n + source_at, x);
         acc.accumulate(x);
       } else {
-        warp_chunk_with<true>(a, row, source.chunk, id, true, path, acc, values[threadIdx.x >> 5]);
+        // The sums take the transform's words unreduced where they fit (the final reduction
+        // of the 128-bit sums gives the same values).
+        using P = std::decay_t<decltype(path)>;
+        warp_chunk_with<true>(a, row, source.chunk, id, a.finishes<P>(true), path, acc,
+                              values[threadIdx.x >> 5]);
       }
-      if ((j & 31) == 31) {  // 32 products of words below 2^61 fit 128 bits
+      if ((j & 31) == 31) {  // 32 products fit 128 bits (see IntegerPath::kWordsFitKeyProduct)
 #pragma unroll
         for (int i = 0; i < 8; ++i)
           for (int p = 0; p < 2; ++p) sums.at(p, i) = make_ulonglong2(0, sums.reduced(p, i, m));

@@ -168,9 +168,17 @@ class CudaBackend final : public Backend {
       if (src.bound / 8 >= b.ring->host_moduli[b.host_ids[i]].value) return true;
     return false;
   }
+  /// Whether ModUp's transforms leave their words for the key products (NttBatch::leave_words).
+  /// EMBER_KEY_PRODUCT_WORDS=0 has them reduce to canonical values, for comparisons (same
+  /// results).
+  static bool key_product_words() {
+    static const bool on = !switched_off("EMBER_KEY_PRODUCT_WORDS");
+    return on;
+  }
   /// A forward batch of basis b lifted from src (see Backend::ntt_forward_lifted_async).
   static k::NttBatch lifted_batch(u64* out, const LiftedRows& src, const BasisView& b) {
     k::NttBatch batch = ntt_batch(out, b, true);
+    batch.leave_words = key_product_words();
     batch.src0 = src.words;
     batch.lift_rows = static_cast<u32>(src.rows_per_source);
     batch.lift_reduce = lift_needs_reduction(src, b);
@@ -673,6 +681,7 @@ class CudaBackend final : public Backend {
       u64* ext = const_cast<u64*>(kp.ext);
       k::NttBatch batch = lift.rows_per_source ? lifted_batch(ext, lift, ext_basis)
                                                : ntt_batch(ext, ext_basis, true);
+      batch.leave_words = key_product_words();
       // The kernel's rows are Q_l u P's (the converted rows' primes are among them).
       batch.paths = paths_of(qlp);
       if (cuda::launch_ntt_key_product(batch, ext_basis.limbs, kp, qlp.ids, q0, q1, p0, p1,
