@@ -15,7 +15,6 @@ from typing import ClassVar
 
 from . import _ember
 from .integer import Ciphertext, IntegerContext, IntegerParams, Plaintext
-from .ring import generate_ntt_primes
 from .rlwe import EvalKeys, PublicKey, SecretKey
 
 __all__ = ["Ciphertext", "Context", "EvalKeys", "Params", "Plaintext", "PublicKey", "SecretKey"]
@@ -35,21 +34,14 @@ class Params(IntegerParams):
 
 
 def aux_primes(params: Params) -> list[int]:
-    """The primes R of the multiplication's extended basis: 60-bit primes with log2 R above
-    log2(t N Q) + 2 (the centered tensor times t, with margin)."""
-    need = (
-        sum(math.log2(q) for q in params.q_primes)
-        + math.log2(params.plain_modulus)
-        + params.log_n
-        + 2
+    """The primes R of the multiplication's extended basis: log2 R above log2(t N Q) + 2 (the
+    centered tensor times t, with margin), as few as 60-bit primes take, of the smallest size
+    that keeps that count (faster GPU transforms; see bfv::choose_aux_primes)."""
+    return list(
+        _ember.bfv_aux_primes(
+            params.n, list(params.q_primes), list(params.p_primes), int(params.plain_modulus)
+        )
     )
-    taken = list(params.q_primes) + list(params.p_primes)
-    count = math.ceil(need / 59.9)
-    while True:
-        r = list(generate_ntt_primes(60, params.n, count, taken))
-        if sum(math.log2(x) for x in r) >= need:
-            return r
-        count += 1
 
 
 class Context(IntegerContext):

@@ -112,16 +112,7 @@ nb::dict bench_integer(const std::string& scheme, int log_n, const std::vector<i
   };
 
   if (scheme == "bfv") {
-    // R: 60-bit primes above t N Q (as ember.bfv.aux_primes chooses them).
-    double need = std::log2(static_cast<double>(t)) + log_n + 2;
-    for (u64 x : q) need += std::log2(static_cast<double>(x));
-    std::vector<u64> aux;
-    double have = 0;
-    while (have < need) {
-      aux.push_back(generate_ntt_primes(60, n, 1, used)[0]);
-      used.push_back(aux.back());
-      have += std::log2(static_cast<double>(aux.back()));
-    }
+    const std::vector<u64> aux = bfv::choose_aux_primes(n, q, p, t);
     d["aux_primes"] = aux.size();
     bfv::Context ctx(n, q, p, q.size(), t, aux, dev);
     Bench<bfv::Context> b(ctx, warmup, iters);

@@ -20,6 +20,9 @@ void check_length(const U64Vector& v, std::size_t n) {
 }  // namespace
 
 void bind_bfv_bgv(nb::module_& m) {
+  m.def("bfv_aux_primes", &bfv::choose_aux_primes, nb::arg("n"), nb::arg("q_primes"),
+        nb::arg("p_primes"), nb::arg("plain_modulus"),
+        "The primes R of BFV's multiplication basis (see bfv::choose_aux_primes).");
   nb::class_<bfv::Context> f(m, "BfvContext");
   f.def("__init__",
         [](bfv::Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,

@@ -2,6 +2,7 @@
 #include "ember/bfv/context.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "ember/backend/per_device.h"
@@ -42,6 +43,33 @@ struct Context::Level {
   u64 q_mod_t = 0;
   Buffer q_div_t;
 };
+
+std::vector<u64> choose_aux_primes(std::size_t n, const std::vector<u64>& q,
+                                   const std::vector<u64>& p, u64 t) {
+  double need = std::log2(static_cast<double>(t)) + std::log2(static_cast<double>(n)) + 2;
+  for (u64 x : q) need += std::log2(static_cast<double>(x));
+  std::vector<u64> taken = q;
+  taken.insert(taken.end(), p.begin(), p.end());
+  const auto of_size = [&](int bits) {
+    std::vector<u64> r, used = taken;
+    for (double have = 0; have < need;) {
+      r.push_back(generate_ntt_primes(bits, n, 1, used)[0]);
+      used.push_back(r.back());
+      have += std::log2(static_cast<double>(r.back()));
+    }
+    return r;
+  };
+  if (const char* forced = std::getenv("EMBER_BFV_AUX_BITS")) {
+    const int bits = std::atoi(forced);
+    if (bits != 50 && bits != 57 && bits != 60)
+      throw ParameterError("EMBER_BFV_AUX_BITS must be 50, 57 or 60");
+    return of_size(bits);
+  }
+  std::vector<u64> wide = of_size(60);
+  for (int bits : {50, 57})
+    if (std::vector<u64> r = of_size(bits); r.size() <= wide.size()) return r;
+  return wide;
+}
 
 Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
                  std::size_t dnum, u64 t, const std::vector<u64>& aux_primes,

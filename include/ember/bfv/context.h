@@ -17,6 +17,16 @@ using rlwe::PublicKey;
 using rlwe::SecretKey;
 using rlwe::SwitchKey;
 
+/// The primes R of the multiplication's extended basis Q u R for ring degree n, ciphertext primes
+/// q, special primes p and plaintext modulus t: log2 R >= log2(t N Q) + 2 (the centered tensor
+/// times t, with margin), as few primes as 60-bit ones take, and among the sizes that keep that
+/// count the smallest, because the GPU transforms of primes below 2^50 run on the FP64 pipe and
+/// the forward ones below 2^57 without reductions (both faster than at 60 bits). R is never
+/// part of a key or a ciphertext, so its sizes do not touch security, and the product is exact
+/// for any R this large. EMBER_BFV_AUX_BITS=50|57|60 forces one size, for comparisons.
+std::vector<u64> choose_aux_primes(std::size_t n, const std::vector<u64>& q,
+                                   const std::vector<u64>& p, u64 t);
+
 class Context : public rlwe::Evaluator {
  public:
   /// aux_primes: the primes R of the multiplication's extended basis; their product must exceed
