@@ -303,6 +303,27 @@ def test_presets_meet_128_bit_security(scheme):
         assert p.total_bits <= SECURITY_128_MAX_LOGQP[p.log_n]
 
 
+def test_bfv_aux_primes_bound_count_and_sizes(monkeypatch):
+    """R > 4 t N Q with distinct NTT-friendly primes outside Q u P, as few as 60-bit primes take,
+    each of 50, 57 or 60 bits; EMBER_BFV_AUX_BITS forces a size and refuses others."""
+    import math
+
+    for name in bfv.Params.presets():
+        p = bfv.Params.preset(name)
+        r = bfv.aux_primes(p)
+        assert math.prod(r) > 4 * p.plain_modulus * p.n * math.prod(p.q_primes)
+        assert len(set(r)) == len(r) and not set(r) & set(p.q_primes + p.p_primes)
+        assert all(x % (2 * p.n) == 1 for x in r)
+        assert {x.bit_length() for x in r} <= {50, 57, 60}
+        monkeypatch.setenv("EMBER_BFV_AUX_BITS", "60")
+        wide = bfv.aux_primes(p)
+        monkeypatch.delenv("EMBER_BFV_AUX_BITS")
+        assert {x.bit_length() for x in wide} == {60} and len(r) == len(wide)
+    monkeypatch.setenv("EMBER_BFV_AUX_BITS", "61")
+    with pytest.raises(ember.ParameterError, match="EMBER_BFV_AUX_BITS"):
+        bfv.aux_primes(bfv.Params.preset("N13_t65537"))
+
+
 def test_paper_sets_are_presets():
     sets = {(bfv.Params.preset(n).n, bfv.Params.preset(n).total_bits) for n in bfv.Params.presets()}
     assert {(4096, 109), (8192, 152), (16384, 237), (32768, 496), (32768, 880)} <= sets
