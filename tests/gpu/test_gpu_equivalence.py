@@ -274,6 +274,33 @@ def test_fp64_ntt_path_at_its_bounds(gpu, variant_setter, n, limbs):
     assert not mismatches, f"N={n}: FP64-path schedules differing from the CPU: {mismatches}"
 
 
+UNREDUCED_CASES = [(1 << 12, 4), (1 << 15, 4), (1 << 17, 4)]
+
+
+@pytest.mark.parametrize("n,limbs", UNREDUCED_CASES, ids=[f"N{n}" for n, _ in UNREDUCED_CASES])
+def test_unreduced_ntt_path_at_its_bounds(gpu, variant_setter, n, limbs):
+    """Primes of 57..55 bits, whose forward transforms skip every reduction (words up to 76q at
+    N = 2^17), and one of 58 bits, which keeps them, on inputs that push the bound: all q - 1,
+    alternating 0 / q - 1, and random; every schedule against the CPU."""
+    if variant_setter is None:
+        pytest.skip("ember._ember.set_ntt_variant is not available")
+    _, basis, primes = make(n, (57, 56, 55, 58))
+    q = np.array(primes, dtype=np.uint64)[:, None]
+    inputs = [
+        np.repeat(q - 1, n, axis=1),
+        np.where(np.arange(n) % 2 == 0, q - 1, 0).astype(np.uint64),
+        residues(n + 13, primes, n),
+    ]
+    mismatches = []
+    for k, a in enumerate(inputs):
+        c_fwd = ring.poly(basis, a, "coeff", "cpu").ntt().to_numpy()
+        for v in _variants(gpu) + ["auto"]:
+            variant_setter(gpu, v)
+            if not np.array_equal(ring.poly(basis, a, "coeff", gpu).ntt().to_numpy(), c_fwd):
+                mismatches.append((v, k))
+    assert not mismatches, f"N={n}: unreduced schedules differing from the CPU: {mismatches}"
+
+
 def test_unknown_variant_is_rejected(gpu, variant_setter):
     if variant_setter is None:
         pytest.skip("ember._ember.set_ntt_variant is not available")

@@ -234,3 +234,22 @@ def test_ntt_of_zero_and_of_max_values(device):
     ev = ring.poly(basis, full, device=device).ntt()
     assert (ev.to_numpy() < np.array(primes, dtype=np.uint64)[:, None]).all()
     np.testing.assert_array_equal(ev.intt().to_numpy(), full)
+
+
+@pytest.mark.parametrize("log_n", [12, 17])
+def test_ntt_at_the_unreduced_bound(log_n, rng, device):
+    """Primes just below 2^57 run forward transforms without reductions (CPU and GPU): the
+    largest words (all q - 1) through every stage of N up to 2^17, checked by linearity against
+    random words and by the round trip. A word past 2^64 would break both."""
+    n = 1 << log_n
+    _, basis, primes = _mk(n, [57, 56, 55])
+    qs = np.array(primes, dtype=object)[:, None]
+    full = np.array(primes, dtype=np.uint64)[:, None] - np.zeros((1, n), dtype=np.uint64) - 1
+    a = random_residues(rng, primes, n)
+    s = ((full.astype(object) + a.astype(object)) % qs).astype(np.uint64)
+    nf = ring.poly(basis, full, device=device).ntt()
+    na = ring.poly(basis, a, device=device).ntt().to_numpy().astype(object)
+    ns = ring.poly(basis, s, device=device).ntt().to_numpy().astype(object)
+    assert (nf.to_numpy() < np.array(primes, dtype=np.uint64)[:, None]).all()
+    assert ((nf.to_numpy().astype(object) + na) % qs == ns).all()
+    np.testing.assert_array_equal(nf.intt().to_numpy(), full)
