@@ -248,13 +248,10 @@ def test_every_variant_matches_cpu(gpu, variant_setter, n, limbs):
 FLOAT_PATH_CASES = [(1 << 12, 5), (1 << 13, 5), (1 << 16, 5), (1 << 17, 5)]
 
 
-@pytest.mark.parametrize("n,limbs", FLOAT_PATH_CASES, ids=[f"N{n}" for n, _ in FLOAT_PATH_CASES])
-def test_fp64_ntt_path_at_its_bounds(gpu, variant_setter, n, limbs):
-    """Primes of 50..46 bits (where the FP64 path's recentering period changes) on inputs that
-    push the signed bounds: all q - 1, alternating 0 / q - 1, and random; every schedule."""
-    if variant_setter is None:
-        pytest.skip("ember._ember.set_ntt_variant is not available")
-    _, basis, primes = make(n, (50, 49, 48, 47, 46))
+def schedules_at_bounds(gpu, variant_setter, n: int, bits: tuple, inverse: bool) -> list:
+    """Every schedule (and auto) against the CPU on inputs that push a transform's bounds: all
+    q - 1, alternating 0 / q - 1, and random. Returns the mismatches (schedule, input, direction)."""
+    _, basis, primes = make(n, bits)
     q = np.array(primes, dtype=np.uint64)[:, None]
     inputs = [
         np.repeat(q - 1, n, axis=1),
@@ -264,13 +261,25 @@ def test_fp64_ntt_path_at_its_bounds(gpu, variant_setter, n, limbs):
     mismatches = []
     for k, a in enumerate(inputs):
         c_fwd = ring.poly(basis, a, "coeff", "cpu").ntt().to_numpy()
-        c_inv = ring.poly(basis, a, "eval", "cpu").intt().to_numpy()
+        c_inv = ring.poly(basis, a, "eval", "cpu").intt().to_numpy() if inverse else None
         for v in _variants(gpu) + ["auto"]:
             variant_setter(gpu, v)
             if not np.array_equal(ring.poly(basis, a, "coeff", gpu).ntt().to_numpy(), c_fwd):
                 mismatches.append((v, k, "forward"))
-            if not np.array_equal(ring.poly(basis, a, "eval", gpu).intt().to_numpy(), c_inv):
+            if inverse and not np.array_equal(
+                ring.poly(basis, a, "eval", gpu).intt().to_numpy(), c_inv
+            ):
                 mismatches.append((v, k, "inverse"))
+    return mismatches
+
+
+@pytest.mark.parametrize("n,limbs", FLOAT_PATH_CASES, ids=[f"N{n}" for n, _ in FLOAT_PATH_CASES])
+def test_fp64_ntt_path_at_its_bounds(gpu, variant_setter, n, limbs):
+    """Primes of 50..46 bits (where the FP64 path's recentering period changes) on inputs that
+    push the signed bounds; every schedule, both directions."""
+    if variant_setter is None:
+        pytest.skip("ember._ember.set_ntt_variant is not available")
+    mismatches = schedules_at_bounds(gpu, variant_setter, n, (50, 49, 48, 47, 46), True)
     assert not mismatches, f"N={n}: FP64-path schedules differing from the CPU: {mismatches}"
 
 
@@ -280,24 +289,10 @@ UNREDUCED_CASES = [(1 << 12, 4), (1 << 15, 4), (1 << 17, 4)]
 @pytest.mark.parametrize("n,limbs", UNREDUCED_CASES, ids=[f"N{n}" for n, _ in UNREDUCED_CASES])
 def test_unreduced_ntt_path_at_its_bounds(gpu, variant_setter, n, limbs):
     """Primes of 57..55 bits, whose forward transforms skip every reduction (words up to 76q at
-    N = 2^17), and one of 58 bits, which keeps them, on inputs that push the bound: all q - 1,
-    alternating 0 / q - 1, and random; every schedule against the CPU."""
+    N = 2^17), and one of 58 bits, which keeps them; every schedule, forward."""
     if variant_setter is None:
         pytest.skip("ember._ember.set_ntt_variant is not available")
-    _, basis, primes = make(n, (57, 56, 55, 58))
-    q = np.array(primes, dtype=np.uint64)[:, None]
-    inputs = [
-        np.repeat(q - 1, n, axis=1),
-        np.where(np.arange(n) % 2 == 0, q - 1, 0).astype(np.uint64),
-        residues(n + 13, primes, n),
-    ]
-    mismatches = []
-    for k, a in enumerate(inputs):
-        c_fwd = ring.poly(basis, a, "coeff", "cpu").ntt().to_numpy()
-        for v in _variants(gpu) + ["auto"]:
-            variant_setter(gpu, v)
-            if not np.array_equal(ring.poly(basis, a, "coeff", gpu).ntt().to_numpy(), c_fwd):
-                mismatches.append((v, k))
+    mismatches = schedules_at_bounds(gpu, variant_setter, n, (57, 56, 55, 58), False)
     assert not mismatches, f"N={n}: unreduced schedules differing from the CPU: {mismatches}"
 
 
