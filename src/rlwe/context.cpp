@@ -100,6 +100,8 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     }
     // The ext basis repeats primes across digits; it is only a row -> prime map for batched NTTs.
     lv.ext = RnsBasis::unchecked(ring_, ext_ids);
+    const auto q_primes = lv.q.primes();
+    lv.largest_q = *std::max_element(q_primes.begin(), q_primes.end());
     if (alpha_ == 1) {  // every digit lifted to all of Q_l u P: a ModUp of coefficient-form d
       std::vector<u32> all_ids;
       for (u32 j = 0; j < digits; ++j)
@@ -502,8 +504,7 @@ ModUp Context::mod_up(const u64* d, std::size_t level, Stream s, bool once) cons
 
 backend::LiftedRows Context::lifted_digits(const u64* coeff, std::size_t level,
                                            std::size_t rows_per_digit) const {
-  const auto primes = levels_.at(level).q.primes();
-  return {coeff, rows_per_digit, *std::max_element(primes.begin(), primes.end())};
+  return {coeff, rows_per_digit, levels_.at(level).largest_q};
 }
 
 ModUp Context::mod_up_coeff(const u64* coeff, std::size_t level, Stream s, bool once,

@@ -195,7 +195,7 @@ class Context {
 
  private:
   /// The one-prime digits of a coefficient-form d over Q_level (`coeff`) as a lifted NTT's input,
-  /// each lifted to rows_per_digit rows, bounded by Q_level's largest prime.
+  /// each lifted to rows_per_digit rows, bounded by Q_level's largest prime (Level::largest_q).
   backend::LiftedRows lifted_digits(const u64* coeff, std::size_t level,
                                     std::size_t rows_per_digit) const;
   /// The key inner product's view for d (its ModUp rows in ext) at a level.
@@ -207,10 +207,11 @@ class Context {
   /// The level of a plaintext (over some Q_l, on this device); throws MismatchError otherwise.
   std::size_t plaintext_level(const RnsPoly& m) const;
   struct Level {
-    RnsBasis q;        // q_0..q_l
-    RnsBasis qp;       // q_0..q_l, p_0..p_{k-1}
-    RnsBasis ext;      // the converted rows of all digits, back to back
-    RnsBasis ext_all;  // alpha 1: Q_l u P once per digit (a ModUp with the digits' own rows)
+    RnsBasis q;         // q_0..q_l
+    RnsBasis qp;        // q_0..q_l, p_0..p_{k-1}
+    RnsBasis ext;       // the converted rows of all digits, back to back
+    RnsBasis ext_all;   // alpha 1: Q_l u P once per digit (a ModUp with the digits' own rows)
+    u64 largest_q = 0;  // the largest prime of Q_l: the bound of its digits' words
     std::vector<std::unique_ptr<ring::BaseConverter>> digit_conv;  // D_j -> (Q_l u P) \ D_j
     std::unique_ptr<ring::DivideRound> mod_down;                   // Q_l u P -> Q_l
     std::unique_ptr<ring::DivideRound> rescale;                    // Q_l -> Q_{l-1}

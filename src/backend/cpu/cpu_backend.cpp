@@ -85,7 +85,7 @@ class CpuBackend final : public Backend {
       const u64* from = src.words + (t / static_cast<long>(rows_per_source)) * r.n;
       u64* limb = out + t * r.n;
       for (std::size_t c = 0; c < r.n; ++c) limb[c] = barrett_reduce_64(from[c], m);
-      cpu::ntt_forward_limb(limb, r.n, r.psi_rev + id * r.n, r.psi_rev_shoup + id * r.n, m.value);
+      cpu::ntt_forward_limb(limb, r.n, r.psi_rev + id * r.n, r.psi_rev_shoup + id * r.n, m);
     }
   }
   /// Every limb of `count` polynomials, in place or (in != nullptr) from in[k].
@@ -103,7 +103,7 @@ class CpuBackend final : public Backend {
       }
       if (forward)
         cpu::ntt_forward_limb(limb, r.n, r.psi_rev + id * r.n, r.psi_rev_shoup + id * r.n,
-                              r.moduli[id].value);
+                              r.moduli[id]);
       else
         cpu::ntt_inverse_limb(limb, r.n, r.psi_inv_rev + id * r.n, r.psi_inv_rev_shoup + id * r.n,
                               r.n_inv[id], r.n_inv_shoup[id], r.moduli[id].value);

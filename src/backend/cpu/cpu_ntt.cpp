@@ -23,7 +23,8 @@ void forward_stages(u64* a, std::size_t n, const u64* w, const u64* ws, const Bu
 
 }  // namespace
 
-void ntt_forward_limb(u64* a, std::size_t n, const u64* w, const u64* ws, u64 q) {
+void ntt_forward_limb(u64* a, std::size_t n, const u64* w, const u64* ws, const Modulus& m) {
+  const u64 q = m.value;
   if (q >> kUnreducedCtMaxBits) {
     forward_stages(a, n, w, ws,
                    [q](u64& x, u64& y, u64 wi, u64 wsi) { ct_butterfly(x, y, wi, wsi, q); });
@@ -39,7 +40,6 @@ void ntt_forward_limb(u64* a, std::size_t n, const u64* w, const u64* ws, u64 q)
     x = v + t;
     y = v - t + two_q;
   });
-  const Modulus m{q, static_cast<u64>((static_cast<unsigned __int128>(1) << 64) / q), 0};
   for (std::size_t j = 0; j < n; ++j) a[j] = barrett_reduce_64(a[j], m);
 }
 
