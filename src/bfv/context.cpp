@@ -190,42 +190,47 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
   const auto q_view = lv.q.on(be);
   const auto r_view = rlwe_.aux_basis().on(be);
   const u64* in[4] = {a.polys[0].data(), a.polys[1].data(), b.polys[0].data(), b.polys[1].data()};
-  // Lift a0, a1, b0, b1 to R: the exact centered value of each coefficient, then eval form. The
-  // transform reads the four operands where they are: an INTT of eval-form operands (whose Q rows
-  // the tensor reads as they are), or the NTT of coefficient-form ones (whose coefficients the
-  // conversion reads as they are).
+  // Lift a0, a1, b0, b1 to R: the exact centered value of each coefficient, then eval form over
+  // Q u R. Coefficient-form operands: the conversion also copies their Q rows next to their R
+  // rows, and one transform takes all 4 (|Q| + |R|) rows (one launch fills the GPU better than
+  // two of half the rows). Eval-form operands: the tensor reads their Q rows as they are, after
+  // an inverse transform for the conversion, and only the R rows are transformed.
   const bool operands_coeff = a.form() == Form::coeff;
-  Buffer q_rows(be, 4 * qn * sizeof(u64), s);
-  const u64* coeff[4];
-  const u64* eval[4];
-  for (int k = 0; k < 4; ++k) {
-    coeff[k] = operands_coeff ? in[k] : q_rows.as<u64>() + k * qn;
-    eval[k] = operands_coeff ? q_rows.as<u64>() + k * qn : in[k];
-  }
-  if (operands_coeff)
-    be.ntt_forward_async(q_rows.as<u64>(), in, q_view, 4, s);
-  else
-    be.ntt_inverse_async(q_rows.as<u64>(), in, q_view, 4, s);
-  Buffer r_rows(be, 4 * rn * sizeof(u64), s);
-  u64* r[4];
+  const auto qr_view = lv.qr.on(be);
+  Buffer lifted(be, 4 * ext_words * sizeof(u64), s);
   std::vector<backend::ConvJob> jobs;
-  for (int k = 0; k < 4; ++k) {
-    r[k] = r_rows.as<u64>() + k * rn;
-    jobs.push_back(lv.q_to_r->job(r[k], coeff[k], be));
-  }
-  be.base_convert_many_async(jobs, s);
-  be.ntt_forward_async(r_rows.as<u64>(), r_view, 4, s);
-  // a ⊗ b over Q u R into the layout [3][Q | R], the Q limbs read from the operands and the R
-  // limbs from their extensions, in one pass (the factor t is folded into the division below).
   Buffer prod(be, 3 * ext_words * sizeof(u64), s);
   u64* d = prod.as<u64>();
-  const backend::Backend::TensorUpper r_part{r[0], r[1], r[2], r[3], lv.q.size()};
-  be.tensor_async(d, d + ext_words, d + 2 * ext_words, eval[0], eval[1], eval[2], eval[3],
-                  lv.qr.on(be), s, &r_part);
-  be.ntt_inverse_async(d, lv.qr.on(be), 3, s);
+  if (operands_coeff) {
+    u64* e = lifted.as<u64>();
+    for (int k = 0; k < 4; ++k) {
+      jobs.push_back(lv.q_to_r->job(e + k * ext_words + qn, in[k], be));
+      jobs.back().in_copy = e + k * ext_words;
+    }
+    be.base_convert_many_async(jobs, s);
+    be.ntt_forward_async(e, qr_view, 4, s);
+    be.tensor_async(d, d + ext_words, d + 2 * ext_words, e, e + ext_words, e + 2 * ext_words,
+                    e + 3 * ext_words, qr_view, s);
+  } else {
+    u64* coeff = lifted.as<u64>();  // 4 |Q| rows, then 4 |R| rows
+    u64* r[4];
+    be.ntt_inverse_async(coeff, in, q_view, 4, s);
+    for (int k = 0; k < 4; ++k) {
+      r[k] = coeff + 4 * qn + k * rn;
+      jobs.push_back(lv.q_to_r->job(r[k], coeff + k * qn, be));
+    }
+    be.base_convert_many_async(jobs, s);
+    be.ntt_forward_async(r[0], r_view, 4, s);
+    // a ⊗ b over Q u R into the layout [3][Q | R], the Q limbs read from the operands and the R
+    // limbs from their extensions, in one pass (the factor t is folded into the division below).
+    const backend::Backend::TensorUpper r_part{r[0], r[1], r[2], r[3], lv.q.size()};
+    be.tensor_async(d, d + ext_words, d + 2 * ext_words, in[0], in[1], in[2], in[3], qr_view, s,
+                    &r_part);
+  }
+  be.ntt_inverse_async(d, qr_view, 3, s);
   // round(t x / Q) = (x_R - delta) t Q^-1 over R, then its centered value over Q: the
   // difference and the multiplier are folded into the second conversion (never written).
-  u64* delta = r_rows.as<u64>();  // reuse
+  u64* delta = lifted.as<u64>();  // reuse
   const u64* dropped[3] = {d, d + ext_words, d + 2 * ext_words};
   be.base_convert_many_async(lv.scale_down->remainder_jobs(delta, dropped, 3, be), s);
   jobs.clear();

@@ -31,7 +31,8 @@ std::vector<u32> byte_planes_of(const std::vector<std::vector<u64>>& w, std::siz
 
 struct BaseConverter::DeviceTables {
   Buffer qhat_inv, qhat_inv_shoup, qhat_mod_p, inv_q, q_mod_p;
-  Buffer y_add, out_mul, out_mul_shoup, out_add, byte_planes, byte_targets, one_prime;
+  Buffer y_add, out_mul, out_mul_shoup, out_add, byte_planes, byte_targets, byte_sources;
+  Buffer one_prime;
   backend::BaseConvView view;
 };
 
@@ -99,6 +100,9 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const Conve
     for (std::size_t j = 0; j < p.size(); ++j)
       byte_targets_.push_back(
           {p[j], 1.0 / static_cast<double>(p[j]), out_add_.empty() ? 0 : out_add_[j]});
+    for (std::size_t i = 0; i < q.size(); ++i)
+      byte_sources_.push_back({q[i], qhat_inv_[i], qhat_inv_shoup_[i],
+                               y_add_.empty() ? 0 : y_add_[i], exact_ ? inv_q_[i] : 0.0, 0});
   }
 }
 
@@ -161,6 +165,8 @@ backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
                 t.view.byte_blocks = static_cast<u32>(byte_blocks_);
                 t.byte_targets = backend::upload(b, byte_targets_);
                 t.view.byte_targets = t.byte_targets.as<const backend::ByteTarget>();
+                t.byte_sources = backend::upload(b, byte_sources_);
+                t.view.byte_sources = t.byte_sources.as<const backend::ByteSource>();
               }
               if (from_.size() == 1) {
                 const backend::OnePrimeMaps maps{from_.on(b).ring->moduli + from_.ids()[0],

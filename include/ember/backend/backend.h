@@ -78,6 +78,18 @@ struct ByteTarget {
   u64 out_add = 0;       // the output map's addend (0: none)
 };
 
+/// A source prime of a byte-matrix conversion with everything its input y_i = x_i qhat_inv_i +
+/// y_add_i needs, side by side (three 16-byte loads instead of five dependent ones through the
+/// basis' prime ids): the same values as BaseConvView's qhat_inv, qhat_inv_shoup, y_add and inv_q.
+struct alignas(16) ByteSource {
+  u64 prime = 0;
+  u64 qhat_inv = 0;
+  u64 qhat_inv_shoup = 0;
+  u64 y_add = 0;       // 0: none
+  double inv_q = 0.0;  // 1 / prime for an exact conversion's overflow (0: fast conversion)
+  u64 unused = 0;
+};
+
 /// A conversion from one prime p as a lifted NTT's first load reads it (Backend::
 /// convert_ntt_affine_sub_async): the BaseConvView's tables and p's modulus, backend memory.
 /// y = x in_mul + in_add mod p, then y mod p_j (Q / p = 1), then v out_mul_j + out_add_j; null
@@ -121,6 +133,7 @@ struct BaseConvView {
   const u32* byte_planes = nullptr;
   u32 byte_blocks = 0;
   const ByteTarget* byte_targets = nullptr;  // [to]
+  const ByteSource* byte_sources = nullptr;  // [from]
   // Conversions from one prime: this conversion's OnePrimeMaps, itself in backend memory.
   const OnePrimeMaps* one_prime = nullptr;
 };
@@ -138,6 +151,10 @@ struct ConvJob {
   // Optional: the job converts in - in_sub (modulo each source prime; same layout as in), so a
   // difference that only feeds the conversion is never written (BFV's scaled product).
   const u64* in_sub = nullptr;
+  // Optional: the job also copies its source words (`in`, as they are) here, so a caller that
+  // wants the source and its conversion side by side reads the source once (BFV's product puts
+  // a ciphertext's Q rows next to its R rows and transforms both in one launch).
+  u64* in_copy = nullptr;
 };
 
 /// Tables of the exact big-integer <-> RNS conversions, backend memory.

@@ -45,6 +45,7 @@ class BaseConverter {
   /// Blocks of 32 rows of the byte matrix (see BaseConvView::byte_blocks).
   std::size_t byte_blocks() const { return byte_blocks_; }
   const std::vector<backend::ByteTarget>& byte_targets() const { return byte_targets_; }
+  const std::vector<backend::ByteSource>& byte_sources() const { return byte_sources_; }
 
  private:
   struct DeviceTables;
@@ -56,6 +57,7 @@ class BaseConverter {
   std::vector<u32> byte_planes_;
   std::size_t byte_blocks_ = 0;
   std::vector<backend::ByteTarget> byte_targets_;
+  std::vector<backend::ByteSource> byte_sources_;
   std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
 };
 

@@ -1,4 +1,5 @@
 // The CPU backend: the reference implementation of every ring primitive (OpenMP over limbs).
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -311,7 +312,10 @@ class CpuBackend final : public Backend {
   }
 
   void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream) override {
-    for (const auto& j : jobs) convert(j.out, j.in, j.in_sub, j.conv, j.from, j.to);
+    for (const auto& j : jobs) {
+      convert(j.out, j.in, j.in_sub, j.conv, j.from, j.to);
+      if (j.in_copy) std::copy_n(j.in, j.from.limbs * j.from.ring->n, j.in_copy);
+    }
   }
 
   // y_i = [(a_i - sub_i) * qhat_inv_i]_{q_i}, then out_j = sum_i y_i * qhat_mod_p[i][j] mod p_j.

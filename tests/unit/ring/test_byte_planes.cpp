@@ -1,7 +1,8 @@
 // Tests of a base conversion's byte planes (BaseConvView::byte_planes, the matrix the CUDA backend
 // multiplies on integer tensor cores): the host emulation of that product, with the same joining
 // and reduction as the kernel, equals the CPU backend's conversion for fast, exact and centered
-// conversions of 1..8 source primes.
+// conversions of 1..8 source primes, and the packed source table (BaseConvView::byte_sources)
+// gives the same inputs.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -51,6 +52,14 @@ std::vector<u64> convert_by_planes(const BaseConverter& conv, const std::vector<
       y[i] =
           ember::mul_mod(ember::add_mod(ember::mul_mod(x[i * n + c], a, m), b, q[i]), qhat_inv, m);
       sum += static_cast<double>(y[i]) * (1.0 / static_cast<double>(q[i]));
+      // The kernel's packed source table gives the same input and overflow term.
+      const ember::backend::ByteSource& src = conv.byte_sources()[i];
+      EXPECT_EQ(src.prime, q[i]);
+      const u64 packed = ember::add_mod(
+          ember::mul_shoup(x[i * n + c], src.qhat_inv, src.qhat_inv_shoup, q[i]), src.y_add, q[i]);
+      EXPECT_EQ(packed, y[i]);
+      // (From one prime a conversion is never exact: BaseConverter drops the overflow.)
+      EXPECT_EQ(src.inv_q, exact && q.size() > 1 ? 1.0 / static_cast<double>(q[i]) : 0.0);
     }
     const std::vector<u32> bytes = input_bytes(y, static_cast<u64>(sum), exact, blocks);
     for (std::size_t j = 0; j < p.size(); ++j) {

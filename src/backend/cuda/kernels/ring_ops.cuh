@@ -153,6 +153,7 @@ struct ConvJobArgs {
     BaseConvView conv;
     const u64* in;
     const u64* in_sub;  // see backend::ConvJob
+    u64* in_copy;       // see backend::ConvJob (written by bconv_bytes_kernel only)
     u64* out;
     const u32* from_ids;
     const u32* to_ids;
@@ -240,70 +241,76 @@ __device__ __forceinline__ void bconv_bytes_tiles(u64* out, const BaseConvView& 
   }
 }
 
-/// A fragment registers 2 h and 2 h + 1 of one k-block from inputs 4 kb + 2 h and + 1 of the
-/// lane's coefficient (v0, v1): register (kb, h, r) holds row g + 8 r, input 4 kb + 2 h + t / 2,
-/// half t % 2, so each lane pair (lane, lane ^ 2) trades the halves the other needs.
-__device__ __forceinline__ void byte_fragment_pair(u32 (&f)[4], int h, u64 v0, u64 v1, u32 t) {
-  const u32 own = t >> 1;
-  const auto half = [&](u64 v) { return static_cast<u32>((t & 1) ? v >> 32 : v); };
-  const u32 mine = half(own ? v1 : v0);    // my row, the input I read
-  const u32 theirs = half(own ? v0 : v1);  // my row, the input my partner (lane ^ 2) reads
-  const u32 other = __shfl_xor_sync(0xffffffffu, theirs, 2);
-  f[2 * h + 0] = own ? other : mine;
-  f[2 * h + 1] = own ? mine : other;
+/// The scaled input y_i = x_i qhat_inv_i + y_add_i (mod q_i) of a byte-matrix conversion from the
+/// word at `at` of source i (less sub's when the job subtracts one), with src = byte_sources[i];
+/// the word is copied to `copy` unless null.
+__device__ __forceinline__ u64 byte_input(const u64* a, const u64* sub, u64* copy, std::size_t at,
+                                          const backend::ByteSource& src) {
+  const u64 word = a[at];
+  if (copy) copy[at] = word;
+  const u64 x = sub ? sub_mod(word, sub[at], src.prime) : word;
+  const u64 y = mul_shoup(x, src.qhat_inv, src.qhat_inv_shoup, src.prime);
+  return add_mod(y, src.y_add, src.prime);
 }
 
 /// One warp converts coefficients c0 .. c0 + 15 of a conversion with byte planes
 /// (BaseConvView::byte_planes, at most kBlocks blocks of 32 bytes per row) on the integer tensor
 /// cores: the bytes of y (and of the overflow, an extra input) times the byte matrix, eight planes
-/// of products joined at their byte offsets and reduced once. Lanes (g, 0..1) compute y of row g
-/// from all `count` sources (the overflow's sum in the CPU's order), lanes (g, 2..3) that of row
-/// g + 8, and each pair trades the halves the other's A fragments need; the result equals the
-/// CPU backend's bit for bit. The inputs go into the fragments pair by pair as they are computed
-/// (the pair that takes the overflow, input `count`, is built again once the sum is known), not
-/// all held first: 1-3 % faster BFV products on an H200 (bench/RESULTS.md).
+/// of products joined at their byte offsets and reduced once. The result equals the CPU backend's
+/// bit for bit.
+///
+/// The A fragment register (kb, h, r) of lane (g, t) holds row g + 8 r, input 4 kb + 2 h + t / 2,
+/// half t % 2: each lane needs the inputs of one parity (t / 2) for two rows. So lane (g, t)
+/// computes y only for row g + 8 (t % 2) and inputs of parity t / 2 (each y once in the warp,
+/// half the inputs per lane), loads them coalesced (16 coefficients of two rows per load), and
+/// trades with lane t ^ 1 (the other row, same inputs) the half each needs. An exact conversion's
+/// overflow sums y_i / q_i over every input in the CPU's order: the terms of the other parity
+/// come from lane t ^ 2 (same row), so both lanes of a row hold the same sum.
 template <int kBlocks>
-__device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const u64* sub,
-                                                 const BaseConvView& conv, const LimbMap& from,
-                                                 const LimbMap& to, u32 count, std::size_t c0) {
-  const u32 lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, own = t >> 1;
+__device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const u64* sub, u64* copy,
+                                                 const BaseConvView& conv, const LimbMap& to,
+                                                 u32 count, std::size_t c0) {
+  constexpr int kSlots = 2 * kBlocks;  // inputs of one parity: 4 kBlocks inputs in all
+  const u32 lane = threadIdx.x & 31, t = lane & 3, parity = t >> 1, high = t & 1;
   const std::size_t n = std::size_t{1} << to.log_n;
-  const std::size_t c = c0 + g + 8 * own;
+  const std::size_t c = c0 + (lane >> 2) + 8 * high;
   const bool exact = conv.inv_q != nullptr;
-  const u32 overflow_pair = count & ~1u;  // the first input of the pair the overflow joins
-  u32 frag[kBlocks][4];
-  double sum = 0.0;
-  u64 held = 0;  // input count - 1 when count is odd (the overflow's pair partner)
+  u64 v[kSlots];
 #pragma unroll
-  for (int kb = 0; kb < kBlocks; ++kb) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      u64 v[2];
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const u32 i = 4 * kb + 2 * h + e;
-        v[e] = 0;
-        if (i < count) {
-          const u64 q = from.mod(i).value;
-          v[e] = ring::rows::conversion_input(ring::rows::conversion_word(a, sub, i * n + c, q), i,
-                                              conv, q);
-          if (exact) sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(v[e]), conv.inv_q[i]));
-        }
-      }
-      if (4 * kb + 2 * h == overflow_pair) held = v[0];
-      byte_fragment_pair(frag[kb], h, v[0], v[1], t);
-    }
+  for (int m = 0; m < kSlots; ++m) {
+    const u32 i = 2 * m + parity;
+    v[m] = i < count ? byte_input(a, sub, copy, i * n + c, conv.byte_sources[i]) : 0;
   }
   if (exact) {
-    const u64 overflow = static_cast<u64>(sum);
-    const bool odd = count & 1u;
+    double sum = 0.0;
 #pragma unroll
-    for (int kb = 0; kb < kBlocks; ++kb)
+    for (int m = 0; m < kSlots; ++m) {
+      if (2 * m >= count) break;  // warp-uniform
+      const u32 i = 2 * m + parity;
+      const double mine =
+          i < count ? __dmul_rn(static_cast<double>(v[m]), conv.byte_sources[i].inv_q) : 0.0;
+      const double other = __shfl_xor_sync(0xffffffffu, mine, 2);
+      // Terms 2 m then 2 m + 1 (adding 0.0 past the last input changes nothing).
+      sum = __dadd_rn(sum, parity ? other : mine);
+      sum = __dadd_rn(sum, parity ? mine : other);
+    }
+    const u64 overflow = static_cast<u64>(sum);  // input `count`
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
-        if (4 * kb + 2 * h == overflow_pair)  // warp-uniform
-          byte_fragment_pair(frag[kb], h, odd ? held : overflow, odd ? overflow : 0, t);
+    for (int m = 0; m < kSlots; ++m)
+      if (2 * m + parity == count) v[m] = overflow;
   }
+  u32 frag[kBlocks][4];
+#pragma unroll
+  for (int kb = 0; kb < kBlocks; ++kb)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const u64 w = v[2 * kb + h];
+      const u32 lo = static_cast<u32>(w), hi = static_cast<u32>(w >> 32);
+      const u32 mine = high ? hi : lo;  // this lane's row, the half it needs
+      const u32 other = __shfl_xor_sync(0xffffffffu, high ? lo : hi, 1);  // the other row's
+      frag[kb][2 * h + 0] = high ? other : mine;
+      frag[kb][2 * h + 1] = high ? mine : other;
+    }
   // Straight-line tile loops (the tensor-core products interleave with the previous plane's
   // joins): one for jobs with all kBlocks blocks, one for jobs with fewer.
   if (conv.byte_blocks == kBlocks)
@@ -312,17 +319,22 @@ __device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const u
     bconv_bytes_tiles<kBlocks, false>(out, conv, to, frag, c0);
 }
 
+/// Blocks of bconv_bytes_kernel<kBlocks> per SM: the most whose register share (65536 / 128 per
+/// block) the kernel fits without spilling (ptxas, sm_90). Left to the compiler, kBlocks = 3 took
+/// 72 registers (7 blocks); at 64 (8 blocks) BFV N15 (496) products were 3 % faster (H200).
+constexpr int bytes_min_blocks(int blocks) { return blocks == 2 ? 7 : blocks == 4 ? 6 : 8; }
+
 /// A batch of byte-matrix conversions (blockIdx.z picks the job), 16 coefficients per warp.
 template <int kBlocks>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(128, bytes_min_blocks(kBlocks))
     bconv_bytes_kernel(const __grid_constant__ ConvJobArgs args) {
   wait_for_previous_kernels();
   const ConvJobArgs::Job& job = args.jobs[blockIdx.z];
   const std::size_t c0 = (blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) / 32 * 16;
   if (c0 >= (std::size_t{1} << args.log_n)) return;  // whole warps
-  const LimbMap from{args.moduli, job.from_ids, args.log_n, job.from_limbs};
   const LimbMap to{args.moduli, job.to_ids, args.log_n, job.to_limbs};
-  bconv_bytes_warp<kBlocks>(job.out, job.in, job.in_sub, job.conv, from, to, job.from_limbs, c0);
+  bconv_bytes_warp<kBlocks>(job.out, job.in, job.in_sub, job.in_copy, job.conv, to, job.from_limbs,
+                            c0);
 }
 
 /// The terms of a plaintext inner product (dot_plain), passed by value.

@@ -423,6 +423,7 @@ class CudaBackend final : public Backend {
       args.jobs[i] = {j.conv,
                       j.in,
                       j.in_sub,
+                      j.in_copy,
                       j.out,
                       j.from.ids,
                       j.to.ids,
@@ -460,12 +461,20 @@ class CudaBackend final : public Backend {
                           const BasisView& to, Stream s) override {
     convert_one(ConvJob{conv, from, to, a, out}, s);
   }
+  /// The source copies (ConvJob::in_copy) of jobs that a CUDA-core kernel converted (the
+  /// tensor-core kernel writes them as it reads the sources).
+  void copy_sources(const std::vector<ConvJob>& jobs, Stream s) {
+    for (const auto& j : jobs)
+      if (j.in_copy) copy_async(j.in_copy, j.in, j.from.limbs * j.from.ring->n * sizeof(u64), s);
+  }
   /// One conversion job on its own (tensor cores where its byte matrix fits).
   void convert_one(const ConvJob& job, Stream s) {
-    if (const std::vector<ConvJob> one{job}; byte_matrix_fits(one)) {
+    const std::vector<ConvJob> one{job};
+    if (byte_matrix_fits(one)) {
       launch_byte_conversions(one, s);
       return;
     }
+    copy_sources(one, s);
     ctx_.activate();
     const BaseConvView& conv = job.conv;
     const BasisView &from = job.from, &to = job.to;
@@ -508,6 +517,7 @@ class CudaBackend final : public Backend {
       launch_byte_conversions(jobs, s);
       return;
     }
+    copy_sources(jobs, s);
     ctx_.activate();
     const k::ConvJobArgs args = conv_job_args(jobs);
     const std::size_t n = jobs[0].from.ring->n;
