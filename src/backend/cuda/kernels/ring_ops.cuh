@@ -241,14 +241,9 @@ __device__ __forceinline__ void bconv_bytes_tiles(u64* out, const BaseConvView& 
   }
 }
 
-/// The scaled input y_i = x_i qhat_inv_i + y_add_i (mod q_i) of a byte-matrix conversion from the
-/// word at `at` of source i (less sub's when the job subtracts one), with src = byte_sources[i];
-/// the word is copied to `copy` unless null.
-__device__ __forceinline__ u64 byte_input(const u64* a, const u64* sub, u64* copy, std::size_t at,
-                                          const backend::ByteSource& src) {
-  const u64 word = a[at];
-  if (copy) copy[at] = word;
-  const u64 x = sub ? sub_mod(word, sub[at], src.prime) : word;
+/// The scaled input y_i = x_i qhat_inv_i + y_add_i (mod q_i) of a byte-matrix conversion from its
+/// source word x_i, with src = byte_sources[i].
+__device__ __forceinline__ u64 byte_input(u64 x, const backend::ByteSource& src) {
   const u64 y = mul_shoup(x, src.qhat_inv, src.qhat_inv_shoup, src.prime);
   return add_mod(y, src.y_add, src.prime);
 }
@@ -275,11 +270,26 @@ __device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const u
   const std::size_t n = std::size_t{1} << to.log_n;
   const std::size_t c = c0 + (lane >> 2) + 8 * high;
   const bool exact = conv.inv_q != nullptr;
-  u64 v[kSlots];
+  // Every source word is loaded first (slots past the inputs read the last one again, unused):
+  // loads behind a branch per input waited for each other (L1TEX stalls, half the cycles).
+  u64 v[kSlots], s[kSlots];
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {
+    const std::size_t at = min(2 * m + parity, count - 1) * n + c;
+    v[m] = a[at];
+    s[m] = sub ? sub[at] : 0;
+  }
 #pragma unroll
   for (int m = 0; m < kSlots; ++m) {
     const u32 i = 2 * m + parity;
-    v[m] = i < count ? byte_input(a, sub, copy, i * n + c, conv.byte_sources[i]) : 0;
+    if (copy && i < count) copy[i * n + c] = v[m];
+  }
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {
+    const u32 i = 2 * m + parity;
+    const backend::ByteSource& src = conv.byte_sources[min(i, count - 1)];
+    const u64 y = byte_input(sub ? sub_mod(v[m], s[m], src.prime) : v[m], src);
+    v[m] = i < count ? y : 0;
   }
   if (exact) {
     double sum = 0.0;
@@ -319,10 +329,14 @@ __device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const u
     bconv_bytes_tiles<kBlocks, false>(out, conv, to, frag, c0);
 }
 
-/// Blocks of bconv_bytes_kernel<kBlocks> per SM: the most whose register share (65536 / 128 per
-/// block) the kernel fits without spilling (ptxas, sm_90). Left to the compiler, kBlocks = 3 took
-/// 72 registers (7 blocks); at 64 (8 blocks) BFV N15 (496) products were 3 % faster (H200).
-constexpr int bytes_min_blocks(int blocks) { return blocks == 2 ? 7 : blocks == 4 ? 6 : 8; }
+/// Blocks of bconv_bytes_kernel<kBlocks> per SM (register shares of 65536 / 128 / blocks),
+/// measured on an H200 with the source loads issued together: kBlocks = 3 at 7 blocks (72
+/// registers) beat 8 blocks (64 registers, 24 bytes spilled) by 2 % on BFV N15 (496) products;
+/// kBlocks = 4 at 6 blocks (80 registers, 28 bytes spilled) beat 5 blocks (96 registers) by 4 %
+/// on N15 (880).
+constexpr int bytes_min_blocks(int blocks) {
+  return blocks == 2 || blocks == 3 ? 7 : blocks == 4 ? 6 : 8;
+}
 
 /// A batch of byte-matrix conversions (blockIdx.z picks the job), 16 coefficients per warp.
 template <int kBlocks>
