@@ -20,6 +20,8 @@ Modulus make_modulus(u64 q) {
   if (all_ones % q == q - 1) ratio += 1;
   m.ratio_hi = static_cast<u64>(ratio >> 64);
   m.ratio_lo = static_cast<u64>(ratio);
+  const int k = bit_length(q);
+  m.product_ratio = static_cast<u64>((static_cast<unsigned __int128>(1) << (k + 62)) / q);
   return m;
 }
 

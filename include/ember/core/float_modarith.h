@@ -25,15 +25,6 @@ namespace ember {
 /// Moduli below 2^kMaxFloatModulusBits take the FP64 path.
 inline constexpr int kMaxFloatModulusBits = 50;
 
-/// The number of bits of x > 0 (q < 2^bit_length(q)).
-EMBER_HD int bit_length(u64 x) {
-#if defined(__CUDA_ARCH__)
-  return 64 - __clzll(static_cast<long long>(x));
-#else
-  return 64 - __builtin_clzll(x);
-#endif
-}
-
 /// 1.5 * 2^52: x + M - M rounds |x| < 2^51 to the nearest integer (ties to even).
 inline constexpr double kRoundMagic = 6755399441055744.0;
 /// 2^52: the double 2^52 + x has the integer x < 2^52 as its 52 fraction bits.

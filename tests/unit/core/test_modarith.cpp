@@ -85,6 +85,45 @@ TEST(ModArith, MakeModulusBarrettConstant) {
   EXPECT_NO_THROW(ember::make_modulus((u64{1} << 61) - 1));
 }
 
+TEST(ModArith, ReduceProductCoversItsWholeRange) {
+  // reduce_product is exact for every x < 2^(k+62): products of residues, sums of two of them,
+  // the top of the range and values just below multiples of q, for q of every size.
+  std::mt19937_64 rng(23);
+  std::vector<u64> moduli = test_moduli();
+  for (u64 q : {u64{2}, u64{3}, u64{4}, u64{5}, u64{7}, u64{65537}}) moduli.push_back(q);
+  for (u64 q : moduli) {
+    const Modulus m = ember::make_modulus(q);
+    const int k = ember::bit_length(q);
+    EXPECT_EQ(m.product_ratio, static_cast<u64>((static_cast<u128>(1) << (k + 62)) / q));
+    const u128 top = (static_cast<u128>(1) << (k + 62)) - 1;
+    std::vector<u128> xs = {0,
+                            1,
+                            q - 1,
+                            q,
+                            static_cast<u128>(q - 1) * (q - 1),
+                            2 * static_cast<u128>(q - 1) * (q - 1),
+                            top,
+                            top - q};
+    for (u64 a : samples_below(rng, q, 60))
+      for (u64 b : samples_below(rng, q, 8)) {
+        xs.push_back(static_cast<u128>(a) * b);
+        xs.push_back(static_cast<u128>(a) * b + static_cast<u128>(b) * (q - 1));
+        ASSERT_EQ(ember::mul_mod(a, b, m), static_cast<u64>(static_cast<u128>(a) * b % q));
+        ASSERT_EQ(ember::mul_add_mul_mod(a, b, b, a, m),
+                  static_cast<u64>((2 * static_cast<u128>(a) * b) % q));
+      }
+    for (int i = 0; i < 200; ++i) {
+      const u128 x = ((static_cast<u128>(rng()) << 64) | rng()) % (top + 1);
+      xs.push_back(x);
+      xs.push_back(x - x % q + (q - 1) <= top ? x - x % q + (q - 1) : x);
+    }
+    for (u128 x : xs)
+      ASSERT_EQ(ember::reduce_product(static_cast<u64>(x >> 64), static_cast<u64>(x), m),
+                static_cast<u64>(x % q))
+          << "q=" << q;
+  }
+}
+
 TEST(ModArith, MulWideAndMulHi) {
   std::mt19937_64 rng(11);
   std::vector<u64> v = {0, 1, 2, ~u64{0}, u64{1} << 63, (u64{1} << 32) - 1};
