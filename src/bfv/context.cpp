@@ -191,10 +191,11 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
   const auto r_view = rlwe_.aux_basis().on(be);
   const u64* in[4] = {a.polys[0].data(), a.polys[1].data(), b.polys[0].data(), b.polys[1].data()};
   // Lift a0, a1, b0, b1 to R: the exact centered value of each coefficient, then eval form over
-  // Q u R. Coefficient-form operands: the conversion also copies their Q rows next to their R
-  // rows, and one transform takes all 4 (|Q| + |R|) rows (one launch fills the GPU better than
-  // two of half the rows). Eval-form operands: the tensor reads their Q rows as they are, after
-  // an inverse transform for the conversion, and only the R rows are transformed.
+  // Q u R. Coefficient-form operands: the conversion writes their R rows where the transform
+  // puts them, and one transform takes all 4 (|Q| + |R|) rows, the Q rows read where they are
+  // (one launch fills the GPU better than two of half the rows). Eval-form operands: the tensor
+  // reads their Q rows as they are, after an inverse transform for the conversion, and only the
+  // R rows are transformed.
   const bool operands_coeff = a.form() == Form::coeff;
   const auto qr_view = lv.qr.on(be);
   Buffer lifted(be, 4 * ext_words * sizeof(u64), s);
@@ -203,12 +204,9 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
   u64* d = prod.as<u64>();
   if (operands_coeff) {
     u64* e = lifted.as<u64>();
-    for (int k = 0; k < 4; ++k) {
-      jobs.push_back(lv.q_to_r->job(e + k * ext_words + qn, in[k], be));
-      jobs.back().in_copy = e + k * ext_words;
-    }
+    for (int k = 0; k < 4; ++k) jobs.push_back(lv.q_to_r->job(e + k * ext_words + qn, in[k], be));
     be.base_convert_many_async(jobs, s);
-    be.ntt_forward_async(e, qr_view, 4, s);
+    be.ntt_forward_async(e, in, qr_view, 4, s, lv.q.size());
     be.tensor_async(d, d + ext_words, d + 2 * ext_words, e, e + ext_words, e + 2 * ext_words,
                     e + 3 * ext_words, qr_view, s);
   } else {

@@ -151,10 +151,6 @@ struct ConvJob {
   // Optional: the job converts in - in_sub (modulo each source prime; same layout as in), so a
   // difference that only feeds the conversion is never written (BFV's scaled product).
   const u64* in_sub = nullptr;
-  // Optional: the job also copies its source words (`in`, as they are) here, so a caller that
-  // wants the source and its conversion side by side reads the source once (BFV's product puts
-  // a ciphertext's Q rows next to its R rows and transforms both in one launch).
-  u64* in_copy = nullptr;
 };
 
 /// Tables of the exact big-integer <-> RNS conversions, backend memory.
@@ -250,11 +246,13 @@ class Backend {
                                  Stream stream) = 0;
   // Out of place: out = NTT / INTT of the `count` polynomials in[0..count) (each limbs x N words,
   // anywhere in backend memory, unchanged: the first pass reads them, so no copy), written back
-  // to back to out.
+  // to back to out. With source_rows > 0, in[k] holds only the first source_rows rows of
+  // polynomial k and its other rows are already in out (BFV's product: a ciphertext's Q rows
+  // where they are, their conversion to R written next to where the transform puts them).
   virtual void ntt_forward_async(u64* out, const u64* const* in, const BasisView& b,
-                                 std::size_t count, Stream stream) = 0;
+                                 std::size_t count, Stream stream, std::size_t source_rows = 0) = 0;
   virtual void ntt_inverse_async(u64* out, const u64* const* in, const BasisView& b,
-                                 std::size_t count, Stream stream) = 0;
+                                 std::size_t count, Stream stream, std::size_t source_rows = 0) = 0;
   /// Forward NTT of one polynomial `out` of basis b lifted from `src` (see LiftedRows): the ModUp
   /// of one-prime digits, without writing the lifted rows before the transform reads them. Only
   /// key products read these rows (KeyProductView::ext), so a backend may leave their words

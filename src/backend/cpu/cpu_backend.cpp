@@ -65,12 +65,12 @@ class CpuBackend final : public Backend {
     ntt_limbs(data, nullptr, b, count, false);
   }
   void ntt_forward_async(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
-                         Stream) override {
-    ntt_limbs(out, in, b, count, true);
+                         Stream, std::size_t source_rows) override {
+    ntt_limbs(out, in, b, count, true, source_rows);
   }
   void ntt_inverse_async(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
-                         Stream) override {
-    ntt_limbs(out, in, b, count, false);
+                         Stream, std::size_t source_rows) override {
+    ntt_limbs(out, in, b, count, false, source_rows);
   }
   void ntt_forward_lifted_async(u64* out, const LiftedRows& src, const BasisView& b,
                                 Stream) override {
@@ -90,15 +90,16 @@ class CpuBackend final : public Backend {
     }
   }
   /// Every limb of `count` polynomials, in place or (in != nullptr) from in[k].
+  /// With `in`, polynomial k's rows below source_rows (all when 0) come from in[k].
   static void ntt_limbs(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
-                        bool forward) {
+                        bool forward, std::size_t source_rows = 0) {
     const auto& r = *b.ring;
     const long total = static_cast<long>(count * b.limbs);
 #pragma omp parallel for schedule(static)
     for (long t = 0; t < total; ++t) {
       const u32 id = b.host_ids[t % b.limbs];
       u64* limb = out + t * r.n;
-      if (in) {
+      if (in && (source_rows == 0 || static_cast<std::size_t>(t) % b.limbs < source_rows)) {
         const u64* src = in[t / b.limbs] + (t % b.limbs) * r.n;
         if (src != limb) std::copy(src, src + r.n, limb);
       }
@@ -312,10 +313,7 @@ class CpuBackend final : public Backend {
   }
 
   void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream) override {
-    for (const auto& j : jobs) {
-      convert(j.out, j.in, j.in_sub, j.conv, j.from, j.to);
-      if (j.in_copy) std::copy_n(j.in, j.from.limbs * j.from.ring->n, j.in_copy);
-    }
+    for (const auto& j : jobs) convert(j.out, j.in, j.in_sub, j.conv, j.from, j.to);
   }
 
   // y_i = [(a_i - sub_i) * qhat_inv_i]_{q_i}, then out_j = sum_i y_i * qhat_mod_p[i][j] mod p_j.

@@ -72,6 +72,9 @@ struct NttBatch {
   const u64* src1 = nullptr;
   const u64* src2 = nullptr;
   const u64* src3 = nullptr;
+  // Out of place with source_rows > 0: only each polynomial's first source_rows rows come from
+  // its source; its other rows are read in place (see Backend::ntt_forward_async).
+  u32 source_rows = 0;
   // Lifted input (lift_rows > 0, forward): row r starts as src0's row r / lift_rows, words below
   // 2^61 reduced modulo row r's prime on the first load (the ModUp of one-prime digits, see
   // Backend::ntt_forward_lifted_async), or converted from one prime with lift_maps (a division's
@@ -105,7 +108,8 @@ struct NttBatch {
       return src0 + static_cast<std::size_t>(row / lift_rows) * n + (offset & (n - 1));
     }
     // Once per block or warp: the polynomial, then the offset within it.
-    const u32 k = static_cast<u32>(offset >> (__ffs(n) - 1)) / limbs;
+    const u32 row = static_cast<u32>(offset >> (__ffs(n) - 1)), k = row / limbs;
+    if (source_rows && row - k * limbs >= source_rows) return data + offset;
     const u64* src = k == 0 ? src0 : k == 1 ? src1 : k == 2 ? src2 : src3;
     return src + (offset - static_cast<std::size_t>(k) * limbs * n);
   }

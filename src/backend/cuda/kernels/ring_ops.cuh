@@ -153,7 +153,6 @@ struct ConvJobArgs {
     BaseConvView conv;
     const u64* in;
     const u64* in_sub;  // see backend::ConvJob
-    u64* in_copy;       // see backend::ConvJob (written by bconv_bytes_kernel only)
     u64* out;
     const u32* from_ids;
     const u32* to_ids;
@@ -262,7 +261,7 @@ __device__ __forceinline__ u64 byte_input(u64 x, const backend::ByteSource& src)
 /// overflow sums y_i / q_i over every input in the CPU's order: the terms of the other parity
 /// come from lane t ^ 2 (same row), so both lanes of a row hold the same sum.
 template <int kBlocks>
-__device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const u64* sub, u64* copy,
+__device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const u64* sub,
                                                  const BaseConvView& conv, const LimbMap& to,
                                                  u32 count, std::size_t c0) {
   constexpr int kSlots = 2 * kBlocks;  // inputs of one parity: 4 kBlocks inputs in all
@@ -278,11 +277,6 @@ __device__ __forceinline__ void bconv_bytes_warp(u64* out, const u64* a, const u
     const std::size_t at = min(2 * m + parity, count - 1) * n + c;
     v[m] = a[at];
     s[m] = sub ? sub[at] : 0;
-  }
-#pragma unroll
-  for (int m = 0; m < kSlots; ++m) {
-    const u32 i = 2 * m + parity;
-    if (copy && i < count) copy[i * n + c] = v[m];
   }
 #pragma unroll
   for (int m = 0; m < kSlots; ++m) {
@@ -347,8 +341,7 @@ __global__ void __launch_bounds__(128, bytes_min_blocks(kBlocks))
   const std::size_t c0 = (blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) / 32 * 16;
   if (c0 >= (std::size_t{1} << args.log_n)) return;  // whole warps
   const LimbMap to{args.moduli, job.to_ids, args.log_n, job.to_limbs};
-  bconv_bytes_warp<kBlocks>(job.out, job.in, job.in_sub, job.in_copy, job.conv, to, job.from_limbs,
-                            c0);
+  bconv_bytes_warp<kBlocks>(job.out, job.in, job.in_sub, job.conv, to, job.from_limbs, c0);
 }
 
 /// The terms of a plaintext inner product (dot_plain), passed by value.

@@ -209,7 +209,7 @@ class CudaBackend final : public Backend {
 
   /// In place (srcs == nullptr) or from srcs[k] (kMaxSources polynomials per launch).
   void ntt(u64* data, const u64* const* srcs, const BasisView& b, std::size_t count, bool forward,
-           Stream s) {
+           Stream s, std::size_t source_rows = 0) {
     ctx_.activate();
     const auto& r = *b.ring;
     const std::string variant = current_variant();
@@ -223,6 +223,7 @@ class CudaBackend final : public Backend {
         const u64** slots[k::NttBatch::kMaxSources] = {&batch.src0, &batch.src1, &batch.src2,
                                                        &batch.src3};
         for (std::size_t i = 0; i < chunk; ++i) *slots[i] = srcs[first + i];
+        batch.source_rows = static_cast<u32>(source_rows);
       }
       cuda::launch_ntt(batch, chunk, forward, variant, raw(s));
     }
@@ -241,12 +242,12 @@ class CudaBackend final : public Backend {
     ntt(data, nullptr, b, count, false, s);
   }
   void ntt_forward_async(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
-                         Stream s) override {
-    ntt(out, in, b, count, true, s);
+                         Stream s, std::size_t source_rows) override {
+    ntt(out, in, b, count, true, s, source_rows);
   }
   void ntt_inverse_async(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
-                         Stream s) override {
-    ntt(out, in, b, count, false, s);
+                         Stream s, std::size_t source_rows) override {
+    ntt(out, in, b, count, false, s, source_rows);
   }
 
   /// Output rows per thread of the fused conversion kernels.
@@ -423,7 +424,6 @@ class CudaBackend final : public Backend {
       args.jobs[i] = {j.conv,
                       j.in,
                       j.in_sub,
-                      j.in_copy,
                       j.out,
                       j.from.ids,
                       j.to.ids,
@@ -461,20 +461,12 @@ class CudaBackend final : public Backend {
                           const BasisView& to, Stream s) override {
     convert_one(ConvJob{conv, from, to, a, out}, s);
   }
-  /// The source copies (ConvJob::in_copy) of jobs that a CUDA-core kernel converted (the
-  /// tensor-core kernel writes them as it reads the sources).
-  void copy_sources(const std::vector<ConvJob>& jobs, Stream s) {
-    for (const auto& j : jobs)
-      if (j.in_copy) copy_async(j.in_copy, j.in, j.from.limbs * j.from.ring->n * sizeof(u64), s);
-  }
   /// One conversion job on its own (tensor cores where its byte matrix fits).
   void convert_one(const ConvJob& job, Stream s) {
-    const std::vector<ConvJob> one{job};
-    if (byte_matrix_fits(one)) {
+    if (const std::vector<ConvJob> one{job}; byte_matrix_fits(one)) {
       launch_byte_conversions(one, s);
       return;
     }
-    copy_sources(one, s);
     ctx_.activate();
     const BaseConvView& conv = job.conv;
     const BasisView &from = job.from, &to = job.to;
@@ -517,7 +509,6 @@ class CudaBackend final : public Backend {
       launch_byte_conversions(jobs, s);
       return;
     }
-    copy_sources(jobs, s);
     ctx_.activate();
     const k::ConvJobArgs args = conv_job_args(jobs);
     const std::size_t n = jobs[0].from.ring->n;
