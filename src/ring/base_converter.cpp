@@ -102,7 +102,7 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const Conve
           {p[j], 1.0 / static_cast<double>(p[j]), out_add_.empty() ? 0 : out_add_[j]});
     for (std::size_t i = 0; i < q.size(); ++i)
       byte_sources_.push_back({q[i], qhat_inv_[i], qhat_inv_shoup_[i],
-                               y_add_.empty() ? 0 : y_add_[i], exact_ ? inv_q_[i] : 0.0, 0});
+                               y_add_.empty() ? 0 : y_add_[i], exact_ ? inv_q_[i] : 0.0});
   }
 }
 

@@ -87,7 +87,6 @@ struct alignas(16) ByteSource {
   u64 qhat_inv_shoup = 0;
   u64 y_add = 0;       // 0: none
   double inv_q = 0.0;  // 1 / prime for an exact conversion's overflow (0: fast conversion)
-  u64 unused = 0;
 };
 
 /// A conversion from one prime p as a lifted NTT's first load reads it (Backend::

@@ -526,10 +526,13 @@ __device__ __forceinline__ void with_path(const NttBatch& a, u32 id, F&& f) {
   } else if constexpr (kPaths == NttPaths::kInt) {
     // Forward only, and for the integer-only launches (the big integer schemes' primes): a
     // block-uniform branch, each side compiled with its own butterfly.
-    if (kForward && bit_length(q) <= static_cast<int>(a.unreduced_bits))
-      f(IntegerPath<kForward>{q, a.n_inv[id], a.n_inv_shoup[id], a.moduli[id].ratio_hi});
-    else
-      f(IntPath{q, a.n_inv[id], a.n_inv_shoup[id], 0});
+    if constexpr (kForward) {
+      if (bit_length(q) <= static_cast<int>(a.unreduced_bits)) {
+        f(IntegerPath<true>{q, a.n_inv[id], a.n_inv_shoup[id], a.moduli[id].ratio_hi});
+        return;
+      }
+    }
+    f(IntPath{q, a.n_inv[id], a.n_inv_shoup[id], 0});
   } else {
     if (float_path(a, q))
       f(FloatPath::make<kForward>(q, a.n_inv[id]));

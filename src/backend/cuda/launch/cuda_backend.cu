@@ -175,13 +175,16 @@ class CudaBackend final : public Backend {
     static const bool on = !switched_off("EMBER_KEY_PRODUCT_WORDS");
     return on;
   }
-  /// A forward batch of basis b lifted from src (see Backend::ntt_forward_lifted_async).
+  /// A forward batch of basis b whose rows only key products read (ModUp's): lifted from src
+  /// (see Backend::ntt_forward_lifted_async), or in place when src.rows_per_source is 0.
   static k::NttBatch lifted_batch(u64* out, const LiftedRows& src, const BasisView& b) {
     k::NttBatch batch = ntt_batch(out, b, true);
     batch.leave_words = key_product_words();
-    batch.src0 = src.words;
-    batch.lift_rows = static_cast<u32>(src.rows_per_source);
-    batch.lift_reduce = lift_needs_reduction(src, b);
+    if (src.rows_per_source) {
+      batch.src0 = src.words;
+      batch.lift_rows = static_cast<u32>(src.rows_per_source);
+      batch.lift_reduce = lift_needs_reduction(src, b);
+    }
     return batch;
   }
 
@@ -679,10 +682,7 @@ class CudaBackend final : public Backend {
     static const bool off = switched_off("EMBER_FUSED_KEY_PRODUCT");
     static const bool always = env_is("EMBER_FUSED_KEY_PRODUCT", "1");
     if (!off) {
-      u64* ext = const_cast<u64*>(kp.ext);
-      k::NttBatch batch = lift.rows_per_source ? lifted_batch(ext, lift, ext_basis)
-                                               : ntt_batch(ext, ext_basis, true);
-      batch.leave_words = key_product_words();
+      k::NttBatch batch = lifted_batch(const_cast<u64*>(kp.ext), lift, ext_basis);
       // The kernel's rows are Q_l u P's (the converted rows' primes are among them).
       batch.paths = paths_of(qlp);
       if (cuda::launch_ntt_key_product(batch, ext_basis.limbs, kp, qlp.ids, q0, q1, p0, p1,
