@@ -206,9 +206,8 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
     u64* e = lifted.as<u64>();
     for (int k = 0; k < 4; ++k) jobs.push_back(lv.q_to_r->job(e + k * ext_words + qn, in[k], be));
     be.base_convert_many_async(jobs, s);
-    be.ntt_forward_async(e, in, qr_view, 4, s, lv.q.size());
-    be.tensor_async(d, d + ext_words, d + 2 * ext_words, e, e + ext_words, e + 2 * ext_words,
-                    e + 3 * ext_words, qr_view, s);
+    be.ntt_forward_tensor_async(d, d + ext_words, d + 2 * ext_words, e, in, qr_view, s,
+                                lv.q.size());
   } else {
     u64* coeff = lifted.as<u64>();  // 4 |Q| rows, then 4 |R| rows
     u64* r[4];

@@ -1,5 +1,5 @@
 """Reruns GPU tests in a subprocess with environment switches set: the backend reads its switches
-(EMBER_FUSED_KEY_PRODUCT, EMBER_BCONV_TENSOR) once per process."""
+(EMBER_FUSED_KEY_PRODUCT, EMBER_FUSED_TENSOR, EMBER_BCONV_TENSOR) once per process."""
 
 from __future__ import annotations
 

@@ -279,6 +279,17 @@ class Backend {
   virtual void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1, const u64* b0,
                             const u64* b1, const BasisView& b, Stream stream,
                             const TensorUpper* upper = nullptr) = 0;
+  /// The forward NTT of two degree-1 ciphertexts (ntt_forward_async(scratch, in, b, 4, stream,
+  /// source_rows): in = {a0, a1, b0, b1}, written back to back to scratch) followed by their
+  /// tensor product into d0, d1, d2. A backend may fuse the two and leave scratch as it likes.
+  virtual void ntt_forward_tensor_async(u64* d0, u64* d1, u64* d2, u64* scratch,
+                                        const u64* const (&in)[4], const BasisView& b,
+                                        Stream stream, std::size_t source_rows = 0) {
+    ntt_forward_async(scratch, in, b, 4, stream, source_rows);
+    const std::size_t words = b.limbs * b.ring->n;
+    tensor_async(d0, d1, d2, scratch, scratch + words, scratch + 2 * words, scratch + 3 * words, b,
+                 stream);
+  }
   /// out += a * c
   virtual void multiply_accumulate_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                                          Stream stream) = 0;

@@ -301,6 +301,25 @@ class CudaBackend final : public Backend {
     cuda::launch(k::tensor_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s), "tensor_kernel",
                  d0, d1, d2, in, map_of(b));
   }
+  void ntt_forward_tensor_async(u64* d0, u64* d1, u64* d2, u64* scratch, const u64* const (&in)[4],
+                                const BasisView& b, Stream s, std::size_t source_rows) override {
+    ctx_.activate();
+    // EMBER_FUSED_TENSOR=0 runs the transform and the product apart, =1 fuses them from N = 2^11
+    // on whatever the schedule (tests); unset, launch_ntt_forward_tensor decides.
+    static const bool off = switched_off("EMBER_FUSED_TENSOR");
+    static const bool always = env_is("EMBER_FUSED_TENSOR", "1");
+    if (!off) {
+      k::NttBatch batch = ntt_batch(scratch, b, true);
+      batch.src0 = in[0];
+      batch.src1 = in[1];
+      batch.src2 = in[2];
+      batch.src3 = in[3];
+      batch.source_rows = static_cast<u32>(source_rows);
+      if (cuda::launch_ntt_forward_tensor(batch, d0, d1, d2, current_variant(), always, raw(s)))
+        return;
+    }
+    Backend::ntt_forward_tensor_async(d0, d1, d2, scratch, in, b, s, source_rows);
+  }
   void dot_plain_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
                        const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
                        const u64* add0, const u64* add1, const BasisView& b, Stream s) override {

@@ -10,6 +10,7 @@
 
 #include "ember/core/errors.h"
 #include "kernels/ntt_key_product.cuh"
+#include "kernels/ntt_tensor.cuh"
 #include "launch/ntt.h"
 #include "launch/ntt_launch.h"
 #include "launch/ntt_tuned_table.h"
@@ -295,6 +296,21 @@ bool launch_ntt_key_product(const NttBatch& batch, std::size_t rows,
   const bool plain_integer = integer && !kp.galois && batch.n >= 32768;
   if (!plain_integer && (integer ? 4 * bytes < 3 * l2_bytes() : bytes < l2_bytes())) return false;
   return fused_key_product(batch, rows, kp, row_ids, q0, q1, p0, p1, stream);
+}
+
+bool launch_ntt_forward_tensor(const NttBatch& batch, u64* d0, u64* d1, u64* d2,
+                               const std::string& variant, bool always, cudaStream_t stream) {
+  const std::size_t rows = 4 * std::size_t{batch.limbs};
+  if (batch.n < 2048 || rows > 65535) return false;
+  const std::string v =
+      variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
+  if (!always && v != "warp_shuffle") return false;
+  columns(batch, rows, true, batch.n / 256, false, stream);
+  dispatch_paths(batch.paths, [&](auto P) {
+    launch(kernels::ntt_tensor_kernel<decltype(P)::value>, (batch.n / 256) * batch.limbs,
+           kernels::kTensorThreads, 0, stream, "ntt_tensor_kernel", in_place(batch), d0, d1, d2);
+  });
+  return true;
 }
 
 bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,

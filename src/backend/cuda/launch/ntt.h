@@ -38,6 +38,14 @@ bool launch_ntt_key_product(const kernels::NttBatch& batch, std::size_t rows,
                             const backend::KeyProductView& kp, const u32* row_ids, u64* q0, u64* q1,
                             u64* p0, u64* p1, const std::string& variant, bool always,
                             cudaStream_t stream);
+/// The forward NTT of two degree-1 ciphertexts (batch: a0, a1, b0, b1 back to back, out of place
+/// as the batch says) fused with their tensor product d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1
+/// (batch.limbs rows each): the warp-shuffle schedule's column phase, then
+/// kernels::ntt_tensor_kernel. batch.data is scratch afterwards. Returns false, launching
+/// nothing, where the schedule for this size is not the warp-shuffle one or N < 2^11; `always`:
+/// fuse whenever N >= 2^11 (tests).
+bool launch_ntt_forward_tensor(const kernels::NttBatch& batch, u64* d0, u64* d1, u64* d2,
+                               const std::string& variant, bool always, cudaStream_t stream);
 /// Runs a forward or inverse NTT over count * limbs limbs with the named schedule.
 void launch_ntt(const kernels::NttBatch& batch, std::size_t count, bool forward,
                 const std::string& variant, cudaStream_t stream);
