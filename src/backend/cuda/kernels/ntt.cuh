@@ -807,8 +807,11 @@ __device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 chunks_total, 
   });
 }
 
-template <bool kForward, NttPaths kPaths>
-__global__ void __launch_bounds__(kWarpChunkThreads, 12)
+/// kBlocks per SM: 12 (80 registers, no spills), or 16 (64 registers, the inverse integer-path
+/// kernel spills 24 bytes), which measured faster for batches that fit one wave at 12 (see
+/// launch/ntt.cu).
+template <bool kForward, NttPaths kPaths, int kBlocks = 12>
+__global__ void __launch_bounds__(kWarpChunkThreads, kBlocks)
     ntt_warp_chunk_kernel(NttBatch a, u32 chunks_total, bool last) {
   warp_chunk<kForward, kPaths>(a, chunks_total, last, PlainStore{a.data, a.n});
 }

@@ -126,11 +126,20 @@ void warp_chunks(const NttBatch& a, std::size_t rows, bool forward, bool last, c
   const u32 warps = n1 * static_cast<u32>(rows);
   const u32 threads = kWarpChunkThreads;
   const u32 blocks = (warps * 32 + threads - 1) / threads;
+  // Inverse integer-path batches that fit one wave at 12 blocks per SM take the kernel built for
+  // 16 (64 registers). Measured on an H200 (bench/RESULTS.md): BFV N15 (496) relinearization
+  // (18 rows) 0.0813 -> 0.0790 ms and rotation 0.0840 -> 0.0825, while larger batches were
+  // 1-2 % slower with it (32 rows at N15 (880), 48 in BFV N15 products).
+  const bool small_inverse =
+      !forward && a.paths == kernels::NttPaths::kInt && std::size_t{blocks} <= 6 * busy_blocks();
   dispatch_paths(a.paths, [&](auto P) {
     constexpr kernels::NttPaths kP = decltype(P)::value;
     if (forward)
       launch(kernels::ntt_warp_chunk_kernel<true, kP>, blocks, threads, 0, s,
              "ntt_warp_chunk_kernel", a, warps, last);
+    else if (small_inverse)
+      launch(kernels::ntt_warp_chunk_kernel<false, kernels::NttPaths::kInt, 16>, blocks, threads, 0,
+             s, "ntt_warp_chunk_kernel", a, warps, last);
     else
       launch(kernels::ntt_warp_chunk_kernel<false, kP>, blocks, threads, 0, s,
              "ntt_warp_chunk_kernel", a, warps, last);
