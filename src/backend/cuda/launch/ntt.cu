@@ -126,12 +126,14 @@ void warp_chunks(const NttBatch& a, std::size_t rows, bool forward, bool last, c
   const u32 warps = n1 * static_cast<u32>(rows);
   const u32 threads = kWarpChunkThreads;
   const u32 blocks = (warps * 32 + threads - 1) / threads;
-  // Inverse integer-path batches that fit one wave at 12 blocks per SM take the kernel built for
-  // 16 (64 registers). Measured on an H200 (bench/RESULTS.md): BFV N15 (496) relinearization
-  // (18 rows) 0.0813 -> 0.0790 ms and rotation 0.0840 -> 0.0825, while larger batches were
-  // 1-2 % slower with it (32 rows at N15 (880), 48 in BFV N15 products).
-  const bool small_inverse =
-      !forward && a.paths == kernels::NttPaths::kInt && std::size_t{blocks} <= 6 * busy_blocks();
+  // Inverse integer-path batches of one wave at 12 blocks per SM, but more than two blocks per
+  // SM, take the kernel built for 16 (64 registers). Measured on an H200 (bench/RESULTS.md):
+  // BFV N15 (496) relinearization (18 rows) 0.0811 -> 0.0786 ms, rotation 0.0836 -> 0.0824;
+  // larger batches were 1-2 % slower with it (32 rows at N15 (880), 48 in BFV N15 products),
+  // and BGV N15 products, whose ModDown transforms 2 rows, 1 %.
+  const bool small_inverse = !forward && a.paths == kernels::NttPaths::kInt &&
+                             std::size_t{blocks} >= busy_blocks() &&
+                             std::size_t{blocks} <= 6 * busy_blocks();
   dispatch_paths(a.paths, [&](auto P) {
     constexpr kernels::NttPaths kP = decltype(P)::value;
     if (forward)
