@@ -578,6 +578,7 @@ __global__ void convert_affine_sub_kernel(const __grid_constant__ AffineArgs arg
   const u64* addend = args.addend[k] ? args.addend[k] + row : nullptr;
   u64* out = args.out[k] + row;
   wait_for_previous_kernels();
+#pragma unroll 2
   for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
        c += std::size_t{gridDim.x} * blockDim.x) {
     u64 v = affine_word(a[c], convert(src.in[k][c], 0), w, w_companion, m.value);
