@@ -44,8 +44,8 @@ __global__ void __launch_bounds__(kTensorThreads, 6)
   const Modulus& m = a.moduli[id];
   const std::size_t at = static_cast<std::size_t>(r) * a.n + chunk * 256u;
 #pragma unroll
-  for (u32 p = threadIdx.x; p < 256; p += kTensorThreads) {
-    const u32 s = warp_swizzle(p);
+  for (int i = 0; i < 256 / kTensorThreads; ++i) {
+    const u32 p = threadIdx.x + i * kTensorThreads, s = warp_swizzle(p);
     const u64 x0 = chunks[0][s], x1 = chunks[1][s], y0 = chunks[2][s], y1 = chunks[3][s];
     d0[at + p] = mul_mod(x0, y0, m);
     d1[at + p] = mul_add_mul_mod(x0, y1, x1, y0, m);
