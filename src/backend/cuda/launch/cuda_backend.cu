@@ -210,6 +210,16 @@ class CudaBackend final : public Backend {
     return variant_;
   }
 
+  /// An out-of-place batch reads polynomial k (k < count <= kMaxSources) from srcs[k], the rows
+  /// past source_rows (0: none) in place.
+  static void set_sources(k::NttBatch& batch, const u64* const* srcs, std::size_t count,
+                          std::size_t source_rows) {
+    const u64** slots[k::NttBatch::kMaxSources] = {&batch.src0, &batch.src1, &batch.src2,
+                                                   &batch.src3};
+    for (std::size_t i = 0; i < count; ++i) *slots[i] = srcs[i];
+    batch.source_rows = static_cast<u32>(source_rows);
+  }
+
   /// In place (srcs == nullptr) or from srcs[k] (kMaxSources polynomials per launch).
   void ntt(u64* data, const u64* const* srcs, const BasisView& b, std::size_t count, bool forward,
            Stream s, std::size_t source_rows = 0) {
@@ -222,12 +232,7 @@ class CudaBackend final : public Backend {
       const std::size_t chunk = srcs ? std::min(kChunk, count - first) : count;
       k::NttBatch batch = ntt_batch(data + first * poly, b, forward);
       // A source equal to its output is the in-place case (each block reads its own words).
-      if (srcs) {
-        const u64** slots[k::NttBatch::kMaxSources] = {&batch.src0, &batch.src1, &batch.src2,
-                                                       &batch.src3};
-        for (std::size_t i = 0; i < chunk; ++i) *slots[i] = srcs[first + i];
-        batch.source_rows = static_cast<u32>(source_rows);
-      }
+      if (srcs) set_sources(batch, srcs + first, chunk, source_rows);
       cuda::launch_ntt(batch, chunk, forward, variant, raw(s));
     }
   }
@@ -310,11 +315,7 @@ class CudaBackend final : public Backend {
     static const bool always = env_is("EMBER_FUSED_TENSOR", "1");
     if (!off) {
       k::NttBatch batch = ntt_batch(scratch, b, true);
-      batch.src0 = in[0];
-      batch.src1 = in[1];
-      batch.src2 = in[2];
-      batch.src3 = in[3];
-      batch.source_rows = static_cast<u32>(source_rows);
+      set_sources(batch, in, 4, source_rows);
       if (cuda::launch_ntt_forward_tensor(batch, d0, d1, d2, current_variant(), always, raw(s)))
         return;
     }
