@@ -30,10 +30,13 @@ using bench::primes_for;
 /// Before timing, checks INTT(NTT(a)) == a for every variant.
 nb::list bench_ntt(int log_n, std::size_t limbs, const std::string& device,
                    const std::vector<std::string>& variants, int prime_bits, int warmup,
-                   int iters) {
+                   int iters, bool one_prime) {
   const std::size_t n = std::size_t{1} << log_n;
-  auto ctx = RingContext::create(n, generate_ntt_primes(prime_bits, n, limbs));
-  RnsBasis basis = RnsBasis::all(ctx);
+  // one_prime: every row under the first prime, so the twiddle table (N words per prime) stays
+  // in L2 and the times show what reading the tables of `limbs` primes costs.
+  auto ctx = RingContext::create(n, generate_ntt_primes(prime_bits, n, one_prime ? 1 : limbs));
+  RnsBasis basis = one_prime ? RnsBasis::unchecked(ctx, std::vector<u32>(limbs, 0))
+                             : RnsBasis::all(ctx);
   const Device dev = backend::parse_device(device);
   ChaChaKey key{};
   Sampler sampler(key);
@@ -69,6 +72,7 @@ nb::list bench_ntt(int log_n, std::size_t limbs, const std::string& device,
     d["log_n"] = log_n;
     d["limbs"] = limbs;
     d["prime_bits"] = prime_bits;
+    d["one_prime"] = one_prime;
     d["device"] = dev.str();
     d["variant"] = variant == "auto" ? "auto:" + be.ntt_variant_for(n, limbs, prime_bits) : variant;
     d["forward_us"] = median(fwd_hot) * 1e3;
@@ -172,7 +176,7 @@ void bind_bench(nb::module_& m) {
         nb::arg("dnum"), nb::arg("device") = "cpu", nb::arg("warmup") = 3, nb::arg("iters") = 20);
   m.def("bench_ntt", &bench_ntt, nb::arg("log_n"), nb::arg("limbs"), nb::arg("device") = "cpu",
         nb::arg("variants") = std::vector<std::string>{"auto"}, nb::arg("prime_bits") = 50,
-        nb::arg("warmup") = 5, nb::arg("iters") = 50);
+        nb::arg("warmup") = 5, nb::arg("iters") = 50, nb::arg("one_prime") = false);
   m.def("set_ntt_variant", [](const std::string& device, const std::string& name) {
     backend::backend_for(backend::parse_device(device)).set_ntt_variant(name);
   });

@@ -46,6 +46,17 @@ PARAMS = {
         dnum=3,
         insecure=True,
     ),
+    # 50-bit primes and ten one-prime digits: the FP64 path's largest primes, whose fused key
+    # product sums are recentered every 7 digits.
+    "N12_L9_s50": ckks.Params(
+        log_n=12,
+        scale_bits=50,
+        levels=9,
+        first_mod_bits=60,
+        special_mods=1,
+        special_mod_bits=60,
+        insecure=True,
+    ),
 }
 
 

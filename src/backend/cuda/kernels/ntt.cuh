@@ -617,6 +617,16 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   });
 }
 
+/// A store that takes a forward chunk's values in the path's own representation (the fused key
+/// product's FP64 sums) instead of words.
+template <class Store, class V, class = void>
+struct TakesValues : std::false_type {};
+template <class Store, class V>
+struct TakesValues<
+    Store, V,
+    std::void_t<decltype(std::declval<const Store&>().take_values(std::declval<const V (&)[8]>()))>>
+    : std::true_type {};
+
 /// Stores a lane's eight results at their place: `row` is the limb of the batch, `offset` the
 /// position of the first value within the limb (forward chunks: eight adjacent values per lane).
 struct PlainStore {
@@ -752,10 +762,14 @@ __device__ __forceinline__ void warp_chunk_with(const NttBatch& a, u32 limb, u32
     warp_exchange(x, s, p2, p3);
     const u32 groups[2] = {0, 1};
     ct_round<2>(x, groups, 256, 2, tw3, path, 6);
-    u64 out[8];
+    if constexpr (TakesValues<Store, V>::value) {
+      store.take_values(x);
+    } else {
+      u64 out[8];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) out[j] = leave<true>(path, x[j], last);
-    store(limb, offset + lane * 8u, out);
+      for (int j = 0; j < 8; ++j) out[j] = leave<true>(path, x[j], last);
+      store(limb, offset + lane * 8u, out);
+    }
   } else {
     static_assert(std::is_same_v<Store, PlainStore>, "inverse chunks store plainly");
     const auto p1 = warp_layout(8u * lane, [](int j) { return u32(j); });
