@@ -175,6 +175,25 @@ struct IntegerPath {
 };
 using IntPath = IntegerPath<false>;
 
+/// Bits period, 2 period, ... below 32 set (0 for period >= 32): which stages a FloatPath
+/// recenters before, in a few shifts: a loop over the multiples (a division behind its trip
+/// count) cost every thread of an NTT kernel about 100 instructions at 50-bit primes.
+__device__ __forceinline__ u32 multiples_below_32(int period) {
+  if (period >= 32) return 0;  // never (forward transforms of primes below 2^48): no work
+  u32 mask = 1u << period;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int span = period << k;
+    if (span < 32) mask |= mask << span;
+  }
+  return mask;
+}
+
+/// The limb of a batch's row: the row itself in a one-polynomial batch (no division).
+__device__ __forceinline__ u32 row_limb(u32 row, u32 limbs) {
+  return row < limbs ? row : row % limbs;
+}
+
 /// The FP64 path (primes below 2^50, see ember/core/float_modarith.h): signed integers held in
 /// doubles, twiddles as (w, w / p); values are recentered on their first load and before every
 /// `period`-th stage of a kernel (bit s of `due`), and leave as words in [0, 2q) between kernels
@@ -196,8 +215,7 @@ struct FloatPath {
     f.q = q;
     const int bits = bit_length(q);
     const int period = kForward ? float_ct_period(bits) : float_gs_period(bits);
-    f.due = 0;
-    for (int s = period; s < 32; s += period) f.due |= 1u << s;
+    f.due = multiples_below_32(period);
     f.recenter_input = !(kForward && float_ct_takes_lazy_input(bits));
     f.ninv = ninv;
     return f;
@@ -368,7 +386,7 @@ __device__ __forceinline__ void load_local_twiddles(typename Path::Tw* local, u3
 template <bool kForward, int kLift>
 __global__ void ntt_stage_kernel(NttBatch a, u32 log_t, u32 m, bool last) {
   const u32 limb = blockIdx.y;
-  const u32 id = a.ids[limb % a.limbs];
+  const u32 id = a.ids[row_limb(limb, a.limbs)];
   const auto lift = a.row_lift<kLift>(limb, id, static_cast<std::size_t>(limb) * a.n);
   wait_for_previous_kernels();
   const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
@@ -556,7 +574,7 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
     ntt_column_kernel(NttBatch a, bool last) {
   extern __shared__ u64 sm[];
   const u32 limb = blockIdx.y;
-  const u32 id = a.ids[limb % a.limbs];
+  const u32 id = a.ids[row_limb(limb, a.limbs)];
   const u32 h = threadIdx.x & ((1u << kLogSubs) - 1);
   const u32 tau = threadIdx.x >> kLogSubs;
   const std::size_t offset = static_cast<std::size_t>(limb) * a.n + (blockIdx.x << kLogSubs);
@@ -590,7 +608,7 @@ template <bool kForward, int kLogS, NttPaths kPaths, bool kLifted>
 __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
   extern __shared__ u64 sm[];
   const u32 limb = blockIdx.y;
-  const u32 id = a.ids[limb % a.limbs];
+  const u32 id = a.ids[row_limb(limb, a.limbs)];
   constexpr u32 kPerSub = 1u << (kLogS - 3);
   const u32 h = threadIdx.x / kPerSub;
   const u32 tau = threadIdx.x % kPerSub;
@@ -811,13 +829,14 @@ __device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 chunks_total, 
   __shared__ alignas(16) u64 values[kWarpChunkThreads / 32][256];
   const u32 warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   if (warp >= chunks_total) return;
-  const u32 n1 = a.n >> 8;
-  const u32 limb = warp / n1;
-  const u32 id = a.ids[limb % a.limbs];
+  const u32 log_n1 = __ffs(a.n) - 9;  // n1 = N / 256 chunks per limb
+  const u32 limb = warp >> log_n1;
+  const u32 id = a.ids[row_limb(limb, a.limbs)];
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
-    warp_chunk_with<kForward>(a, limb, warp % n1, id, kForward ? a.finishes<P>(last) : last, path,
-                              store, values[threadIdx.x >> 5]);
+    warp_chunk_with<kForward>(a, limb, warp & ((1u << log_n1) - 1), id,
+                              kForward ? a.finishes<P>(last) : last, path, store,
+                              values[threadIdx.x >> 5]);
   });
 }
 

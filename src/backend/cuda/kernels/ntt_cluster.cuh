@@ -141,7 +141,7 @@ __device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& ma
   extern __shared__ u64 sm[];
   const u32 r = cg::this_cluster().block_rank();
   const u32 limb = blockIdx.y;
-  const u32 id = a.ids[limb % a.limbs];
+  const u32 id = a.ids[row_limb(limb, a.limbs)];
   const u32 h = threadIdx.x & ((1u << kLogSubs) - 1);
   const std::size_t limb_at = static_cast<std::size_t>(limb) * a.n;
   const std::size_t cols_at = limb_at + (r << kLogSubs);

@@ -265,7 +265,8 @@ __global__ void __launch_bounds__(kWarpChunkThreads, kKeyProductBlocks)
   const u32 warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const u32 n1 = a.n >> 8;
   if (warp >= kp.rows * n1) return;
-  const u32 r = warp / n1, chunk = warp % n1, lane = threadIdx.x & 31;
+  const u32 log_n1 = __ffs(a.n) - 9;
+  const u32 r = warp >> log_n1, chunk = warp & (n1 - 1), lane = threadIdx.x & 31;
   const u32 id = row_ids[r];
   const ChunkSource<kPermuted> source(chunk, lane, kp.galois, static_cast<u32>(__ffs(a.n) - 1),
                                       local_words[kPermuted ? threadIdx.x >> 5 : 0]);

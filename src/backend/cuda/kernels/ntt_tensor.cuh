@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(kTensorThreads, 6)
   __shared__ alignas(16) u64 values[4][256];
   __shared__ u64 chunks[4][256];
   const u32 n1 = a.n >> 8;
-  const u32 r = blockIdx.x / n1, chunk = blockIdx.x % n1, k = threadIdx.x >> 5;
+  const u32 r = blockIdx.x >> (__ffs(n1) - 1), chunk = blockIdx.x & (n1 - 1), k = threadIdx.x >> 5;
   const u32 id = a.ids[r];
   with_path<true, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
