@@ -29,14 +29,14 @@ using bench::primes_for;
 /// "cold": round-robin over enough buffers (>= 256 MiB in all) that each run reads DRAM.
 /// Before timing, checks INTT(NTT(a)) == a for every variant.
 nb::list bench_ntt(int log_n, std::size_t limbs, const std::string& device,
-                   const std::vector<std::string>& variants, int prime_bits, int warmup,
-                   int iters, bool one_prime) {
+                   const std::vector<std::string>& variants, int prime_bits, int warmup, int iters,
+                   bool one_prime) {
   const std::size_t n = std::size_t{1} << log_n;
   // one_prime: every row under the first prime, so the twiddle table (N words per prime) stays
   // in L2 and the times show what reading the tables of `limbs` primes costs.
   auto ctx = RingContext::create(n, generate_ntt_primes(prime_bits, n, one_prime ? 1 : limbs));
-  RnsBasis basis = one_prime ? RnsBasis::unchecked(ctx, std::vector<u32>(limbs, 0))
-                             : RnsBasis::all(ctx);
+  RnsBasis basis =
+      one_prime ? RnsBasis::unchecked(ctx, std::vector<u32>(limbs, 0)) : RnsBasis::all(ctx);
   const Device dev = backend::parse_device(device);
   ChaChaKey key{};
   Sampler sampler(key);

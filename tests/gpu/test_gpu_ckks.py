@@ -24,39 +24,29 @@ from ckksref import bound_bits, check, complex_uniform, rot, uniform
 
 KEY = bytes(32)  # the sampler key of every context of the comparison
 
+
+def _test_params(log_n, scale_bits, levels, special_mods, dnum=None):
+    """A small insecure set: q_0 and the special primes of 60 bits."""
+    return ckks.Params(
+        log_n=log_n,
+        scale_bits=scale_bits,
+        levels=levels,
+        first_mod_bits=60,
+        special_mods=special_mods,
+        special_mod_bits=60,
+        dnum=dnum,
+        insecure=True,
+    )
+
+
 PARAMS = {
     # alpha = 1 (one prime per digit), one special prime: exact ModUp/ModDown conversions.
-    "N12_L4_k1": ckks.Params(
-        log_n=12,
-        scale_bits=40,
-        levels=4,
-        first_mod_bits=60,
-        special_mods=1,
-        special_mod_bits=60,
-        insecure=True,
-    ),
+    "N12_L4_k1": _test_params(12, 40, 4, 1),
     # alpha = 2, three digits, two special primes: fast base conversion in ModUp and ModDown.
-    "N13_L5_k2": ckks.Params(
-        log_n=13,
-        scale_bits=40,
-        levels=5,
-        first_mod_bits=60,
-        special_mods=2,
-        special_mod_bits=60,
-        dnum=3,
-        insecure=True,
-    ),
-    # 50-bit primes and ten one-prime digits: the FP64 path's largest primes, whose fused key
-    # product sums are recentered every 7 digits.
-    "N12_L9_s50": ckks.Params(
-        log_n=12,
-        scale_bits=50,
-        levels=9,
-        first_mod_bits=60,
-        special_mods=1,
-        special_mod_bits=60,
-        insecure=True,
-    ),
+    "N13_L5_k2": _test_params(13, 40, 5, 2, dnum=3),
+    # 50- and 51-bit primes and ten one-prime digits: the FP64 path's largest primes (mixed with
+    # integer-path ones), whose fused key product sums are recentered every 7 digits.
+    "N12_L9_s50": _test_params(12, 50, 9, 1),
 }
 
 
