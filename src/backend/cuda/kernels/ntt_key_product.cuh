@@ -176,11 +176,13 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
-/// Blocks per SM the fused kernel is compiled for (128 registers, 16 warps): measured on an H200
-/// (bench/RESULTS.md), 10 blocks (96 registers, spills) made BGV N15 relinearization 11 %
-/// slower, and 6 blocks for rotations (160 registers, no spills) BGV N15 rotation 4 % slower
-/// than this one with its small spills.
-inline constexpr int kKeyProductBlocks = 8;
+/// Blocks per SM the fused kernel is compiled for, measured on an H200 (bench/RESULTS.md). Integer
+/// path: 8 (128 registers, 16 warps); 10 blocks (94 registers) made BGV N15 relinearization 9 %
+/// slower, and 6 blocks BGV N15 rotation 4 % slower. With FP64 rows (their sums in registers):
+/// 6 blocks (162 registers, no spills), against 8 (16-32 bytes spilled) CKKS N16_36+4 rotation 2 %
+/// and N16_42+1 relinearization 2 % faster.
+template <NttPaths kPaths>
+inline constexpr int kKeyProductBlocks = kPaths == NttPaths::kInt ? 8 : 6;
 
 /// One warp per (row r of Q_l u P, output chunk of 256 positions): for every digit, the digit's
 /// own row (d, already in eval form) or the chunk phase of its converted row r (the column phase
@@ -255,7 +257,7 @@ __device__ __forceinline__ void key_product_rows(const NttBatch& a,
 /// reduced once and stored to q0 / q1 (Q rows) or p0 / p1 (P rows). The values equal
 /// key_inner_product_kernel's on the fully transformed rows. kPermuted: kp.galois != 0.
 template <NttPaths kPaths, bool kPermuted>
-__global__ void __launch_bounds__(kWarpChunkThreads, kKeyProductBlocks)
+__global__ void __launch_bounds__(kWarpChunkThreads, kKeyProductBlocks<kPaths>)
     ntt_key_product_kernel(NttBatch a, const __grid_constant__ backend::KeyProductView kp,
                            const u32* row_ids, u64* q0, u64* q1, u64* p0, u64* p1) {
   __shared__ alignas(16) u64 values[kWarpChunkThreads / 32][256];
