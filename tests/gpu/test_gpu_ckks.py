@@ -47,6 +47,8 @@ PARAMS = {
     # 50- and 51-bit primes and ten one-prime digits: the FP64 path's largest primes (mixed with
     # integer-path ones), whose fused key product sums are recentered every 7 digits.
     "N12_L9_s50": _test_params(12, 50, 9, 1),
+    # 20-bit primes: the smallest the parameters allow (the FP64 sums never recenter).
+    "N12_L3_s20": _test_params(12, 20, 3, 1),
 }
 
 

@@ -62,9 +62,13 @@ struct FloatKeyProductSums {
   u32 terms = 0;
   u32 period;  // terms a recentered sum (|s| <= p/2 + 3) takes while it stays below 2^53
   __device__ __forceinline__ explicit FloatKeyProductSums(const FloatPath& path)
-      : m(path.m), q(path.q), period((1u << (53 - bit_length(path.q))) - 1) {
+      : m(path.m), q(path.q), period(sum_period(bit_length(path.q))) {
 #pragma unroll
     for (int i = 0; i < 8; ++i) s[0][i] = s[1][i] = 0.0;
+  }
+  /// 2^(53 - bits) - 1, or more terms than any product has for primes below 2^22.
+  __device__ __forceinline__ static u32 sum_period(int bits) {
+    return bits < 22 ? 0x7fffffffu : (1u << (53 - bits)) - 1;
   }
   __device__ __forceinline__ static V from_word(u64 x) { return u64_to_float(x); }
   __device__ __forceinline__ void add(int poly, int i, double y, u64 k) {
