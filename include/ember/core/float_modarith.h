@@ -165,4 +165,11 @@ EMBER_HD bool float_ct_takes_lazy_input(int bits) { return bits <= 46; }
 /// 2^(k-1) p < 2^51 (and sums 2^(k-1) p < 2^53): 52 - bits stages.
 EMBER_HD int float_gs_period(int bits) { return bits >= 50 ? 2 : 52 - bits; }
 
+/// Terms mul_mod_float (each |t| < p for factors below 2^51) a sum may take after a recentering
+/// (|s| <= p/2 + 3) while it stays below 2^53: 2^(53 - bits) - 1, and more than any sum has for
+/// primes below 2^22. The fused key product's FP64 sums recenter at this period.
+EMBER_HD u32 float_sum_period(int bits) {
+  return bits < 22 ? 0x7fffffffu : (1u << (53 - bits)) - 1;
+}
+
 }  // namespace ember

@@ -126,6 +126,16 @@ TEST(FloatModArith, PeriodsKeepTheBounds) {
   }
 }
 
+/// A sum of float_sum_period terms below p each, after a recentering, stays below 2^53.
+TEST(FloatModArith, SumPeriodKeepsSumsExact) {
+  for (int bits = 22; bits <= ember::kMaxFloatModulusBits; ++bits) {
+    const double p = std::ldexp(1.0, bits) - 1, limit = std::ldexp(1.0, 53);
+    const double terms = ember::float_sum_period(bits);
+    EXPECT_LT(p / 2 + 3 + terms * p, limit) << bits << " bits";
+  }
+  EXPECT_GE(ember::float_sum_period(21), 1u << 30);
+}
+
 /// The forward and inverse transforms of N = 2^12 computed with the FP64 butterflies, recentering
 /// every period, equal the integer transforms, on random inputs and on inputs of all p - 1.
 TEST(FloatModArith, TransformsMatchTheIntegerNtt) {

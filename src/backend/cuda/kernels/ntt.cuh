@@ -194,6 +194,16 @@ __device__ __forceinline__ u32 row_limb(u32 row, u32 limbs) {
   return row < limbs ? row : row % limbs;
 }
 
+/// Row and 256-value chunk of the index-th chunk of rows of N values (N / 256 chunks per row, a
+/// power of two: shifts, not divisions).
+struct RowChunk {
+  u32 row, chunk;
+};
+__device__ __forceinline__ RowChunk row_chunk(u32 index, u32 n) {
+  const u32 log_chunks = __ffs(n) - 9;
+  return {index >> log_chunks, index & ((1u << log_chunks) - 1)};
+}
+
 /// The FP64 path (primes below 2^50, see ember/core/float_modarith.h): signed integers held in
 /// doubles, twiddles as (w, w / p); values are recentered on their first load and before every
 /// `period`-th stage of a kernel (bit s of `due`), and leave as words in [0, 2q) between kernels
@@ -829,14 +839,13 @@ __device__ __forceinline__ void warp_chunk(const NttBatch& a, u32 chunks_total, 
   __shared__ alignas(16) u64 values[kWarpChunkThreads / 32][256];
   const u32 warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   if (warp >= chunks_total) return;
-  const u32 log_n1 = __ffs(a.n) - 9;  // n1 = N / 256 chunks per limb
-  const u32 limb = warp >> log_n1;
+  const RowChunk rc = row_chunk(warp, a.n);
+  const u32 limb = rc.row;
   const u32 id = a.ids[row_limb(limb, a.limbs)];
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
-    warp_chunk_with<kForward>(a, limb, warp & ((1u << log_n1) - 1), id,
-                              kForward ? a.finishes<P>(last) : last, path, store,
-                              values[threadIdx.x >> 5]);
+    warp_chunk_with<kForward>(a, limb, rc.chunk, id, kForward ? a.finishes<P>(last) : last, path,
+                              store, values[threadIdx.x >> 5]);
   });
 }
 

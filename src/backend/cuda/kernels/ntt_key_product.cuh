@@ -60,15 +60,11 @@ struct FloatKeyProductSums {
   FloatModulus m;
   u64 q;
   u32 terms = 0;
-  u32 period;  // terms a recentered sum (|s| <= p/2 + 3) takes while it stays below 2^53
+  u32 period;  // float_sum_period: terms between recenterings
   __device__ __forceinline__ explicit FloatKeyProductSums(const FloatPath& path)
-      : m(path.m), q(path.q), period(sum_period(bit_length(path.q))) {
+      : m(path.m), q(path.q), period(float_sum_period(bit_length(path.q))) {
 #pragma unroll
     for (int i = 0; i < 8; ++i) s[0][i] = s[1][i] = 0.0;
-  }
-  /// 2^(53 - bits) - 1, or more terms than any product has for primes below 2^22.
-  __device__ __forceinline__ static u32 sum_period(int bits) {
-    return bits < 22 ? 0x7fffffffu : (1u << (53 - bits)) - 1;
   }
   __device__ __forceinline__ static V from_word(u64 x) { return u64_to_float(x); }
   __device__ __forceinline__ void add(int poly, int i, double y, u64 k) {
@@ -188,12 +184,6 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
 template <NttPaths kPaths>
 inline constexpr int kKeyProductBlocks = kPaths == NttPaths::kInt ? 8 : 6;
 
-/// One warp per (row r of Q_l u P, output chunk of 256 positions): for every digit, the digit's
-/// own row (d, already in eval form) or the chunk phase of its converted row r (the column phase
-/// has run on kp.ext), read through the automorphism kp.galois (0: none), times the key; on the
-/// Q rows also kp.add (through the automorphism, kPermuted only) times kp.add_scale. The sums are
-/// reduced once and stored to q0 / q1 (Q rows) or p0 / p1 (P rows). The values equal
-/// key_inner_product_kernel's on the fully transformed rows. kPermuted: kp.galois != 0.
 /// The digit loop of ntt_key_product_kernel for one warp with its path's sums (see there).
 template <bool kPermuted, class Path, class Sums>
 __device__ __forceinline__ void key_product_rows(const NttBatch& a,
@@ -269,10 +259,9 @@ __global__ void __launch_bounds__(kWarpChunkThreads, kKeyProductBlocks<kPaths>)
                                  [kPaths == NttPaths::kFloat ? 1 : 2 * 8 * 32];
   __shared__ std::uint8_t local_words[kPermuted ? kWarpChunkThreads / 32 : 1][8 * 32];
   const u32 warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  const u32 n1 = a.n >> 8;
-  if (warp >= kp.rows * n1) return;
-  const u32 log_n1 = __ffs(a.n) - 9;
-  const u32 r = warp >> log_n1, chunk = warp & (n1 - 1), lane = threadIdx.x & 31;
+  if (warp >= kp.rows * (a.n >> 8)) return;
+  const RowChunk rc = row_chunk(warp, a.n);
+  const u32 r = rc.row, chunk = rc.chunk, lane = threadIdx.x & 31;
   const u32 id = row_ids[r];
   const ChunkSource<kPermuted> source(chunk, lane, kp.galois, static_cast<u32>(__ffs(a.n) - 1),
                                       local_words[kPermuted ? threadIdx.x >> 5 : 0]);

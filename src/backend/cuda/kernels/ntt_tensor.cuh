@@ -32,8 +32,8 @@ __global__ void __launch_bounds__(kTensorThreads, 6)
     ntt_tensor_kernel(NttBatch a, u64* d0, u64* d1, u64* d2) {
   __shared__ alignas(16) u64 values[4][256];
   __shared__ u64 chunks[4][256];
-  const u32 n1 = a.n >> 8;
-  const u32 r = blockIdx.x >> (__ffs(n1) - 1), chunk = blockIdx.x & (n1 - 1), k = threadIdx.x >> 5;
+  const RowChunk rc = row_chunk(blockIdx.x, a.n);
+  const u32 r = rc.row, chunk = rc.chunk, k = threadIdx.x >> 5;
   const u32 id = a.ids[r];
   with_path<true, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
