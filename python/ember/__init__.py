@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import numpy as np
+
 from . import _ember
 from .errors import (
     DecryptionError,
@@ -32,7 +34,9 @@ __all__ = [
     "backends",
     "default_device",
     "devices",
+    "num_threads",
     "set_default_device",
+    "set_num_threads",
 ]
 
 
@@ -69,6 +73,22 @@ def devices() -> list[Device]:
             )
         )
     return out
+
+
+def set_num_threads(n: int) -> None:
+    """Host threads for the CPU backend's work: n >= 1, or 0 for OpenMP's default
+    (OMP_NUM_THREADS, else one per core). Give each of several processes sharing a machine its
+    share of the cores. A process forked (os.fork, multiprocessing's "fork" start method) after
+    Ember ran CPU work on several threads computes on one thread: GNU OpenMP's threads do not
+    survive a fork; use the "spawn" or "forkserver" start method to keep them."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise ParameterError(f"the thread count must be an integer, got {n!r}")
+    _ember.set_cpu_threads(int(n))
+
+
+def num_threads() -> int:
+    """The CPU backend's thread count (the set_num_threads setting, or OpenMP's default)."""
+    return _ember.cpu_threads()
 
 
 _default_device = None

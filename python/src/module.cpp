@@ -7,6 +7,7 @@
 
 #include "ember/backend/backend.h"
 #include "ember/core/errors.h"
+#include "ember/core/process.h"
 
 namespace nb = nanobind;
 
@@ -55,6 +56,9 @@ NB_MODULE(_ember, m) {
       .def_ro("minor", &ember::backend::GpuInfo::minor)
       .def_ro("multiprocessors", &ember::backend::GpuInfo::multiprocessors);
   m.def("cuda_devices", &ember::backend::cuda_devices);
+  m.def("set_cpu_threads", &ember::backend::set_cpu_threads);
+  m.def("cpu_threads", &ember::backend::cpu_threads);
+  m.def("fork_generation", &ember::fork_generation);
   m.def("parse_device", [](const std::string& s) { return ember::backend::parse_device(s).str(); });
 
   bind_ring(m);

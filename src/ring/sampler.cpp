@@ -9,24 +9,41 @@
 #include <utility>
 
 #include "ember/core/errors.h"
+#include "ember/core/process.h"
 
 namespace ember::ring {
 
 using backend::Buffer;
 
-Sampler::Sampler() : key_(chacha_key_from_os()), nonce_(0) {}
-Sampler::Sampler(const ChaChaKey& key, u64 first_nonce) : key_(key), nonce_(first_nonce) {}
+Sampler::Sampler()
+    : key_(chacha_key_from_os()), nonce_(0), from_os_(true), keyed_generation_(fork_generation()) {}
+Sampler::Sampler(const ChaChaKey& key, u64 first_nonce)
+    : key_(key), nonce_(first_nonce), from_os_(false), keyed_generation_(fork_generation()) {}
+
+const ChaChaKey& Sampler::key() {
+  // A forked child starts with one thread, so the first draw after the fork re-keys before any
+  // other thread of the child can read key_; later draws see the new generation and skip this.
+  const u64 now = fork_generation();
+  if (from_os_ && keyed_generation_.load(std::memory_order_acquire) != now) {
+    std::lock_guard lock(rekey_mutex_);
+    if (keyed_generation_.load(std::memory_order_relaxed) != now) {
+      key_ = chacha_key_from_os();
+      keyed_generation_.store(now, std::memory_order_release);
+    }
+  }
+  return key_;
+}
 
 RnsPoly Sampler::uniform(const RnsBasis& basis, Device device, Form form) {
   RnsPoly p(basis, form, device);
   auto& be = p.backend();
-  be.sample_uniform_async(p.data(), key_, next_nonce(), p.view(), be.default_stream());
+  be.sample_uniform_async(p.data(), key(), next_nonce(), p.view(), be.default_stream());
   return p;
 }
 
 ChaChaKey Sampler::derive_key() {
   std::uint32_t block[16];
-  chacha20_block(key_, 0, next_nonce(), block);
+  chacha20_block(key(), 0, next_nonce(), block);
   ChaChaKey k;
   for (int i = 0; i < 8; ++i) k.words[i] = block[i];
   return k;
@@ -53,7 +70,7 @@ void Sampler::ternary_into(u64* out, const RnsBasis& basis, backend::Backend& be
   d.kind = backend::SmallSampler::ternary;
   d.ternary_threshold = static_cast<u64>(std::ldexp(prob_nonzero, 63));
   if (prob_nonzero == 1.0) d.ternary_threshold = ~u64{0};
-  be.sample_small_async(out, key_, next_nonce(), d, basis.on(be), s);
+  be.sample_small_async(out, key(), next_nonce(), d, basis.on(be), s);
 }
 
 std::vector<std::int64_t> Sampler::ternary_hamming_values(std::size_t n, std::size_t h) {
@@ -62,13 +79,14 @@ std::vector<std::int64_t> Sampler::ternary_hamming_values(std::size_t n, std::si
                          " must be in [1, N=" + std::to_string(n) + "]");
   // Partial Fisher-Yates: positions 0..h-1 of a random permutation get the nonzero values.
   // Each swap index is drawn by rejection from 64-bit words (no modulo bias).
+  const ChaChaKey& stream_key = key();
   const u64 nonce = next_nonce();
   u64 counter = 0;
   u64 buf[8];
   int used = 8;
   auto next_word = [&]() {
     if (used == 8) {
-      chacha20_words(key_, counter++, nonce, buf);
+      chacha20_words(stream_key, counter++, nonce, buf);
       used = 0;
     }
     return buf[used++];
@@ -145,7 +163,7 @@ void Sampler::gaussian_into(u64* out, const RnsBasis& basis, backend::Backend& b
   backend::SmallSampler d;
   d.kind = backend::SmallSampler::gaussian;
   d.gaussian_cdt = device_cdt(be, sigma, d.gaussian_bound);
-  be.sample_small_async(out, key_, next_nonce(), d, basis.on(be), s);
+  be.sample_small_async(out, key(), next_nonce(), d, basis.on(be), s);
 }
 
 }  // namespace ember::ring

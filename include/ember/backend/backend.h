@@ -446,6 +446,15 @@ class Backend {
 /// was not compiled in.
 Backend& backend_for(const Device& device);
 
+/// Threads of the CPU backend's parallel regions: n >= 1, or 0 for OpenMP's default
+/// (OMP_NUM_THREADS, else one per core). For processes that share a machine. Throws
+/// ParameterError for n < 0. In a process forked after the CPU backend ran a team of several
+/// threads, its work runs on one thread whatever this says (GNU OpenMP's pool does not survive
+/// a fork).
+void set_cpu_threads(int n);
+/// The CPU backend's thread count: set_cpu_threads's setting, or OpenMP's default for 0.
+int cpu_threads();
+
 /// Parses "cpu", "cuda", "cuda:1" or "auto" (first GPU when there is one, else cpu).
 Device parse_device(const std::string& spec);
 

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "ember/core/chacha20.h"
@@ -12,11 +13,16 @@ namespace ember::ring {
 
 /// Each draw consumes a fresh nonce of the key's stream, so draws never overlap; the same key and
 /// nonce produce the same polynomial on every backend. The key comes from the OS CSPRNG unless a
-/// fixed one is given (tests only).
+/// fixed one is given (tests only). An OS-keyed sampler copied into a child by fork() draws a new
+/// key from the OS before the child's first draw: two children of one parent never share a
+/// stream (they would otherwise encrypt with the same randomness, and the difference of their
+/// ciphertexts would reveal the difference of their plaintexts). A fixed key stays fixed.
 class Sampler {
  public:
   Sampler();
   explicit Sampler(const ChaChaKey& key, u64 first_nonce = 0);
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
 
   /// Uniform mod each prime (a 128-bit draw reduced mod q: statistical distance < 2^-66).
   RnsPoly uniform(const RnsBasis& basis, Device device, Form form = Form::eval);
@@ -45,11 +51,17 @@ class Sampler {
   /// The uniform polynomial of draw `nonce` of this key (what uniform() returns for that nonce).
   static void uniform_into(u64* out, const ChaChaKey& key, u64 nonce, const RnsBasis& basis,
                            backend::Backend& be, backend::Stream s);
-  const ChaChaKey& key() const { return key_; }
+  /// The key of this process's stream (re-keyed first in a forked child; see the class comment).
+  const ChaChaKey& key();
+  /// True when the key came from the OS (and is replaced after a fork).
+  bool keyed_from_os() const { return from_os_; }
 
  private:
   ChaChaKey key_;
   std::atomic<u64> nonce_;
+  bool from_os_;
+  std::atomic<u64> keyed_generation_;  // fork_generation() when key_ was drawn
+  std::mutex rekey_mutex_;
 };
 
 /// CDT of the one-sided discrete Gaussian: entry k = P(|X| <= k) * 2^63 for k in [0, bound).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cpu_ntt.h"
+#include "cpu_threads.h"
 #include "ember/backend/backend.h"
 #include "ember/core/errors.h"
 #include "ember/ring/rows.h"
@@ -20,6 +21,7 @@ using ring::rows::kWordsPerBlock;
 
 class CpuBackend final : public Backend {
  public:
+  CpuThreads& threads() { return threads_; }
   Device device() const override { return Device{DeviceKind::cpu, 0}; }
 
   void* allocate(std::size_t bytes, Stream) override {
@@ -79,7 +81,7 @@ class CpuBackend final : public Backend {
       throw ParameterError("ntt_forward_lifted: rows_per_source must be in [1, limbs]");
     const auto& r = *b.ring;
     const long rows = static_cast<long>(b.limbs);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_.team())
     for (long t = 0; t < rows; ++t) {
       const u32 id = b.host_ids[t];
       const Modulus& m = r.moduli[id];
@@ -91,11 +93,11 @@ class CpuBackend final : public Backend {
   }
   /// Every limb of `count` polynomials, in place or (in != nullptr) from in[k].
   /// With `in`, polynomial k's rows below source_rows (all when 0) come from in[k].
-  static void ntt_limbs(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
-                        bool forward, std::size_t source_rows = 0) {
+  void ntt_limbs(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
+                 bool forward, std::size_t source_rows = 0) {
     const auto& r = *b.ring;
     const long total = static_cast<long>(count * b.limbs);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_.team())
     for (long t = 0; t < total; ++t) {
       const u32 id = b.host_ids[t % b.limbs];
       u64* limb = out + t * r.n;
@@ -114,7 +116,7 @@ class CpuBackend final : public Backend {
 
   template <class F>
   void per_limb(const BasisView& b, F&& f) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_.team())
     for (long l = 0; l < static_cast<long>(b.limbs); ++l) f(l, b.ring->moduli[b.host_ids[l]]);
   }
 
@@ -357,7 +359,7 @@ class CpuBackend final : public Backend {
                             Stream) override {
     const std::size_t n = b.ring->n;
     const std::size_t L = b.limbs;
-#pragma omp parallel
+#pragma omp parallel num_threads(threads_.team())
     {
       std::vector<u64> digits(L);
 #pragma omp for schedule(static)
@@ -374,7 +376,7 @@ class CpuBackend final : public Backend {
     // Coefficient c of limb l takes words 2(l N + c) and 2(l N + c) + 1: 4 per block.
     const std::size_t n = b.ring->n;
     const long blocks = static_cast<long>(b.limbs * n / 4);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_.team())
     for (long blk = 0; blk < blocks; ++blk) {
       u64 w[kWordsPerBlock];
       chacha20_words(key, static_cast<u64>(blk), nonce, w);
@@ -390,7 +392,7 @@ class CpuBackend final : public Backend {
                           const BasisView& b, Stream) override {
     const std::size_t n = b.ring->n;
     const long blocks = static_cast<long>(n / kWordsPerBlock);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_.team())
     for (long blk = 0; blk < blocks; ++blk) {
       u64 w[kWordsPerBlock];
       chacha20_words(key, static_cast<u64>(blk), nonce, w);
@@ -411,13 +413,21 @@ class CpuBackend final : public Backend {
         out[l * n + c] = ring::rows::signed_to_residue(values[c], m.value);
     });
   }
+
+ private:
+  CpuThreads threads_;
 };
 
-}  // namespace
-
-Backend& cpu_backend() {
+CpuBackend& cpu_instance() {
   static CpuBackend instance;
   return instance;
 }
+
+}  // namespace
+
+Backend& cpu_backend() { return cpu_instance(); }
+
+void set_cpu_threads(int n) { cpu_instance().threads().set(n); }
+int cpu_threads() { return cpu_instance().threads().configured(); }
 
 }  // namespace ember::backend
