@@ -334,6 +334,13 @@ class Context(KeyedContext):
             for lv in range(top, eval_top + 1, -1):
                 scales[lv - 1] = scales[lv] * scales[lv] / self._raw.prime(lv)
         self._scales = scales
+        # Largest integer a scalar may become at each level: Q_l / 4 less the encryption error
+        # (the bound the C++ encoder applies to coefficients, here exact).
+        q, bounds = 1, []
+        for lv in range(top + 1):
+            q *= self._raw.prime(lv)
+            bounds.append(q // 4 - 2 ** (params.log_n + 6))
+        self._value_bounds = bounds
         n = params.n
         # Slot j <-> evaluation at zeta^(5^j): index t of the length-N transform with 2t+1 = 5^j.
         idx = np.empty(self.slots, dtype=np.int64)
@@ -438,10 +445,13 @@ class Context(KeyedContext):
 
     def decode(self, pt: Plaintext, complex: bool = False) -> np.ndarray:
         """Decodes the plaintext polynomial back to its slots (float64, or complex128)."""
-        limbs = min(2, pt.level + 1)
+        limbs = pt.level + 1
         coeff = pt._poly.intt()
         rows = ring.RnsPoly.from_numpy(
-            self._raw.q_basis(limbs - 1), coeff.to_numpy()[:limbs], "coeff", self.device
+            self._raw.q_basis(limbs - 1),
+            np.ascontiguousarray(coeff.to_numpy()[:limbs]),
+            "coeff",
+            self.device,
         )
         z = self._coeffs_to_slots(self._raw.decode_coeffs(rows, pt.scale))
         return z if complex else z.real.copy()
@@ -461,16 +471,89 @@ class Context(KeyedContext):
         raw.scale = pt.scale
         return Ciphertext(self, raw, is_complex)
 
-    def decrypt(self, ct: Ciphertext, sk: SecretKey, complex: bool | None = None) -> np.ndarray:
+    def decrypt(
+        self,
+        ct: Ciphertext,
+        sk: SecretKey,
+        complex: bool | None = None,
+        *,
+        check: bool = True,
+        flood: bool = False,
+        noise_bits: float | None = None,
+        security_bits: int = 30,
+        queries: int = 1,
+    ) -> np.ndarray:
         """The slots as float64 (complex128 if the ciphertext holds complex values or
-        complex=True)."""
+        complex=True). Decoding is exact over every prime of the ciphertext's level.
+
+        check=True (default) raises DecryptionError when a coefficient reaches a quarter of the
+        level's modulus: values past what encoding accepts, which have most likely wrapped
+        around the modulus and would decode to garbage.
+
+        flood=True protects decryptions that other parties see (IND-CPA-D, see
+        docs/security.md): Gaussian noise of standard deviation
+        2^noise_bits * sqrt(queries * N) * 2^(security_bits / 2) is added to the decrypted
+        coefficients before decoding, so that the result reveals nothing useful about the
+        ciphertext's error (Li-Micciancio-Schultz-Sorrell). noise_bits is log2 of a bound on
+        the ciphertext's error per coefficient; by default it is estimated from the
+        ciphertext (real values only: from the imaginary parts its error leaves); for complex
+        values, or for a guarantee, measure it on known inputs with ctx.noise_bits(ct, sk,
+        expected) and pass it. queries: decryptions of related ciphertexts an adversary may
+        see. The flooding costs about security_bits/2 + log2(sqrt(queries N)) bits of
+        precision."""
         self._check(ct)
-        limbs = min(2, ct.level + 1)
-        m = self._raw.decrypt_core(ct._raw, sk._raw, limbs)
-        coeffs = self._raw.decode_coeffs(m, ct.scale)
-        z = self._coeffs_to_slots(coeffs)
+        if not isinstance(sk, SecretKey):
+            raise ParameterError(f"decrypt needs the SecretKey, got {type(sk).__name__}")
         want_complex = ct.is_complex if complex is None else complex
+        m = self._raw.decrypt_core(ct._raw, sk._raw, ct.level + 1)
+        if flood:
+            bits = noise_bits if noise_bits is not None else self._estimated_noise_bits(ct, m)
+            sigma = self._flooding_sigma(bits, security_bits, queries)
+            m = m + self._sampler.wide_gaussian(m.basis, self.device, sigma)
+        coeffs = self._raw.decode_coeffs(m, ct.scale, check)
+        z = self._coeffs_to_slots(coeffs)
         return z if want_complex else z.real.copy()
+
+    def noise_bits(self, ct: Ciphertext, sk: SecretKey, expected) -> float:
+        """log2 of the largest coefficient of ct's error: its decryption less the encoding of
+        `expected` (the values it should hold) at its scale. Measure it on a run with known
+        inputs, then pass it to decrypt(..., flood=True, noise_bits=...)."""
+        self._check(ct)
+        m = self._raw.decrypt_core(ct._raw, sk._raw, ct.level + 1)
+        got = np.asarray(self._raw.decode_coeffs(m, ct.scale, False)) * ct.scale
+        want, _ = self._slots_to_coeffs(expected)
+        error = float(np.max(np.abs(got - np.round(want * ct.scale))))
+        return math.log2(max(error, 1.0))
+
+    def _estimated_noise_bits(self, ct: Ciphertext, m) -> float:
+        """A bound on the error's coefficients from the imaginary parts of a real ciphertext's
+        slots: the error's slot image has imaginary parts of variance N sigma_e^2 / 2 for
+        coefficients of standard deviation sigma_e; the bound is 8 sigma_e (at least 1)."""
+        if ct.is_complex:
+            raise ParameterError(
+                "flood=True on a complex ciphertext needs noise_bits: measure it with "
+                "ctx.noise_bits(ct, sk, expected) on known inputs"
+            )
+        z = self._coeffs_to_slots(self._raw.decode_coeffs(m, ct.scale, False))
+        sigma_e = float(np.sqrt(np.mean(np.imag(z) ** 2) * 2 / self.params.n)) * ct.scale
+        return math.log2(max(8.0 * sigma_e, 1.0))
+
+    def _flooding_sigma(self, noise_bits: float, security_bits: int, queries: int) -> float:
+        if not (isinstance(security_bits, (int, np.integer)) and 1 <= security_bits <= 128):
+            raise ParameterError(
+                f"security_bits must be an integer in [1, 128], got {security_bits}"
+            )
+        if not (isinstance(queries, (int, np.integer)) and queries >= 1):
+            raise ParameterError(f"queries must be a positive integer, got {queries}")
+        if not (isinstance(noise_bits, (int, float, np.number)) and 0 <= noise_bits <= 80):
+            raise ParameterError(f"noise_bits must be in [0, 80], got {noise_bits}")
+        log_sigma = noise_bits + 0.5 * math.log2(queries * self.params.n) + security_bits / 2
+        if log_sigma > 100:
+            raise ParameterError(
+                f"the flooding noise would be 2^{log_sigma:.1f}, above 2^100: lower "
+                "security_bits or queries, or reduce the ciphertext's noise"
+            )
+        return 2.0**log_sigma
 
     # ---------------------------------------------------------------- helpers
     def _check(self, ct):
@@ -484,6 +567,16 @@ class Context(KeyedContext):
         return Ciphertext(self, raw, cplx)
 
     def _residues(self, value: int, level: int) -> list[int]:
+        """The integer that represents a scalar at `level`, residue by residue; refused beyond
+        what the level holds (the bound encode applies to coefficients)."""
+        bound = self._value_bounds[level]
+        if abs(value) > bound:
+            raise ParameterError(
+                f"a scalar times its scale reaches 2^{math.log2(abs(value)):.1f}, above "
+                f"2^{math.log2(bound):.1f}, the most level {level} holds (a quarter of its "
+                "modulus Q, less the encryption error); use a smaller constant or apply it at a "
+                "higher level"
+            )
         return [value % self._raw.prime(i) for i in range(level + 1)]
 
     def _to_level(self, ct: Ciphertext, level: int, scale: float | None = None) -> Ciphertext:

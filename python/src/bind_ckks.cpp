@@ -51,8 +51,17 @@ void bind_ckks(nb::module_& m) {
              }
              return x.linear_transform_hoisted(ct, babies, giants);
            })
-      .def("decode_coeffs", [](const Context& x, const ring::RnsPoly& p,
-                               double scale) { return bind::to_numpy(x.decode_coeffs(p, scale)); })
+      .def(
+          "decode_coeffs",
+          [](const Context& x, const ring::RnsPoly& p, double scale, bool check) {
+            return bind::to_numpy(x.decode_coeffs(p, scale, check));
+          },
+          nb::arg("poly"), nb::arg("scale"), nb::arg("check") = true)
+      .def("coefficient_bound",
+           // As a Python float (log2 below 1024 in every preset) for messages and checks.
+           [](const Context& x, std::size_t level) {
+             return static_cast<double>(x.coefficient_bound(level));
+           })
       .def("encrypt", [](const Context& x, const ring::RnsPoly& p, const PublicKey& pk,
                          ring::Sampler& s) { return x.rlwe().encrypt(p, pk, s); })
       .def("encrypt_symmetric",

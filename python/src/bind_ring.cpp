@@ -197,5 +197,11 @@ void bind_ring(nb::module_& m) {
           [](Sampler& s, const RnsBasis& b, const std::string& d, double sigma) {
             return s.gaussian(b, backend::parse_device(d), sigma);
           },
-          nb::arg("basis"), nb::arg("device") = "cpu", nb::arg("sigma") = 3.2);
+          nb::arg("basis"), nb::arg("device") = "cpu", nb::arg("sigma") = 3.2)
+      .def(
+          "wide_gaussian",
+          [](Sampler& s, const RnsBasis& b, const std::string& d, double sigma) {
+            return s.wide_gaussian(b, backend::parse_device(d), sigma);
+          },
+          nb::arg("basis"), nb::arg("device") = "cpu", nb::arg("sigma"));
 }

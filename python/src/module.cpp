@@ -38,6 +38,8 @@ NB_MODULE(_ember, m) {
       raise_as("MissingKeyError", e.what());
     } catch (const ember::SerializationError& e) {
       raise_as("SerializationError", e.what());
+    } catch (const ember::DecryptionError& e) {
+      raise_as("DecryptionError", e.what());
     } catch (const ember::DeviceMemoryError& e) {
       raise_as("DeviceMemoryError", e.what());
     } catch (const ember::DeviceError& e) {

@@ -14,19 +14,18 @@ using ring::Form;
 namespace {
 constexpr u64 kCkksTag = 0x434b4b53;  // "CKKS"
 
-/// round(x) as a 128-bit integer; x finite with |x| < 2^126.
-__int128 round_to_i128(double x) {
-  if (!std::isfinite(x) || std::fabs(x) >= std::ldexp(1.0, 126))
-    throw ParameterError(
-        "encode: a value times the scale is not finite or exceeds 2^126; "
-        "lower the scale or the values");
-  const double r = std::nearbyint(x);
-  if (std::fabs(r) < std::ldexp(1.0, 62)) return static_cast<__int128>(static_cast<long long>(r));
+/// x mod q for a double x that is an integer (|x| >= 2^62 here): x = mant 2^exp exactly.
+u64 residue_of_integral_double(double x, const Modulus& m) {
   int exp = 0;
-  const double mant = std::frexp(r, &exp);  // r = mant * 2^exp, 0.5 <= |mant| < 1
+  const double mant = std::frexp(x, &exp);  // x = mant * 2^exp, 0.5 <= |mant| < 1
   const long long m53 = static_cast<long long>(std::ldexp(mant, 53));
-  return static_cast<__int128>(m53) << (exp - 53);
+  const u64 magnitude = static_cast<u64>(m53 < 0 ? -m53 : m53) % m.value;
+  const u64 r = mul_mod(magnitude, pow_mod(2, static_cast<u64>(exp - 53), m), m);
+  return m53 < 0 ? neg_mod(r, m.value) : r;
 }
+
+/// log2 of a positive long double (for messages).
+double log2_of(long double v) { return static_cast<double>(std::log2(v)); }
 
 rlwe::SchemeOptions ckks_options() {
   rlwe::SchemeOptions o;
@@ -34,30 +33,49 @@ rlwe::SchemeOptions ckks_options() {
   return o;
 }
 
-u64 residue_i128(__int128 v, u64 q) {
-  __int128 r = v % static_cast<__int128>(q);
-  if (r < 0) r += q;
-  return static_cast<u64>(r);
-}
 }  // namespace
 
 Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
                  std::size_t dnum, backend::Device device)
-    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, ckks_options()) {}
+    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, ckks_options()) {
+  const long double error_bound = std::ldexp(1.0L, static_cast<int>(std::log2(n)) + 6);
+  long double q = 1;
+  for (u64 p : q_primes) {
+    q *= static_cast<long double>(p);
+    // Q / 4 rounded down by a relative 2^-50, so that the long double product's rounding
+    // cannot let a value at the exact edge through.
+    coefficient_bound_.push_back(q / 4 * (1 - std::ldexp(1.0L, -50)) - error_bound);
+  }
+}
 
 RnsPoly Context::encode_coeffs(const double* coeffs, std::size_t level, double scale,
                                bool extended) const {
   if (level > max_level())
     throw ParameterError("encode: level " + std::to_string(level) + " is above the top level " +
                          std::to_string(max_level()));
+  if (!(std::isfinite(scale) && scale > 0))
+    throw ParameterError("encode: the scale must be positive and finite, got " +
+                         std::to_string(scale));
   const std::size_t n = rlwe_.n();
   const ring::RnsBasis& q = extended ? rlwe_.qp_basis(level) : rlwe_.q_basis(level);
-  std::vector<__int128> v(n);
+  const long double bound = coefficient_bound(level);
+  std::vector<double> v(n);
   bool small = true;
   for (std::size_t k = 0; k < n; ++k) {
-    v[k] = round_to_i128(coeffs[k] * scale);
-    small = small && v[k] > -(static_cast<__int128>(1) << 62) &&
-            v[k] < (static_cast<__int128>(1) << 62);
+    if (!std::isfinite(coeffs[k]))
+      throw ParameterError("encode: values must be finite (no NaN or infinity)");
+    const double x = coeffs[k] * scale;
+    v[k] = std::nearbyint(x);
+    if (!std::isfinite(x) || std::fabs(static_cast<long double>(v[k])) > bound) {
+      const double log2_x = std::log2(std::fabs(coeffs[k])) + std::log2(scale);
+      throw ParameterError(
+          "encode: a coefficient of the encoding times the scale reaches 2^" +
+          std::to_string(log2_x) + ", above 2^" + std::to_string(log2_of(bound)) +
+          ", the most level " + std::to_string(level) +
+          " holds (a quarter of its modulus Q, less the encryption error); use smaller values, a "
+          "smaller scale or a higher level");
+    }
+    small = small && std::fabs(v[k]) < std::ldexp(1.0, 62);
   }
   if (small) {
     std::vector<std::int64_t> s(n);
@@ -65,38 +83,83 @@ RnsPoly Context::encode_coeffs(const double* coeffs, std::size_t level, double s
     return RnsPoly::from_signed(q, Form::eval, rlwe_.device(), s.data());
   }
   std::vector<u64> words(q.size() * n);
-  for (std::size_t l = 0; l < q.size(); ++l)
-    for (std::size_t k = 0; k < n; ++k) words[l * n + k] = residue_i128(v[k], q.prime(l));
+  for (std::size_t l = 0; l < q.size(); ++l) {
+    const Modulus m = make_modulus(q.prime(l));
+    for (std::size_t k = 0; k < n; ++k) {
+      const double x = v[k];
+      words[l * n + k] =
+          std::fabs(x) < std::ldexp(1.0, 62)
+              ? (x < 0 ? neg_mod(static_cast<u64>(-static_cast<long long>(x)) % m.value, m.value)
+                       : static_cast<u64>(static_cast<long long>(x)) % m.value)
+              : residue_of_integral_double(x, m);
+    }
+  }
   RnsPoly p = RnsPoly::from_host(q, Form::coeff, rlwe_.device(), words.data());
   p.ntt_inplace();
   return p;
 }
 
-std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale) const {
-  if (m.form() != Form::coeff || m.limbs() > 2)
-    throw ParameterError("decode: expects 1 or 2 primes in coefficient form");
+const ring::CrtConverter& Context::crt_converter(const ring::RnsBasis& basis) const {
+  std::lock_guard<std::mutex> lock(crt_mutex_);
+  auto& conv = crt_[basis.size()];
+  if (!conv) conv = std::make_unique<ring::CrtConverter>(basis);
+  return *conv;
+}
+
+std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale, bool check) const {
+  const std::size_t limbs = m.limbs();
+  if (m.form() != Form::coeff || limbs == 0 || limbs > max_level() + 1 ||
+      m.basis() != rlwe_.q_basis(limbs - 1))
+    throw ParameterError("decode: expects a polynomial over Q_l (every prime) in coefficient form");
   const std::vector<u64> w = m.to_host();
   const std::size_t n = m.n();
   std::vector<double> out(n);
+  // Fast path: the centered value from the first one or two primes, accepted when it agrees
+  // with every other prime (then it is the value itself: two candidates that agree modulo all
+  // primes of Q_l and lie in (-Q_l/2, Q_l/2] are equal).
   const u64 q0 = m.basis().prime(0);
-  if (m.limbs() == 1) {
-    for (std::size_t k = 0; k < n; ++k) {
-      const u64 r = w[k];
-      const double c = r > q0 / 2 ? -static_cast<double>(q0 - r) : static_cast<double>(r);
-      out[k] = c / scale;
+  const u64 q1 = limbs > 1 ? m.basis().prime(1) : 1;
+  const Modulus m1 = make_modulus(limbs > 1 ? q1 : 2);
+  const u64 q0_inv = limbs > 1 ? inverse_mod(q0 % q1, q1) : 0;
+  const __int128 big_q = static_cast<__int128>(q0) * q1;
+  std::vector<Modulus> upper;
+  for (std::size_t l = 2; l < limbs; ++l) upper.push_back(make_modulus(m.basis().prime(l)));
+  bool all_fast = true;
+  for (std::size_t k = 0; k < n && all_fast; ++k) {
+    const u64 r0 = w[k];
+    __int128 v = r0;
+    if (limbs > 1) {
+      const u64 t = mul_mod(sub_mod(w[n + k], barrett_reduce_64(r0, m1), q1), q0_inv, m1);
+      v = static_cast<__int128>(t) * q0 + r0;
     }
-    return out;
+    if (v > big_q / 2) v -= big_q;
+    for (std::size_t l = 2; l < limbs && all_fast; ++l) {
+      const u64 q = upper[l - 2].value;
+      __int128 r = v % static_cast<__int128>(q);
+      if (r < 0) r += q;
+      all_fast = static_cast<u64>(r) == w[l * n + k];
+    }
+    out[k] = static_cast<double>(v) / scale;
   }
-  const u64 q1 = m.basis().prime(1);
-  const Modulus m1 = make_modulus(q1);
-  const u64 q0_inv = inverse_mod(q0 % q1, q1);
-  const unsigned __int128 big_q = static_cast<unsigned __int128>(q0) * q1;
+  // A quarter of Q_l: only reachable by the exact path when there are three or more primes
+  // (q0 q1 / 2 <= Q_l / 4 then); with one or two, the fast path's values are checked here too.
+  long double quarter = 0.25L;
+  for (u64 p : m.basis().primes()) quarter *= static_cast<long double>(p);
+  std::vector<long double> exact;
+  if (!all_fast) exact = crt_converter(m.basis()).centered(m);
   for (std::size_t k = 0; k < n; ++k) {
-    const u64 r0 = w[k], r1 = w[n + k];
-    const u64 t = mul_mod(sub_mod(r1, barrett_reduce_64(r0, m1), q1), q0_inv, m1);
-    const unsigned __int128 v = static_cast<unsigned __int128>(t) * q0 + r0;
-    const double c = v > big_q / 2 ? -static_cast<double>(big_q - v) : static_cast<double>(v);
-    out[k] = c / scale;
+    const long double v = all_fast ? static_cast<long double>(out[k]) * scale : exact[k];
+    if (check && std::fabs(v) >= quarter)
+      throw DecryptionError(
+          "decrypt: a coefficient reaches 2^" + std::to_string(log2_of(std::fabs(v))) +
+          ", at least a quarter of the modulus at level " + std::to_string(limbs - 1) + " (2^" +
+          std::to_string(log2_of(quarter * 4)) +
+          "): the values have most likely wrapped around the modulus and would decode to "
+          "garbage; keep |values x scale| smaller (multiply by smaller constants, rescale), or "
+          "pass check=False to read them anyway");
+    if (!all_fast)  // (a double holds the value itself only below 2^1024)
+      out[k] = std::fabs(exact[k]) < std::ldexp(1.0L, 1000) ? static_cast<double>(exact[k]) / scale
+                                                            : static_cast<double>(exact[k] / scale);
   }
   return out;
 }

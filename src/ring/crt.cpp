@@ -13,7 +13,39 @@ struct CrtConverter::DeviceTables {
   backend::CrtView view;
 };
 
-CrtConverter::CrtConverter(RnsBasis basis) : basis_(std::move(basis)) {}
+namespace {
+/// prod q_i as `count` little-endian words (schoolbook: one word times a big integer per prime).
+std::vector<u64> product_words(const std::vector<u64>& primes, std::size_t count) {
+  std::vector<u64> w(count, 0);
+  w[0] = 1;
+  for (u64 q : primes) {
+    unsigned __int128 carry = 0;
+    for (auto& word : w) {
+      carry += static_cast<unsigned __int128>(word) * q;
+      word = static_cast<u64>(carry);
+      carry >>= 64;
+    }
+  }
+  return w;
+}
+
+/// a > b for little-endian words of the same length.
+bool words_greater(const u64* a, const u64* b, std::size_t count) {
+  for (std::size_t k = count; k-- > 0;)
+    if (a[k] != b[k]) return a[k] > b[k];
+  return false;
+}
+
+long double words_to_long_double(const u64* w, std::size_t count) {
+  long double v = 0;
+  for (std::size_t k = count; k-- > 0;)
+    v = v * 18446744073709551616.0L + static_cast<long double>(w[k]);
+  return v;
+}
+}  // namespace
+
+CrtConverter::CrtConverter(RnsBasis basis)
+    : basis_(std::move(basis)), q_words_(product_words(basis_.primes(), basis_.size())) {}
 
 CrtConverter::DeviceTables& CrtConverter::tables_on(backend::Backend& be, std::size_t words) const {
   std::lock_guard lock(mutex_);
@@ -70,6 +102,31 @@ std::vector<u64> CrtConverter::from_rns(const RnsPoly& a) const {
   be.copy_to_host_async(host.data(), out.as<const u64>(), total * sizeof(u64), s);
   be.synchronize(s);
   return host;
+}
+
+std::vector<long double> CrtConverter::centered(const RnsPoly& a) const {
+  const std::vector<u64> words = from_rns(a);
+  const std::size_t w = output_words(), n = basis_.n();
+  std::vector<u64> half(w);  // floor(Q / 2)
+  for (std::size_t k = 0; k < w; ++k)
+    half[k] = (q_words_[k] >> 1) | (k + 1 < w ? q_words_[k + 1] << 63 : 0);
+  std::vector<long double> out(n);
+  std::vector<u64> magnitude(w);
+  for (std::size_t c = 0; c < n; ++c) {
+    const u64* v = words.data() + c * w;
+    if (!words_greater(v, half.data(), w)) {
+      out[c] = words_to_long_double(v, w);
+      continue;
+    }
+    u64 borrow = 0;  // Q - v, exactly
+    for (std::size_t k = 0; k < w; ++k) {
+      const unsigned __int128 d = static_cast<unsigned __int128>(q_words_[k]) - v[k] - borrow;
+      magnitude[k] = static_cast<u64>(d);
+      borrow = static_cast<u64>(d >> 64) & 1;
+    }
+    out[c] = -words_to_long_double(magnitude.data(), w);
+  }
+  return out;
 }
 
 }  // namespace ember::ring

@@ -2,6 +2,7 @@
 // Gaussian.
 #include "ember/ring/sampler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -150,6 +151,53 @@ const u64* device_cdt(backend::Backend& be, double sigma, int& bound) {
   return entry.first->as<const u64>();
 }
 }  // namespace
+
+RnsPoly Sampler::wide_gaussian(const RnsBasis& basis, Device device, double sigma) {
+  if (!(sigma >= 1.0 && sigma <= std::ldexp(1.0, 100)))
+    throw ParameterError("wide_gaussian: sigma must be in [1, 2^100], got " +
+                         std::to_string(sigma));
+  const std::size_t n = basis.n();
+  const ChaChaKey& stream_key = key();
+  const u64 nonce = next_nonce();
+  u64 counter = 0;
+  u64 buf[8];
+  int used = 8;
+  auto next_word = [&]() {
+    if (used == 8) {
+      chacha20_words(stream_key, counter++, nonce, buf);
+      used = 0;
+    }
+    return buf[used++];
+  };
+  // (0, 1]: never 0, so the logarithm is finite.
+  auto unit = [&]() { return (static_cast<double>(next_word() >> 11) + 1.0) * 0x1p-53; };
+  std::vector<__int128> values(n);
+  for (std::size_t k = 0; k < n; k += 2) {
+    const double radius = sigma * std::sqrt(-2.0 * std::log(unit()));
+    const double angle = 2.0 * M_PI * unit();
+    for (std::size_t j = 0; j < 2 && k + j < n; ++j) {
+      const double x = radius * (j ? std::sin(angle) : std::cos(angle));
+      int exp = 0;
+      std::frexp(x, &exp);
+      const int spacing_bits = std::max(0, exp - 53);  // the float's spacing is 2^spacing_bits
+      const __int128 whole = spacing_bits ? static_cast<__int128>(std::ldexp(x, -spacing_bits))
+                                                << spacing_bits
+                                          : static_cast<__int128>(std::nearbyint(x));
+      const __int128 fill =
+          spacing_bits ? static_cast<__int128>(next_word() & ((u64{1} << spacing_bits) - 1)) : 0;
+      values[k + j] = whole + fill;
+    }
+  }
+  std::vector<u64> words(basis.size() * n);
+  for (std::size_t l = 0; l < basis.size(); ++l) {
+    const __int128 q = basis.prime(l);
+    for (std::size_t k = 0; k < n; ++k) {
+      __int128 r = values[k] % q;
+      words[l * n + k] = static_cast<u64>(r < 0 ? r + q : r);
+    }
+  }
+  return RnsPoly::from_host(basis, Form::coeff, device, words.data());
+}
 
 RnsPoly Sampler::gaussian(const RnsBasis& basis, Device device, double sigma) {
   RnsPoly p(basis, Form::coeff, device);

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ember/ring/crt.h"
 #include "ember/rlwe/evaluator.h"
 
 namespace ember::ckks {
@@ -23,13 +24,20 @@ class Context : public rlwe::Evaluator {
           std::size_t dnum, backend::Device device);
 
   /// round(coeffs[k] * scale) in every prime of Q_level, evaluation form. Throws ParameterError
-  /// when a value does not fit in 126 bits or is not finite.
+  /// when a value is not finite or round(coeffs[k] * scale) exceeds coefficient_bound(level).
   /// With extended = true the polynomial is over Q_level u P (plaintexts of double-hoisted
   /// linear transforms, multiplied before the ModDown).
   RnsPoly encode_coeffs(const double* coeffs, std::size_t level, double scale,
                         bool extended = false) const;
-  /// Centered value / scale of each coefficient of m (coefficient form, 1 or 2 primes).
-  std::vector<double> decode_coeffs(const RnsPoly& m, double scale) const;
+  /// The largest |round(value * scale)| a coefficient at `level` may hold: Q_level / 4 less
+  /// 2^(log2 N + 6) (a bound on a fresh encryption's error). decode_coeffs recovers every value
+  /// below Q_level / 4, so what encode accepts is what decryption returns.
+  long double coefficient_bound(std::size_t level) const { return coefficient_bound_.at(level); }
+  /// Centered value / scale of each coefficient of m (coefficient form, over Q_l for some level
+  /// l, every prime of it: exact for any value below Q_l / 2). With check, throws
+  /// DecryptionError when a coefficient reaches Q_l / 4: such values are outside what encoding
+  /// allows and have most likely wrapped around Q_l (they would decode to garbage).
+  std::vector<double> decode_coeffs(const RnsPoly& m, double scale, bool check = true) const;
 
   /// multiply() (from rlwe::Evaluator) gives scale a.scale * b.scale; rescale() divides it.
   Ciphertext square(const Ciphertext& a, const SwitchKey& relin) const;
@@ -43,6 +51,10 @@ class Context : public rlwe::Evaluator {
 
  private:
   const ring::BaseConverter& raise_converter(std::size_t level) const;
+  const ring::CrtConverter& crt_converter(const ring::RnsBasis& basis) const;
+  std::vector<long double> coefficient_bound_;  // per level
+  mutable std::mutex crt_mutex_;
+  mutable std::map<std::size_t, std::unique_ptr<ring::CrtConverter>> crt_;  // by prime count
   mutable std::mutex raise_mutex_;
   mutable std::map<std::size_t, std::unique_ptr<ring::BaseConverter>> raise_;  // q_0 -> q_1..q_l
 };

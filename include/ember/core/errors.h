@@ -36,6 +36,12 @@ class SerializationError : public Error {
   using Error::Error;
 };
 
+/// A decryption whose result would be wrong (noise budget exhausted, values past the modulus).
+class DecryptionError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A GPU runtime failure (launch error, no device, driver problem).
 class DeviceError : public Error {
  public:

@@ -35,6 +35,11 @@ class Sampler {
   std::vector<std::int64_t> ternary_hamming_values(std::size_t n, std::size_t hamming_weight);
   /// Discrete Gaussian of standard deviation `sigma`, tail cut at 6 sigma (CDT). Coefficient form.
   RnsPoly gaussian(const RnsBasis& basis, Device device, double sigma = 3.2);
+  /// Integers of a rounded Gaussian of standard deviation `sigma` in [1, 2^100] (coefficient
+  /// form): noise flooding, far wider than gaussian()'s table allows. Each value is sigma g for a
+  /// Box-Muller normal g from 53-bit uniforms, plus a uniform integer below its float spacing
+  /// (so that no low bit stays fixed), rounded. Drawn on the host from this sampler's stream.
+  RnsPoly wide_gaussian(const RnsBasis& basis, Device device, double sigma);
   /// ternary() / gaussian() into caller memory on `be` (coefficient form), for batched draws.
   void ternary_into(u64* out, const RnsBasis& basis, backend::Backend& be, backend::Stream s,
                     double prob_nonzero = 2.0 / 3.0);
