@@ -23,11 +23,12 @@ from .bootstrap import BootstrapParams, Bootstrapper, generate_boot_keys
 from .errors import MismatchError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes, is_prime
 from .rlwe import (
-    SECURITY_128_MAX_LOGQP,
+    SECURITY_128_MAX_LOGQP,  # noqa: F401  (ckks.SECURITY_128_MAX_LOGQP, as before)
     EvalKeys,
     KeyedContext,
     PublicKey,
     SecretKey,
+    check_security,
 )
 
 __all__ = [
@@ -92,15 +93,11 @@ class Params:
         if not 20 <= p_bits <= 61:
             raise ParameterError(f"special_mod_bits={p_bits} is out of range: use 20..61")
         object.__setattr__(self, "special_mod_bits", p_bits)
-        if self.security != 128 and not self.insecure:
-            raise ParameterError("only security=128 is tabulated; pass insecure=True otherwise")
-        bound = SECURITY_128_MAX_LOGQP.get(self.log_n, 0)
-        if self.total_bits > bound and not self.insecure:
-            raise ParameterError(
-                f"log2(QP) = {self.total_bits} bits exceeds {bound}, the 128-bit security bound "
-                f"for N = 2^{self.log_n}: use fewer levels/bits, a larger log_n, or "
-                "insecure=True for experiments"
-            )
+        if not 0 <= self.hamming_weight <= self.n:
+            raise ParameterError("hamming_weight must be in [0, N]")
+        check_security(
+            self.log_n, self.total_bits, self.security, self.insecure, self.hamming_weight
+        )
         boot_bits = self.boot.prime_bits() if self.boot else []
         q_count = self.message_primes + 1 + len(boot_bits)
         if self.dnum is None:
@@ -121,8 +118,6 @@ class Params:
         # The digit count that the chosen digit size actually needs.
         alpha = math.ceil(q_count / self.dnum)
         object.__setattr__(self, "dnum", math.ceil(q_count / alpha))
-        if not 0 <= self.hamming_weight <= self.n:
-            raise ParameterError("hamming_weight must be in [0, N]")
         if not self.q_primes:
             n = self.n
             q0 = generate_ntt_primes(self.first_mod_bits, n, 1)
@@ -133,11 +128,8 @@ class Params:
             object.__setattr__(self, "q_primes", tuple(q0 + qs))
             object.__setattr__(self, "p_primes", tuple(ps))
         exact = sum(math.log2(q) for q in self.q_primes + self.p_primes)
-        if exact > bound and not self.insecure:
-            raise ParameterError(
-                f"log2(QP) = {exact:.2f} bits exceeds {bound}, the 128-bit security bound for "
-                f"N = 2^{self.log_n}: use fewer levels/bits or insecure=True for experiments"
-            )
+        if not self.insecure:
+            check_security(self.log_n, exact, self.security, False, self.hamming_weight)
 
     @property
     def n(self) -> int:

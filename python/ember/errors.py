@@ -31,3 +31,8 @@ class DeviceError(Error, RuntimeError):
 
 class DeviceMemoryError(DeviceError, MemoryError):
     """The GPU ran out of memory."""
+
+
+class SecurityWarning(UserWarning):
+    """Parameters below the security they would need (insecure=True): for tests and experiments,
+    never for data that matters."""

@@ -71,7 +71,15 @@ class IntegerParams:
                 f"plain_modulus={t} must be below every prime of Q (the smallest has "
                 f"{min(q_bits)} bits); use larger q_bits or a smaller t"
             )
-        check_security(self.log_n, sum(q_bits) + sum(p_bits), self.security, self.insecure)
+        if not 0 <= self.hamming_weight <= self.n:
+            raise ParameterError("hamming_weight must be in [0, N]")
+        check_security(
+            self.log_n,
+            sum(q_bits) + sum(p_bits),
+            self.security,
+            self.insecure,
+            self.hamming_weight,
+        )
         if self.dnum is None:
             alpha = sum(p_bits) // max(q_bits)
             if alpha < 1:
@@ -85,15 +93,14 @@ class IntegerParams:
             raise ParameterError(f"dnum={self.dnum} must be in [1, {len(q_bits)}]")
         alpha = math.ceil(len(q_bits) / self.dnum)
         object.__setattr__(self, "dnum", math.ceil(len(q_bits) / alpha))
-        if not 0 <= self.hamming_weight <= self.n:
-            raise ParameterError("hamming_weight must be in [0, N]")
         if not self.q_primes:
             qs = _primes_of_sizes(q_bits, self.n, [])
             ps = _primes_of_sizes(p_bits, self.n, qs)
             object.__setattr__(self, "q_primes", tuple(qs))
             object.__setattr__(self, "p_primes", tuple(ps))
         exact = sum(math.log2(q) for q in self.q_primes + self.p_primes)
-        check_security(self.log_n, exact, self.security, self.insecure)
+        if not self.insecure:
+            check_security(self.log_n, exact, self.security, False, self.hamming_weight)
 
     @property
     def n(self) -> int:

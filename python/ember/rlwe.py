@@ -7,6 +7,7 @@ loading and rotations. Each scheme's Context derives from ``KeyedContext`` and s
 from __future__ import annotations
 
 import struct
+import warnings
 from collections.abc import Iterable, Sequence
 
 from . import serialize as _ser
@@ -16,11 +17,19 @@ from .errors import (
     MismatchError,
     MissingKeyError,
     ParameterError,
+    SecurityWarning,
     SerializationError,
 )
 from .ring import Sampler
 
-__all__ = ["SECURITY_128_MAX_LOGQP", "EvalKeys", "KeyedContext", "PublicKey", "SecretKey"]
+__all__ = [
+    "SECURITY_128_MAX_LOGQP",
+    "SPARSE_SECRET_128_MAX_LOGQP",
+    "EvalKeys",
+    "KeyedContext",
+    "PublicKey",
+    "SecretKey",
+]
 
 # Largest log2(QP) for 128-bit security with a ternary secret (HomomorphicEncryption.org standard,
 # classical attacks). N = 2^16 and 2^17 have no row in the standard; their bounds are the
@@ -28,17 +37,56 @@ __all__ = ["SECURITY_128_MAX_LOGQP", "EvalKeys", "KeyedContext", "PublicKey", "S
 SECURITY_128_MAX_LOGQP = {10: 27, 11: 54, 12: 109, 13: 218, 14: 438, 15: 881, 16: 1772, 17: 3544}
 
 
-def check_security(log_n: int, log_qp: float, security: int, insecure: bool) -> None:
-    """Refuses log2(QP) above the 128-bit bound for N = 2^log_n unless insecure=True."""
-    if security != 128 and not insecure:
+# Sparse secrets (exactly h nonzero coefficients) have no row in the standard, and hybrid attacks
+# make them weaker than uniform ternary ones at the same modulus. A sparse secret counts as
+# 128-bit only where a lattice-estimator run covers it: (log_n, h) -> the largest log2(QP) of that
+# run. Both rows are published runs of LWE.estimate (malb/lattice-estimator, BDGL16 reduction
+# cost, Gaussian error of sigma 3.2, 2N samples), whose cheapest attack (bdd_mitm_hybrid) costs
+# 2^128.5: N = 2^15, log2 q = 819, h = 192; N = 2^16, log2 q = 1726, h = 320. A set with more
+# nonzeros and no larger modulus is at least as hard.
+SPARSE_SECRET_128_MAX_LOGQP = {(15, 192): 819, (16, 320): 1726}
+
+
+def check_security(
+    log_n: int, log_qp: float, security: int, insecure: bool, hamming_weight: int = 0
+) -> None:
+    """Refuses log2(QP) above the 128-bit bound for N = 2^log_n, and sparse secrets
+    (hamming_weight > 0) that no estimate covers, unless insecure=True; warns with
+    SecurityWarning whenever insecure=True is given."""
+    if insecure:
+        warnings.warn(
+            f"insecure=True: these parameters (N = 2^{log_n}, log2(QP) = {log_qp:.0f}"
+            + (f", secret of Hamming weight {hamming_weight}" if hamming_weight else "")
+            + ") are not checked for security; use them for tests and experiments only",
+            SecurityWarning,
+            stacklevel=4,
+        )
+        return
+    if security != 128:
         raise ParameterError("only security=128 is tabulated; pass insecure=True otherwise")
     bound = SECURITY_128_MAX_LOGQP.get(log_n, 0)
-    if log_qp > bound and not insecure:
+    if log_qp > bound:
         raise ParameterError(
             f"log2(QP) = {log_qp:.2f} bits exceeds {bound}, the 128-bit security bound for "
             f"N = 2^{log_n}: use fewer or smaller primes, a larger log_n, or insecure=True for "
             "experiments"
         )
+    if hamming_weight:
+        covered = [
+            max_logqp
+            for (n, h), max_logqp in SPARSE_SECRET_128_MAX_LOGQP.items()
+            if n == log_n and hamming_weight >= h
+        ]
+        if not covered or log_qp > max(covered):
+            rows = ", ".join(
+                f"N = 2^{n}: h >= {h}, log2(QP) <= {q}"
+                for (n, h), q in SPARSE_SECRET_128_MAX_LOGQP.items()
+            )
+            raise ParameterError(
+                f"a sparse secret of Hamming weight {hamming_weight} at N = 2^{log_n} and "
+                f"log2(QP) = {log_qp:.0f} is not covered by a 128-bit security estimate ({rows}); "
+                "use hamming_weight=0 (uniform ternary secret) or insecure=True for experiments"
+            )
 
 
 def galois_element(step: int, n: int) -> int:

@@ -75,11 +75,8 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
                  std::size_t dnum, u64 t, const std::vector<u64>& aux_primes,
                  backend::Device device)
     : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, bfv_options(t, aux_primes)) {
-  u64 min_q = ~u64{0};
-  for (u64 q : q_primes) min_q = std::min(min_q, q);
-  if (t < 2 || t >= min_q)
-    throw ParameterError("plain modulus t=" + std::to_string(t) +
-                         " must be at least 2 and below every prime of Q");
+  // Below every prime of Q: checked by rlwe::Context for every scheme with a t.
+  if (t < 2) throw ParameterError("plain modulus t=" + std::to_string(t) + " must be at least 2");
   double log_q = 0, log_r = 0;
   for (u64 q : q_primes) log_q += std::log2(static_cast<double>(q));
   for (u64 r : aux_primes) log_r += std::log2(static_cast<double>(r));

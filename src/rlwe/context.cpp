@@ -71,6 +71,15 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
   dnum_ = (q_count_ + alpha_ - 1) / alpha_;  // digits actually needed for this alpha
   if (scheme_.errors_times_t && scheme_.plain_modulus < 2)
     throw ParameterError("errors_times_t needs a plaintext modulus t >= 2");
+  // BFV and BGV: the message lives modulo t inside every level down to Q_0 = q_0, so t must be
+  // below every prime of Q (BGV with q_0 < t decrypts garbage with no budget left).
+  if (scheme_.plain_modulus)
+    for (std::size_t i = 0; i < q_primes.size(); ++i)
+      if (scheme_.plain_modulus < 2 || scheme_.plain_modulus >= q_primes[i])
+        throw ParameterError("plain modulus t=" + std::to_string(scheme_.plain_modulus) +
+                             " must be at least 2 and below every prime of Q (q_" +
+                             std::to_string(i) + " = " + std::to_string(q_primes[i]) +
+                             "); use larger primes or a smaller t");
   std::vector<u64> all = q_primes;
   all.insert(all.end(), p_primes.begin(), p_primes.end());
   all.insert(all.end(), scheme_.aux_primes.begin(), scheme_.aux_primes.end());
