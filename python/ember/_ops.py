@@ -44,11 +44,12 @@ class CiphertextOps:
         """Rotates the slots left by `steps` (see the context's rotate)."""
         return self._ctx.rotate(self, steps)
 
-    def _serialize(self, head: bytes) -> bytes:
+    def _serialize(self, head: bytes, mac_key: bytes | None = None) -> bytes:
         """The ciphertext's bytes: the scheme's header fields, then every polynomial (in eval
-        form: a BFV ciphertext kept in coefficient form is transformed first)."""
+        form: a BFV ciphertext kept in coefficient form is transformed first); with `mac_key`,
+        authenticated by a keyed MAC."""
         r = self._raw
         if r.form != "eval":
             r = self._ctx._raw.to_form(r, "eval")
         body = b"".join(_ser.poly_bytes(r.poly(i)) for i in range(r.size))
-        return _ser.pack(_ser.KIND_CIPHERTEXT, r.params_id, r.key_id, head + body)
+        return _ser.pack(_ser.KIND_CIPHERTEXT, r.params_id, r.key_id, head + body, mac_key)

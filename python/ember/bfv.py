@@ -14,6 +14,7 @@ import math
 from typing import ClassVar
 
 from . import _ember
+from .errors import SerializationError
 from .integer import Ciphertext, IntegerContext, IntegerParams, Plaintext
 from .rlwe import EvalKeys, PublicKey, SecretKey
 
@@ -81,6 +82,10 @@ class Context(IntegerContext):
         q = math.prod(self._raw.prime(i) for i in range(raw.level + 1))
         v = (q * (k % t) + t // 2) // t
         return self._residues(v, raw.level)
+
+    def _check_factor(self, factor: int) -> None:
+        if factor != 1:
+            raise SerializationError(f"BFV ciphertext with plaintext factor {factor}: it must be 1")
 
     def _matched(self, a, b):
         level = min(a.level, b.level)

@@ -282,9 +282,13 @@ class Ciphertext(CiphertextOps):
     def __repr__(self):
         return f"Ciphertext(level={self.level}, scale=2^{math.log2(self.scale):.2f})"
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self, mac_key: bytes | None = None) -> bytes:
+        """The ciphertext's bytes (with `mac_key`: authenticated by a keyed MAC, to be read with
+        the same key). Refuses a scale outside ctx.scale_bounds(level): it could not be read."""
         r = self._raw
-        return self._serialize(struct.pack("<IIdB", r.level, r.size, r.scale, int(self.is_complex)))
+        self._ctx._check_scale(r.level, r.scale)
+        head = struct.pack("<IIdB", r.level, r.size, r.scale, int(self.is_complex))
+        return self._serialize(head, mac_key)
 
 
 class Context(KeyedContext):
@@ -371,18 +375,43 @@ class Context(KeyedContext):
         return self._make_eval_keys(sk, rotations, galois, boot, progress)
 
     # ---------------------------------------------------------------- serialization
-    def ciphertext_from_bytes(self, blob: bytes) -> Ciphertext:
-        key_id, payload = _ser.unpack(blob, _ser.KIND_CIPHERTEXT, self._raw.params_id)
+    def ciphertext_from_bytes(self, blob: bytes, mac_key: bytes | None = None) -> Ciphertext:
+        """A ciphertext from Ciphertext.to_bytes. Checks the level, size, is_complex flag and
+        the scale (ctx.scale_bounds); the words themselves cannot be checked without a MAC (any
+        reduced words encrypt something)."""
+        key_id, payload = _ser.unpack(blob, _ser.KIND_CIPHERTEXT, self._raw.params_id, mac_key)
         rd = _ser.Reader(payload)
         level, size, scale, is_complex = rd.unpack("<IIdB")
         if level > self._raw.max_level or size not in (2, 3):
-            raise SerializationError(f"ciphertext level {level} / size {size} out of range")
+            raise SerializationError(
+                f"ciphertext level {level} / size {size} out of range: the level must be at most "
+                f"{self._raw.max_level} and the size 2 or 3"
+            )
+        if is_complex > 1:
+            raise SerializationError(f"ciphertext is_complex flag {is_complex}: it must be 0 or 1")
+        self._check_scale(level, scale)
         basis = self._raw.q_basis(level)
         polys = [rd.poly(basis, self.device) for _ in range(size)]
         rd.done()
         return Ciphertext(
             self, self._raw.make_ciphertext(polys, level, scale, 1, key_id), bool(is_complex)
         )
+
+    def scale_bounds(self, level: int) -> tuple[float, float]:
+        """The scales a ciphertext at `level` may carry when serialized: [1, Q_level / 2]. Below
+        1 the message has lost its integer precision; above Q_level / 2 no message of magnitude
+        1 fits under the modulus. Every scale of the standard chain, of manual-mode products
+        before their rescale at levels >= 1 and of bootstrapping lies inside."""
+        q_level = math.prod(self._raw.prime(i) for i in range(level + 1))
+        return 1.0, q_level / 2
+
+    def _check_scale(self, level: int, scale: float) -> None:
+        low, high = self.scale_bounds(level)
+        if not (math.isfinite(scale) and low <= scale <= high):
+            raise SerializationError(
+                f"ciphertext scale {scale!r} at level {level} is out of range: it must be finite "
+                f"and in [1, Q_level / 2 = {high:.6g}] (rescale a product before serializing it)"
+            )
 
     # ---------------------------------------------------------------- encoding
     def scale_at(self, level: int) -> float:

@@ -214,9 +214,12 @@ class Ciphertext(CiphertextOps):
     def __repr__(self):
         return f"Ciphertext(level={self.level}, size={self._raw.size})"
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self, mac_key: bytes | None = None) -> bytes:
+        """The ciphertext's bytes (with `mac_key`: authenticated by a keyed MAC, to be read with
+        the same key)."""
         r = self._raw
-        return self._serialize(struct.pack("<IIQB", r.level, r.size, r.factor, int(self.batched)))
+        head = struct.pack("<IIQB", r.level, r.size, r.factor, int(self.batched))
+        return self._serialize(head, mac_key)
 
 
 class IntegerContext(KeyedContext):
@@ -341,17 +344,43 @@ class IntegerContext(KeyedContext):
         return max(0, math.floor(self._raw.noise_budget(ct._raw, sk._raw)))
 
     # ---------------------------------------------------------------- serialization
-    def ciphertext_from_bytes(self, blob: bytes) -> Ciphertext:
-        key_id, payload = _ser.unpack(blob, _ser.KIND_CIPHERTEXT, self._raw.params_id)
+    def ciphertext_from_bytes(self, blob: bytes, mac_key: bytes | None = None) -> Ciphertext:
+        """A ciphertext from Ciphertext.to_bytes. Checks the level, size, encoding flag and
+        plaintext factor; the words themselves cannot be checked without a MAC (any reduced
+        words encrypt something)."""
+        key_id, payload = _ser.unpack(blob, _ser.KIND_CIPHERTEXT, self._raw.params_id, mac_key)
         rd = _ser.Reader(payload)
         level, size, factor, batched = rd.unpack("<IIQB")
-        if level > self.max_level or size not in (2, 3) or batched > 1:
-            raise SerializationError(f"ciphertext level {level} / size {size} out of range")
+        if level > self.max_level or size not in (2, 3):
+            raise SerializationError(
+                f"ciphertext level {level} / size {size} out of range: the level must be at most "
+                f"{self.max_level} and the size 2 or 3"
+            )
+        self._check_encoding_flag(batched)
+        self._check_factor(factor)
         basis = self._raw.q_basis(level)
         polys = [rd.poly(basis, self.device) for _ in range(size)]
         rd.done()
         raw = self._raw.make_ciphertext(polys, level, 1.0, factor, key_id)
         return Ciphertext(self, raw, bool(batched))
+
+    def _check_encoding_flag(self, batched: int) -> None:
+        if batched > 1:
+            raise SerializationError(f"ciphertext batched flag {batched}: it must be 0 or 1")
+        if batched and self._encoder is None:
+            raise SerializationError(
+                f"a batched ciphertext, but t={self.plain_modulus} does not allow batching"
+            )
+
+    def _check_factor(self, factor: int) -> None:
+        """BFV ciphertexts carry factor 1; BGV's (the product of the modulus switches'
+        corrections) is a unit modulo t."""
+        t = self.plain_modulus
+        if not 1 <= factor < t or math.gcd(factor, t) != 1:
+            raise SerializationError(
+                f"ciphertext plaintext factor {factor}: it must be in [1, t={t}) and invertible "
+                "modulo t"
+            )
 
     # ---------------------------------------------------------------- helpers
     def _check(self, ct):

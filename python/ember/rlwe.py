@@ -10,6 +10,9 @@ import struct
 import warnings
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
+from . import ring
 from . import serialize as _ser
 from ._progress import Progress
 from .errors import (
@@ -96,17 +99,24 @@ def galois_element(step: int, n: int) -> int:
     return pow(5, step % slots, 2 * n)
 
 
+# Key errors are Gaussian (sigma 3.2) cut at ceil(6 sigma) = 20 by the sampler, times the
+# scheme's error factor (t for BGV); verification allows some slack above that cut.
+KEY_ERROR_BOUND = 32
+
+
 class SecretKey:
     def __init__(self, ctx, raw):
         self._ctx, self._raw = ctx, raw
 
-    def to_bytes(self) -> bytes:
-        """Serializes the secret key (only when you ask: keep the bytes secret)."""
+    def to_bytes(self, mac_key: bytes | None = None) -> bytes:
+        """Serializes the secret key (only when you ask: keep the bytes secret). With `mac_key`
+        the bytes carry a keyed MAC and must be read with the same key."""
         return _ser.pack(
             _ser.KIND_SECRET_KEY,
             self._raw.params_id,
             self._raw.key_id,
             _ser.poly_bytes(self._raw.s),
+            mac_key,
         )
 
 
@@ -114,14 +124,29 @@ class PublicKey:
     def __init__(self, ctx, raw):
         self._ctx, self._raw = ctx, raw
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self, mac_key: bytes | None = None) -> bytes:
         payload = self._raw.seed + struct.pack("<Q", self._raw.seed_nonce)
         return _ser.pack(
             _ser.KIND_PUBLIC_KEY,
             self._raw.params_id,
             self._raw.key_id,
             payload + _ser.poly_bytes(self._raw.b),
+            mac_key,
         )
+
+    def verify(self, sk: SecretKey) -> None:
+        """Checks that this is a public key of `sk` (b + a s is a small error); raises
+        SerializationError otherwise. Without the secret key a public key's words cannot be
+        checked: use a MAC for keys that cross a trust boundary."""
+        _check_key_id(self._raw.key_id, sk, "the public key")
+        raw, s = self._raw, sk._raw.s
+        s_q = _rows(s, raw.b.basis, len(raw.b.basis))
+        bound = KEY_ERROR_BOUND * self._ctx._raw.error_factor
+        if _ser.small_integer_poly(raw.b + raw.a * s_q, bound) is None:
+            raise SerializationError(
+                "the public key does not belong to this secret key (b + a s is not a small "
+                "error): it was corrupted or replaced"
+            )
 
 
 class EvalKeys:
@@ -141,7 +166,7 @@ class EvalKeys:
         extra = sum(k.nbytes for k in self.boot) if self.boot else 0
         return self.relin.nbytes + sum(k.nbytes for k in self.galois.values()) + extra
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self, mac_key: bytes | None = None) -> bytes:
         raw = self._ctx._raw
         # Bootstrapping's encapsulation keys (galois 0) follow the Galois keys.
         keys = [self.relin] + [self.galois[g] for g in sorted(self.galois)] + list(self.boot or ())
@@ -150,8 +175,101 @@ class EvalKeys:
             parts.append(struct.pack("<QQI", k.galois, k.seed_nonce, k.dnum) + k.seed)
             parts.extend(_ser.poly_bytes(raw.switch_key_part(k, j)) for j in range(k.dnum))
         return _ser.pack(
-            _ser.KIND_EVAL_KEYS, self.relin.params_id, self.relin.key_id, b"".join(parts)
+            _ser.KIND_EVAL_KEYS, self.relin.params_id, self.relin.key_id, b"".join(parts), mac_key
         )
+
+    def verify(self, sk: SecretKey) -> None:
+        """Checks every key against the secret key: for each digit j, b_j + a_j s - P W_j s'
+        must be one small error polynomial (s' = s^2 for relinearization, s(X^g) for the Galois
+        key of g). Raises SerializationError naming the first bad key. Without the secret key
+        (or a MAC) key words cannot be verified: a corrupted key gives wrong products and
+        rotations. The bootstrapping encapsulation keys involve a sparse secret that is not
+        kept, so only their structure is checked (see docs/security.md)."""
+        _check_key_id(self.relin.key_id, sk, "the evaluation keys")
+        s = sk._raw.s
+        _check_switch_key(self._ctx, self.relin, s, s * s, "the relinearization key")
+        for g in sorted(self.galois):
+            name = f"the Galois key of element {g} ({_galois_name(self._ctx, g)})"
+            _check_key_id(self.galois[g].key_id, sk, name)
+            _check_switch_key(self._ctx, self.galois[g], s, s.automorphism(g), name)
+
+
+def _check_key_id(key_id: int, sk: SecretKey, what: str) -> None:
+    if key_id != sk._raw.key_id:
+        raise SerializationError(
+            f"{what} belong(s) to another key set (key id {key_id:#x}, the secret key's is "
+            f"{sk._raw.key_id:#x})"
+        )
+
+
+def _galois_name(ctx, g: int) -> str:
+    n = ctx.params.n
+    if g == 2 * n - 1:
+        return "conjugation / row swap"
+    steps = [r for r in range(n // 2) if galois_element(r, n) == g]
+    return f"rotation by {steps[0]}" if steps else "no rotation step"
+
+
+def _rows(p, basis, count: int):
+    """The first `count` rows of an eval-form polynomial over `basis` (its primes come first)."""
+    return ring.RnsPoly.from_numpy(basis, p.to_numpy()[:count].copy(), "eval", p.device)
+
+
+def _gadget(raw, j: int) -> list[int]:
+    """Digit j's gadget per row of the full basis: P mod q_i on the digit's primes of Q, else 0
+    (rlwe::Context's gadget_)."""
+    primes = [int(q) for q in raw.full_basis().primes]
+    q_count = len(raw.q_basis(raw.max_level))
+    p_total = 1
+    for p in primes[q_count:]:
+        p_total *= p
+    digit = range(j * raw.alpha, min((j + 1) * raw.alpha, q_count))
+    return [p_total % q if i in digit else 0 for i, q in enumerate(primes)]
+
+
+def _check_switch_key(ctx, key, s, s_from, name: str) -> None:
+    """b_j + a_j s - gadget_j s_from (= e_j) is one small polynomial for every digit j."""
+    raw = ctx._raw
+    bound = KEY_ERROR_BOUND * raw.error_factor
+    for j in range(key.dnum):
+        b, a = raw.switch_key_part(key, j), raw.switch_key_uniform_part(key, j)
+        err = b + a * s - s_from.multiply_scalar_per_limb(_gadget(raw, j))
+        if _ser.small_integer_poly(err, bound) is None:
+            raise SerializationError(
+                f"{name} is wrong for this secret key (digit {j} does not decrypt to a small "
+                "error): it was corrupted or replaced; regenerate it with ctx.eval_keys(sk)"
+            )
+
+
+def _check_seed_nonce(nonce: int, what: str) -> None:
+    """Ember expands every uniform half from a fresh derived seed with nonce 0."""
+    if nonce != 0:
+        raise SerializationError(f"{what} seed nonce {nonce}: Ember writes 0 (corrupted data)")
+
+
+def check_secret_coefficients(ctx, s) -> None:
+    """The secret (eval form over Q u P) must be ternary, the same value in every prime, with
+    the parameters' Hamming weight when they fix one; raises SerializationError otherwise."""
+    rows = _ser.centered_rows(s)
+    first = rows[0]
+    if np.any(np.abs(first) > 1):
+        raise SerializationError(
+            "secret key coefficients must be -1, 0 or 1: this is not a secret key of Ember's "
+            "distribution (corrupted or foreign data)"
+        )
+    if np.any(rows != first):
+        raise SerializationError(
+            "the secret key's residues disagree across primes (not one ternary polynomial)"
+        )
+    weight = int(np.count_nonzero(first))
+    hw = ctx.params.hamming_weight
+    if hw and weight != hw:
+        raise SerializationError(
+            f"the secret key has {weight} nonzero coefficients; these parameters fix "
+            f"hamming_weight={hw}"
+        )
+    if weight == 0:
+        raise SerializationError("the secret key is zero (it would encrypt nothing)")
 
 
 class KeyedContext:
@@ -206,48 +324,93 @@ class KeyedContext:
             raise MissingKeyError("no evaluation keys: call ctx.set_eval_keys(ctx.eval_keys(sk))")
         return self._eval_keys
 
-    def secret_key_from_bytes(self, blob: bytes) -> SecretKey:
-        key_id, payload = _ser.unpack(blob, _ser.KIND_SECRET_KEY, self._raw.params_id)
+    def secret_key_from_bytes(self, blob: bytes, mac_key: bytes | None = None) -> SecretKey:
+        """A secret key from SecretKey.to_bytes; refuses coefficients outside the secret's
+        distribution (ternary, with the parameters' Hamming weight)."""
+        key_id, payload = _ser.unpack(blob, _ser.KIND_SECRET_KEY, self._raw.params_id, mac_key)
         rd = _ser.Reader(payload)
         s = rd.poly(self._raw.full_basis(), self.device)
         rd.done()
+        check_secret_coefficients(self, s)
         return SecretKey(self, self._raw.make_secret_key(s, key_id))
 
-    def public_key_from_bytes(self, blob: bytes) -> PublicKey:
-        key_id, payload = _ser.unpack(blob, _ser.KIND_PUBLIC_KEY, self._raw.params_id)
+    def public_key_from_bytes(
+        self, blob: bytes, mac_key: bytes | None = None, sk: SecretKey | None = None
+    ) -> PublicKey:
+        """A public key from PublicKey.to_bytes; with `sk`, also checks that it belongs to that
+        secret key (PublicKey.verify)."""
+        key_id, payload = _ser.unpack(blob, _ser.KIND_PUBLIC_KEY, self._raw.params_id, mac_key)
         rd = _ser.Reader(payload)
         seed = bytes(rd.take(32))
         (nonce,) = rd.unpack("<Q")
+        _check_seed_nonce(nonce, "public key")
         b = rd.poly(self._raw.q_basis(self._raw.max_level), self.device)
         rd.done()
-        return PublicKey(self, self._raw.make_public_key(b, seed, nonce, key_id))
+        pk = PublicKey(self, self._raw.make_public_key(b, seed, nonce, key_id))
+        if sk is not None:
+            pk.verify(sk)
+        return pk
 
-    def eval_keys_from_bytes(self, blob: bytes) -> EvalKeys:
-        key_id, payload = _ser.unpack(blob, _ser.KIND_EVAL_KEYS, self._raw.params_id)
+    def eval_keys_from_bytes(
+        self, blob: bytes, mac_key: bytes | None = None, sk: SecretKey | None = None
+    ) -> EvalKeys:
+        """Evaluation keys from EvalKeys.to_bytes. Their structure is checked (relinearization key
+        first, then Galois keys by increasing odd element in (1, 2N), then bootstrapping's two
+        keys); with `sk`, every key is also checked against the secret (EvalKeys.verify)."""
+        key_id, payload = _ser.unpack(blob, _ser.KIND_EVAL_KEYS, self._raw.params_id, mac_key)
         rd = _ser.Reader(payload)
         (count,) = rd.unpack("<I")
-        if count < 1 or count > 4 * self.params.n:
+        if not 1 <= count <= self.params.n + 2:
             raise SerializationError(f"evaluation key count {count} out of range")
-        full = self._raw.full_basis()
-        keys = []
-        for _ in range(count):
-            galois, nonce, dnum = rd.unpack("<QQI")
-            seed = bytes(rd.take(32))
-            if dnum != self._raw.dnum:
-                raise SerializationError(
-                    f"evaluation key with {dnum} digits, expected {self._raw.dnum}"
-                )
-            if galois and (galois % 2 == 0 or galois >= 2 * self.params.n):
-                raise SerializationError(f"invalid Galois element {galois}")
-            parts = [rd.poly(full, self.device) for _ in range(dnum)]
-            keys.append(self._raw.make_switch_key(parts, seed, nonce, galois, key_id))
+        keys = [self._read_switch_key(rd, key_id) for _ in range(count)]
         rd.done()
+        ek = self._assemble_eval_keys(keys)
+        if sk is not None:
+            ek.verify(sk)
+        return ek
+
+    def _read_switch_key(self, rd, key_id: int):
+        galois, nonce, dnum = rd.unpack("<QQI")
+        seed = bytes(rd.take(32))
+        if dnum != self._raw.dnum:
+            raise SerializationError(
+                f"evaluation key with {dnum} digits, expected {self._raw.dnum}"
+            )
+        if galois and (galois % 2 == 0 or not 1 < galois < 2 * self.params.n):
+            raise SerializationError(
+                f"invalid Galois element {galois}: it must be odd and in (1, {2 * self.params.n})"
+            )
+        _check_seed_nonce(nonce, "evaluation key")
+        parts = [rd.poly(self._raw.full_basis(), self.device) for _ in range(dnum)]
+        return self._raw.make_switch_key(parts, seed, nonce, galois, key_id)
+
+    def _assemble_eval_keys(self, keys: list) -> EvalKeys:
+        """Checks the order EvalKeys.to_bytes writes: relin, Galois keys (strictly increasing
+        elements: no duplicates), then 0 or 2 bootstrapping keys (only where the parameters
+        bootstrap with a sparse secret)."""
         if keys[0].galois != 0:
             raise SerializationError("the first evaluation key must be the relinearization key")
-        boot = [k for k in keys[1:] if k.galois == 0]
-        if len(boot) not in (0, 2):
-            raise SerializationError("malformed bootstrapping keys in the evaluation keys")
-        galois = {k.galois: k for k in keys[1:] if k.galois}
+        rest = keys[1:]
+        galois_keys = [k for k in rest if k.galois]
+        boot = rest[len(galois_keys) :]
+        if any(k.galois for k in boot):
+            raise SerializationError(
+                "a Galois key follows the bootstrapping keys: the evaluation keys are out of order"
+            )
+        elements = [k.galois for k in galois_keys]
+        if any(b <= a for a, b in zip(elements, elements[1:])):
+            raise SerializationError(
+                "the Galois keys are not in increasing order of element (duplicate or reordered "
+                f"keys: {elements})"
+            )
+        boot_params = getattr(self.params, "boot", None)
+        allowed = (0, 2) if boot_params is not None and boot_params.sparse_hw else (0,)
+        if len(boot) not in allowed:
+            raise SerializationError(
+                f"{len(boot)} bootstrapping keys where these parameters take "
+                f"{' or '.join(map(str, allowed))}"
+            )
+        galois = {k.galois: k for k in galois_keys}
         return EvalKeys(self, keys[0], galois, tuple(boot) if boot else None)
 
     # ---------------------------------------------------------------- rotations

@@ -10,6 +10,7 @@ void bind_rlwe_types(nb::module_& m) {
       .def_ro("params_id", &SecretKey::params_id);
   nb::class_<PublicKey>(m, "PublicKey")
       .def_prop_ro("b", [](const PublicKey& k) { return k.b.copy(); })
+      .def_prop_ro("a", [](const PublicKey& k) { return k.a.copy(); })
       .def_prop_ro("seed",
                    [](const PublicKey& k) {
                      return nb::bytes(reinterpret_cast<const char*>(k.seed.words), 32);

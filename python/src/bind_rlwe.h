@@ -84,6 +84,11 @@ void bind_evaluator(nb::class_<Ctx>& c) {
            })
       .def("switch_key_part", [](const Ctx& x, const SwitchKey& k,
                                  std::size_t j) { return x.rlwe().switch_key_part(k, j); })
+      .def("switch_key_uniform_part",
+           [](const Ctx& x, const SwitchKey& k, std::size_t j) {
+             return x.rlwe().switch_key_uniform_part(k, j);
+           })
+      .def_prop_ro("error_factor", [](const Ctx& x) { return x.rlwe().error_factor(); })
       .def("to_form",
            [](const Ctx& x, const Ciphertext& a, const std::string& form) {
              return x.to_form(a, ring::form_from_name(form));

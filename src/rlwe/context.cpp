@@ -224,13 +224,26 @@ SwitchKey Context::switch_key_with_uniform_parts(const ChaChaKey& seed, u64 nonc
   return key;
 }
 
+namespace {
+/// Polynomial `index` of a switching key's [dnum][2][rows][N] layout (b_j: 2j, a_j: 2j + 1).
+RnsPoly copy_key_poly(const SwitchKey& key, std::size_t index, const RnsBasis& full, std::size_t n,
+                      backend::Backend& be, Device device) {
+  RnsPoly p(full, Form::eval, device);
+  be.copy_async(p.data(), key.words() + index * key.rows * n, key.rows * n * sizeof(u64),
+                be.default_stream());
+  be.synchronize(be.default_stream());
+  return p;
+}
+}  // namespace
+
 RnsPoly Context::switch_key_part(const SwitchKey& key, std::size_t j) const {
   if (j >= key.dnum) throw ParameterError("switch_key_part: digit out of range");
-  RnsPoly p(full_, Form::eval, device_);
-  auto& be = backend();
-  be.copy_async(p.data(), key.words() + 2 * j * key.rows * n_, key.rows * n_ * sizeof(u64),
-                be.default_stream());
-  return p;
+  return copy_key_poly(key, 2 * j, full_, n_, backend(), device_);
+}
+
+RnsPoly Context::switch_key_uniform_part(const SwitchKey& key, std::size_t j) const {
+  if (j >= key.dnum) throw ParameterError("switch_key_uniform_part: digit out of range");
+  return copy_key_poly(key, 2 * j + 1, full_, n_, backend(), device_);
 }
 
 Buffer Context::errors(const RnsBasis& basis, std::size_t count, ring::Sampler& sampler, Stream s,

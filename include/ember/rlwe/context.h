@@ -189,6 +189,9 @@ class Context {
                             u64 galois, u64 key_id) const;
   /// b_j of a switching key, as a polynomial over the full basis.
   RnsPoly switch_key_part(const SwitchKey& key, std::size_t j) const;
+  /// a_j of a switching key (the uniform half), as a polynomial over the full basis: with b_j it
+  /// lets a holder of the secret check the key (EvalKeys.verify).
+  RnsPoly switch_key_uniform_part(const SwitchKey& key, std::size_t j) const;
 
   /// Throws MismatchError unless the object belongs to these parameters (and key set).
   void check_params(u64 params_id, const char* what) const;
