@@ -1,8 +1,11 @@
 // Device names, and the registry that maps a device to its backend.
+#include <atomic>
+#include <cstdint>
 #include <string>
 
 #include "ember/backend/backend.h"
 #include "ember/core/errors.h"
+#include "ember/core/process.h"
 
 namespace ember::backend {
 
@@ -44,9 +47,28 @@ std::vector<GpuInfo> cuda_devices() {
 #endif
 }
 
+#if defined(EMBER_WITH_CUDA)
+namespace {
+/// A CUDA context does not survive fork(): a child of a process that used the GPU gets errors or
+/// hangs from the driver. The fork generation of the first GPU use tells the child apart.
+void check_gpu_not_inherited() {
+  constexpr std::uint64_t kUnused = ~std::uint64_t{0};
+  static std::atomic<std::uint64_t> first_use{kUnused};
+  const std::uint64_t now = fork_generation();
+  std::uint64_t expected = kUnused;
+  if (first_use.compare_exchange_strong(expected, now) || expected == now) return;
+  throw DeviceError(
+      "this process was forked from one that had already used the GPU, and a CUDA context does "
+      "not survive fork(): start worker processes with multiprocessing's 'spawn' or "
+      "'forkserver' method, or compute on device='cpu' in the child");
+}
+}  // namespace
+#endif
+
 Backend& backend_for(const Device& device) {
   if (device.kind == DeviceKind::cpu) return cpu_backend();
 #if defined(EMBER_WITH_CUDA)
+  check_gpu_not_inherited();
   return cuda_backend(device.index);
 #else
   throw DeviceError(
