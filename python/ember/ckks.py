@@ -361,6 +361,7 @@ class Context(KeyedContext):
     """A CKKS context on one device. See the module docstring for the scale policy."""
 
     scheme = "CKKS"
+    _plaintext_type = Plaintext
 
     def __init__(self, params: Params | str, device: str | None = "auto", auto_rescale=True):
         if isinstance(params, str):
@@ -502,6 +503,7 @@ class Context(KeyedContext):
 
     def decode(self, pt: Plaintext, complex: bool = False) -> np.ndarray:
         """Decodes the plaintext polynomial back to its slots (float64, or complex128)."""
+        self._check_plaintext(pt, "decode")
         limbs = min(2, pt.level + 1)
         coeff = pt._poly.intt()
         rows = ring.RnsPoly.from_numpy(

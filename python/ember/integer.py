@@ -265,6 +265,8 @@ class IntegerContext(KeyedContext):
     """Base of bfv.Context and bgv.Context (which supply _make_raw, _encrypt_raw,
     _plain_for_add, _scalar_residues, _add_ct and _multiply_ct); see the module docstring."""
 
+    _plaintext_type = Plaintext
+
     def __init__(self, params, device: str | None):
         from . import resolve_device
 
@@ -327,6 +329,7 @@ class IntegerContext(KeyedContext):
         return Plaintext(self, self._reduce(values, self.params.n, "coefficients"), False)
 
     def decode(self, pt: Plaintext) -> np.ndarray:
+        self._check_plaintext(pt, "decode")
         return self._centered(self._encoder.decode(pt.coeffs) if pt.batched else pt.coeffs)
 
     def _centered(self, m: np.ndarray) -> np.ndarray:
@@ -335,6 +338,7 @@ class IntegerContext(KeyedContext):
 
     def _as_plain(self, values, batched: bool) -> Plaintext:
         if isinstance(values, Plaintext):
+            self._check_plaintext(values, "the operation")
             return values
         return self.encode(values) if batched else self.encode_coeffs(values)
 
@@ -343,11 +347,7 @@ class IntegerContext(KeyedContext):
         """Encrypts integers (batched into the slots when t allows it, else as coefficients) or a
         Plaintext, with a PublicKey or a SecretKey."""
         self._check_key(key, (PublicKey, SecretKey), "encrypt")
-        pt = (
-            values
-            if isinstance(values, Plaintext)
-            else self._as_plain(values, self._encoder is not None)
-        )
+        pt = self._as_plain(values, self._encoder is not None)
         raw = self._encrypt_raw(pt, key._raw, symmetric=isinstance(key, SecretKey))
         return Ciphertext(self, raw, pt.batched)
 

@@ -171,6 +171,7 @@ class KeyedContext:
     MismatchError, so that nothing reaches the C++ bindings with a type they would reject."""
 
     scheme: str = "RLWE"  # "CKKS", "BFV", "BGV": names the scheme in messages and checks
+    _plaintext_type: type  # the scheme's Plaintext class
     _sampler: Sampler
     _eval_keys: EvalKeys | None = None
 
@@ -205,6 +206,21 @@ class KeyedContext:
             raise MismatchError(
                 f"{op}: the {type(key).__name__} belongs to a context with other parameters "
                 "(its params_id differs); use keys made by a context with these parameters"
+            )
+
+    def _check_plaintext(self, pt, op: str) -> None:
+        """Refuses anything but this scheme's Plaintext (`_plaintext_type`) encoded under these
+        parameters: another context's plaintext would be read with the wrong moduli."""
+        if not isinstance(pt, self._plaintext_type):
+            scheme = getattr(getattr(pt, "_ctx", None), "scheme", self.scheme)
+            error = MismatchError if scheme != self.scheme else ParameterError
+            raise error(
+                f"{op} needs a {self.scheme} plaintext (ctx.encode(...)), got {describe(pt)}"
+            )
+        if pt._ctx._raw.params_id != self._raw.params_id:
+            raise MismatchError(
+                f"{op}: the plaintext belongs to a context with other parameters; encode the "
+                "values with this context"
             )
 
     def _check_values(self, values) -> None:

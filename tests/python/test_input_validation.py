@@ -577,3 +577,27 @@ def test_integer_scalars_reduce_exactly(bf, y, k):
 def test_integer_scalars_must_be_integers(y, op, k):
     with refused(ember.ParameterError, "integers"):
         {"add": lambda: y + k, "sub": lambda: y - k, "mul": lambda: y * k}[op]()
+
+
+# ---------------------------------------------------------------------------------------------
+# Plaintexts: wrong type, other parameters
+
+
+def test_decode_needs_a_plaintext(ck, bf):
+    with refused(ember.ParameterError, "decode needs a CKKS plaintext"):
+        ck.ctx.decode(np.ones(4))
+    with refused(ember.MismatchError, r"decode needs a CKKS plaintext.*got a BFV Plaintext"):
+        ck.ctx.decode(bf.ctx.encode(np.arange(4)))
+    with refused(ember.ParameterError, "decode needs a BFV plaintext"):
+        bf.ctx.decode([1, 2])
+
+
+def test_integer_plaintext_of_other_parameters(bf, y):
+    """A plaintext of another BFV context (other t) would be read modulo the wrong t."""
+    other = bfv.Context(
+        bfv.Params(log_n=12, plain_modulus=40961, q_bits=(36, 36), special_bits=(37,)), device="cpu"
+    )
+    pt = other.encode(np.arange(4))
+    for call in (lambda: y + pt, lambda: y * pt, lambda: bf.ctx.encrypt(pt, bf.pk)):
+        with refused(ember.MismatchError, "other parameters"):
+            call()
