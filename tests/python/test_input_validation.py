@@ -601,3 +601,33 @@ def test_integer_plaintext_of_other_parameters(bf, y):
     for call in (lambda: y + pt, lambda: y * pt, lambda: bf.ctx.encrypt(pt, bf.pk)):
         with refused(ember.MismatchError, "other parameters"):
             call()
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrays whose data is not aligned (UBSan found the deserializer's: np.frombuffer at an odd offset)
+
+
+def _misaligned(values: np.ndarray) -> np.ndarray:
+    """The same values in a C-contiguous array whose data starts one byte past an alignment."""
+    raw = np.zeros(values.nbytes + 1, dtype=np.uint8)
+    raw[1:] = np.frombuffer(values.tobytes(), dtype=np.uint8)
+    view = np.frombuffer(raw.data, dtype=values.dtype, count=values.size, offset=1)
+    view = view.reshape(values.shape)
+    assert view.flags.c_contiguous and not view.flags.aligned
+    return view
+
+
+def test_misaligned_arrays_are_read_exactly(ck, bf):
+    from ember import ring
+
+    basis = ck.ctx._raw.q_basis(1)
+    words = np.arange(2 * ck.ctx.params.n, dtype=np.uint64).reshape(2, -1)
+    poly = ring.RnsPoly.from_numpy(basis, _misaligned(words), "coeff", "cpu")
+    np.testing.assert_array_equal(poly.to_numpy(), words)
+    signed = np.arange(ck.ctx.params.n, dtype=np.int64) - 7
+    got = ring.RnsPoly.from_signed(basis, _misaligned(signed), "coeff", "cpu").to_numpy()
+    np.testing.assert_array_equal(got[0], signed % basis.primes[0])
+    m = np.arange(bf.ctx.params.n, dtype=np.uint64) % 11
+    pt = bf.ctx.encode_coeffs(m)
+    pt.coeffs = _misaligned(pt.coeffs)
+    assert np.array_equal(bf.ctx.decrypt(bf.ctx.encrypt(pt, bf.sk), bf.sk), m)
