@@ -317,6 +317,13 @@ def _scalar_integer(value, scale: float) -> int:
     return round(scaled)
 
 
+def _as_list(items, what: str) -> list:
+    """A sequence argument as a list (a lone ciphertext or number is a mistake to report)."""
+    if isinstance(items, (str, bytes, CiphertextOps)) or not isinstance(items, Iterable):
+        raise ParameterError(f"linear_combination needs a list of {what}, got {describe(items)}")
+    return list(items)
+
+
 def _positive_scale(scale) -> float:
     """A scale argument: a finite number above 0 (a product's scale is divided by it)."""
     value = float(scale.real) if _is_scalar(scale) and not _is_complex_scalar(scale) else math.nan
@@ -728,6 +735,7 @@ class Context(KeyedContext):
         alignment: every operand is read at level + 1 as it is (dropping primes is free) and
         multiplied by the integer round(c_i scale q_(level+1) / scale_i), which absorbs its own
         scale."""
+        cts, coeffs = _as_list(cts, "ciphertexts"), _as_list(coeffs, "coefficients")
         if not cts or len(cts) != len(coeffs):
             raise ParameterError("linear_combination needs as many coefficients as ciphertexts")
         for c in cts:

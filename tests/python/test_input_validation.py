@@ -631,3 +631,11 @@ def test_misaligned_arrays_are_read_exactly(ck, bf):
     pt = bf.ctx.encode_coeffs(m)
     pt.coeffs = _misaligned(pt.coeffs)
     assert np.array_equal(bf.ctx.decrypt(bf.ctx.encrypt(pt, bf.sk), bf.sk), m)
+
+
+@pytest.mark.parametrize("which", ["cts", "coeffs"])
+def test_ckks_linear_combination_needs_lists(ck, x, which):
+    args = {"cts": [x], "coeffs": [0.5]}
+    args[which] = x if which == "cts" else 0.5
+    with refused(ember.ParameterError, "needs a list of"):
+        ck.ctx.linear_combination(args["cts"], args["coeffs"])
