@@ -435,6 +435,10 @@ class Context(KeyedContext):
         A progress bar shows on a terminal unless progress=False."""
         self._check_key(sk, (SecretKey,), "eval_keys")
         rotations = rotation_steps(rotations)
+        bootstrap_slots = [
+            integer_arg(n, "bootstrapping slots must be an integer power of two")
+            for n in bootstrap_slots
+        ]
         galois = {2 * self.params.n - 1} if conjugation else set()
         boot = None
         if bootstrap:
@@ -840,7 +844,9 @@ class Context(KeyedContext):
         return evaluate(self, a, coeffs, basis, interval)
 
     def _boot(self, slots: int | None = None) -> Bootstrapper:
-        key = None if slots in (None, self.slots) else int(slots)
+        if slots is not None:
+            slots = integer_arg(slots, "bootstrapping slots must be an integer power of two")
+        key = None if slots in (None, self.slots) else slots
         if key not in self._bootstrappers:
             self._bootstrappers[key] = Bootstrapper(self, key)
         return self._bootstrappers[key]

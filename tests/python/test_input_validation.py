@@ -639,3 +639,12 @@ def test_ckks_linear_combination_needs_lists(ck, x, which):
     args[which] = x if which == "cts" else 0.5
     with refused(ember.ParameterError, "needs a list of"):
         ck.ctx.linear_combination(args["cts"], args["coeffs"])
+
+
+@pytest.mark.parametrize("slots", [8.0, 2.5, True, "8"], ids=repr)
+def test_ckks_bootstrap_slots_must_be_integers(ck, x, slots):
+    """Checked before anything else (this small context has no bootstrapping at all)."""
+    with refused(ember.ParameterError, "bootstrapping slots must be an integer"):
+        ck.ctx.bootstrap(x, slots=slots)
+    with refused(ember.ParameterError, "bootstrapping slots must be an integer"):
+        ck.ctx.eval_keys(ck.sk, bootstrap=True, bootstrap_slots=[slots])
