@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 OUT    ?= gpu-out
 
-.PHONY: venv install demo test test-cpp test-python gpu-check format lint clean
+.PHONY: venv install demo test test-cpp test-python gpu-check sanitize gpu-sanitize format lint clean
 
 $(VENV)/.ready: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,37 @@ test-python: install
 # GPU equivalence suite and the benchmarks, writes JSON and logs under $(OUT).
 gpu-check:
 	bash bench/gpu_check.sh $(OUT)
+
+# AddressSanitizer + UBSan (CPU only): builds the library, the GoogleTest suite and the Python
+# module in $(SAN_DIR) (the normal .venv and build stay untouched), runs the C++ tests, then the
+# Python suite with the sanitized module first on PYTHONPATH. Python itself is not sanitized: the
+# ASan runtime is preloaded (with libstdc++, so that ASan's __cxa_throw interceptor finds the real
+# one: C++ exceptions cross the module), leak detection is off (CPython keeps memory to the end by
+# design); --capture=sys lets a sanitizer report (written to fd 2) reach the log when it aborts
+# the run. SAN_PYTEST picks the Python tests (default: the whole suite).
+SAN_DIR    := build/san
+SAN_PYTEST ?= python
+SAN_UBSAN  := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+SAN_PYENV   = LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libstdc++.so)" \
+              ASAN_OPTIONS=detect_leaks=0 \
+              $(SAN_UBSAN) PYTHONPATH=$(abspath $(SAN_DIR))/python PYTHONDONTWRITEBYTECODE=1
+
+sanitize: venv
+	cmake -S . -B $(SAN_DIR) -DEMBER_SANITIZE=ON -DEMBER_CUDA=OFF -DEMBER_BUILD_TESTS=ON \
+	  -DEMBER_BUILD_PYTHON=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DPython_EXECUTABLE=$(abspath $(PY)) >/dev/null
+	cmake --build $(SAN_DIR) -j2
+	cd $(SAN_DIR) && $(SAN_UBSAN) ctest --output-on-failure
+	rm -rf $(SAN_DIR)/python && mkdir -p $(SAN_DIR)/python
+	cp -r python/ember $(SAN_DIR)/python/ && cp $(SAN_DIR)/_ember*.so $(SAN_DIR)/python/ember/
+	cd tests && $(SAN_PYENV) ../$(PY) -c \
+	  'import ember._ember as m; assert "$(SAN_DIR)/python" in m.__file__, m.__file__'
+	cd tests && $(SAN_PYENV) ../$(PY) -m pytest -q -p no:cacheprovider --capture=sys $(SAN_PYTEST)
+
+# On a GPU machine: NVIDIA compute-sanitizer over a bounded selection of tests/gpu; logs and a
+# summary (errors found) under $(OUT).
+gpu-sanitize:
+	bash bench/gpu_sanitize.sh $(OUT)
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp' '*.cu' '*.cuh')

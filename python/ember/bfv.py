@@ -48,6 +48,8 @@ def aux_primes(params: Params) -> list[int]:
 class Context(IntegerContext):
     """A BFV context on one device: ctx.slots (N), ctx.plain_modulus, ctx.max_level."""
 
+    scheme = "BFV"
+
     def __init__(self, params: Params | str, device: str | None = "auto"):
         if isinstance(params, str):
             params = Params.preset(params)

@@ -33,6 +33,8 @@ class Params(IntegerParams):
 class Context(IntegerContext):
     """A BGV context on one device: ctx.slots (N), ctx.plain_modulus, ctx.max_level."""
 
+    scheme = "BGV"
+
     def __init__(
         self, params: Params | str, device: str | None = "auto", auto_mod_switch: bool = True
     ):

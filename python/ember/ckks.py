@@ -9,7 +9,9 @@ are brought to the lower one first (costing the higher one a level when its scal
 
 from __future__ import annotations
 
+import cmath
 import math
+import numbers
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +31,10 @@ from .rlwe import (
     PublicKey,
     SecretKey,
     check_security,
+    describe,
+    integer_arg,
+    rotation_steps,
+    short_repr,
 )
 
 __all__ = [
@@ -255,6 +261,69 @@ def _boot_primes(bp: BootstrapParams, n: int, taken: list[int]) -> list[int]:
     return ev + cts
 
 
+def _is_scalar(value) -> bool:
+    """A single real or complex number, Python's or numpy's (np.isscalar also says yes to
+    strings)."""
+    return isinstance(value, numbers.Number) or (
+        isinstance(value, np.generic) and value.dtype.kind in "biufc"
+    )
+
+
+def _is_complex_scalar(value) -> bool:
+    """A scalar with a nonzero (or NaN) imaginary part: it is encoded in every slot."""
+    return bool(np.iscomplexobj(value) and np.imag(value) != 0)
+
+
+def _finite_scalar(value):
+    """The scalar, or ParameterError when it (or a part of a complex one) is NaN or infinite:
+    round() would fail on it, and NaN would spread to every slot. Python ints are exact."""
+    if not isinstance(value, numbers.Integral) and not cmath.isfinite(complex(value)):
+        raise ParameterError(f"values must be finite (no NaN or infinity), got {short_repr(value)}")
+    return value
+
+
+def _real_scalar(value, what: str):
+    """A finite real number, for arguments that cannot be complex (`what`: "coefficients")."""
+    if not _is_scalar(value) or _is_complex_scalar(value):
+        raise ParameterError(
+            f"{what} must be real numbers, got {describe(value)}: {short_repr(value)}"
+        )
+    return _finite_scalar(value.real)
+
+
+def _scalar_integer(value, scale: float) -> int:
+    """round(value * scale): a real scalar as the integer that an addition or a product uses at
+    that scale. Every scalar operand of the operations goes through here, so that a bound on
+    their size has one place. A product beyond float64 is refused rather than let round()
+    raise OverflowError."""
+    value = _finite_scalar(value)
+    try:
+        scaled = float(value) * scale
+    except OverflowError:  # a Python int beyond float64
+        scaled = math.inf
+    if not math.isfinite(scaled):
+        raise ParameterError(
+            f"the scalar {short_repr(value)} times the scale {scale:.4g} does not fit a float64; "
+            "use smaller values"
+        )
+    return round(scaled)
+
+
+def _as_list(items, what: str) -> list:
+    """A sequence argument as a list (a lone ciphertext or number is a mistake to report)."""
+    if isinstance(items, (str, bytes, CiphertextOps)) or not isinstance(items, Iterable):
+        raise ParameterError(f"linear_combination needs a list of {what}, got {describe(items)}")
+    return list(items)
+
+
+def _positive_scale(scale) -> float:
+    """A scale argument: a finite number above 0 (a product's scale is divided by it)."""
+    value = float(scale.real) if _is_scalar(scale) and not _is_complex_scalar(scale) else math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ParameterError(f"scale must be a finite number above 0, got {short_repr(scale)}")
+    return value
+
+
 class Plaintext:
     """Encoded values at a level and scale (eval form)."""
 
@@ -293,6 +362,9 @@ class Ciphertext(CiphertextOps):
 
 class Context(KeyedContext):
     """A CKKS context on one device. See the module docstring for the scale policy."""
+
+    scheme = "CKKS"
+    _plaintext_type = Plaintext
 
     def __init__(self, params: Params | str, device: str | None = "auto", auto_rescale=True):
         if isinstance(params, str):
@@ -364,6 +436,12 @@ class Context(KeyedContext):
         conjugation; bootstrap=True adds every key ctx.bootstrap needs (bootstrapping
         parameters only), for full slots and for each sparse slot count in bootstrap_slots.
         A progress bar shows on a terminal unless progress=False."""
+        self._check_key(sk, (SecretKey,), "eval_keys")
+        rotations = rotation_steps(rotations)
+        bootstrap_slots = [
+            integer_arg(n, "bootstrapping slots must be an integer power of two")
+            for n in bootstrap_slots
+        ]
         galois = {2 * self.params.n - 1} if conjugation else set()
         boot = None
         if bootstrap:
@@ -418,7 +496,7 @@ class Context(KeyedContext):
         return self._scales[level]
 
     def _slots_to_coeffs(self, values, sparse: bool = False) -> tuple[np.ndarray, bool]:
-        z = np.asarray(values)
+        z = self._numeric_values(values)
         if z.ndim != 1:
             raise ParameterError(f"expected a 1-D vector of values, got shape {z.shape}")
         if z.size > self.slots:
@@ -437,7 +515,7 @@ class Context(KeyedContext):
             full = np.zeros(self.slots, dtype=complex)  # shorter input is zero-padded
             full[: z.size] = z
             z = full
-        is_complex = bool(np.iscomplexobj(values) and np.any(np.imag(values) != 0))
+        is_complex = bool(np.iscomplexobj(z) and np.any(np.imag(z) != 0))
         n = self.params.n
         e = np.zeros(n, dtype=complex)
         e[self._idx] = z
@@ -456,16 +534,15 @@ class Context(KeyedContext):
         """Encodes up to `slots` real or complex values at a level (default: top) and scale
         (default: the level's standard scale). Shorter input is zero-padded, or with sparse=True
         repeated (its length must divide the slot count; rotations then act modulo it)."""
-        level = self.max_level if level is None else level
-        if not 0 <= level <= self._raw.max_level:
-            raise ParameterError(f"level must be in [0, {self.max_level}]")
-        scale = self._scales[level] if scale is None else float(scale)
+        level = self.max_level if level is None else self._level_arg(level)
+        scale = self._scales[level] if scale is None else _positive_scale(scale)
         coeffs, _ = self._slots_to_coeffs(values, sparse)
         poly = self._raw.encode_coeffs(coeffs, level, scale)
         return Plaintext(self, poly, level, scale, np.asarray(values))
 
     def decode(self, pt: Plaintext, complex: bool = False) -> np.ndarray:
         """Decodes the plaintext polynomial back to its slots (float64, or complex128)."""
+        self._check_plaintext(pt, "decode")
         limbs = pt.level + 1
         coeff = pt._poly.intt()
         rows = ring.RnsPoly.from_numpy(
@@ -481,14 +558,13 @@ class Context(KeyedContext):
     def encrypt(
         self, values, key: PublicKey | SecretKey, level: int | None = None, sparse: bool = False
     ) -> Ciphertext:
+        self._check_key(key, (PublicKey, SecretKey), "encrypt")
         pt = values if isinstance(values, Plaintext) else self.encode(values, level, sparse=sparse)
         is_complex = bool(np.iscomplexobj(pt.values) and np.any(np.imag(pt.values) != 0))
         if isinstance(key, PublicKey):
             raw = self._raw.encrypt(pt._poly, key._raw, self._sampler)
-        elif isinstance(key, SecretKey):
-            raw = self._raw.encrypt_symmetric(pt._poly, key._raw, self._sampler)
         else:
-            raise ParameterError("encrypt needs a PublicKey or a SecretKey")
+            raw = self._raw.encrypt_symmetric(pt._poly, key._raw, self._sampler)
         raw.scale = pt.scale
         return Ciphertext(self, raw, is_complex)
 
@@ -523,8 +599,7 @@ class Context(KeyedContext):
         see. The flooding costs about security_bits/2 + log2(sqrt(queries N)) bits of
         precision."""
         self._check(ct)
-        if not isinstance(sk, SecretKey):
-            raise ParameterError(f"decrypt needs the SecretKey, got {type(sk).__name__}")
+        self._check_key(sk, (SecretKey,), "decrypt")
         want_complex = ct.is_complex if complex is None else complex
         m = self._raw.decrypt_core(ct._raw, sk._raw, ct.level + 1)
         if flood:
@@ -577,11 +652,37 @@ class Context(KeyedContext):
         return 2.0**log_sigma
 
     # ---------------------------------------------------------------- helpers
-    def _check(self, ct):
-        if not isinstance(ct, Ciphertext):
-            raise ParameterError(f"expected a Ciphertext, got {type(ct).__name__}")
-        if ct._raw.params_id != self._raw.params_id:
-            raise MismatchError("the ciphertext belongs to a context with other parameters")
+    def _numeric_values(self, values) -> np.ndarray:
+        """values as a numpy array of real or complex numbers (bool, integer, float, complex
+        dtypes; object arrays only of numbers), else ParameterError: strings and other objects
+        would otherwise fail deep in numpy with a TypeError."""
+        self._check_values(values)
+        z = np.asarray(values)
+        if z.dtype == object:
+            for v in z.flat:
+                if not _is_scalar(v):
+                    raise ParameterError(
+                        f"values must be real or complex numbers, got {describe(v)}: "
+                        f"{short_repr(v)}"
+                    )
+            try:
+                try:
+                    z = z.astype(float)
+                except TypeError:  # complex entries
+                    z = z.astype(complex)
+            except OverflowError as e:  # Python ints beyond float64
+                raise ParameterError(f"values must fit a float64: {e}") from None
+        elif z.dtype.kind not in "biufc":
+            raise ParameterError(f"values must be real or complex numbers, got dtype {z.dtype}")
+        return z
+
+    def _level_arg(self, level, top: int | None = None) -> int:
+        """A level argument: an integer in [0, top] (default: the chain's top)."""
+        top = self._raw.max_level if top is None else top
+        level = integer_arg(level, f"level must be an integer in [0, {top}]")
+        if not 0 <= level <= top:
+            raise ParameterError(f"level must be in [0, {top}], got {level}")
+        return level
 
     def _wrap(self, raw, like: Ciphertext, other=None) -> Ciphertext:
         cplx = like.is_complex or bool(getattr(other, "is_complex", False))
@@ -644,14 +745,14 @@ class Context(KeyedContext):
     # ---------------------------------------------------------------- operations
     def add(self, a: Ciphertext, b) -> Ciphertext:
         self._check(a)
-        if isinstance(b, Ciphertext):
+        if isinstance(b, CiphertextOps):
             self._check(b)
             a2, b2 = self._match(a, b)
             return self._wrap(self._raw.add(a2._raw, b2._raw), a, b)
-        if np.isscalar(b) and np.iscomplexobj(b) and np.imag(b) != 0:
-            b = np.full(self.slots, complex(b))
-        elif np.isscalar(b):
-            value = round(float(np.real(b)) * a.scale)
+        if _is_scalar(b) and _is_complex_scalar(b):
+            b = np.full(self.slots, complex(_finite_scalar(b)))
+        elif _is_scalar(b):
+            value = _scalar_integer(_finite_scalar(b).real, a.scale)
             return self._wrap(self._raw.add_scalar(a._raw, self._residues(value, a.level)), a)
         pt = self._as_plain(b, a.level, a.scale)
         out = self._wrap(self._raw.add_plain(a._raw, pt._poly), a)
@@ -659,11 +760,12 @@ class Context(KeyedContext):
         return out
 
     def sub(self, a: Ciphertext, b) -> Ciphertext:
-        if isinstance(b, Ciphertext):
+        self._check(a)
+        if isinstance(b, CiphertextOps):
             return self.add(a, self.negate(b))
         if isinstance(b, Plaintext):
             return self.add(a, Plaintext(self, None, -1, 0.0, -np.asarray(b.values)))
-        return self.add(a, -np.asarray(b) if not np.isscalar(b) else -b)
+        return self.add(a, -b if _is_scalar(b) else -self._numeric_values(b))
 
     def negate(self, a: Ciphertext) -> Ciphertext:
         self._check(a)
@@ -678,7 +780,7 @@ class Context(KeyedContext):
         """ct * ct (relinearized), ct * plaintext/array, ct * scalar; rescaled automatically
         unless the context was made with auto_rescale=False. Integer scalars cost no level."""
         self._check(a)
-        if isinstance(b, Ciphertext):
+        if isinstance(b, CiphertextOps):
             self._check(b)
             a2, b2 = self._match(a, b)
             if self.auto_rescale:
@@ -689,7 +791,7 @@ class Context(KeyedContext):
                 return self._wrap(raw, a, b)
             raw = self._raw.multiply(a2._raw, b2._raw, self._keys().relin)
             return self._finish_product(raw, a, b)
-        if np.isscalar(b):
+        if _is_scalar(b):
             return self._multiply_scalar(a, b)
         level = a.level
         if self.auto_rescale and level == 0:
@@ -711,26 +813,27 @@ class Context(KeyedContext):
         return out
 
     def _multiply_scalar(self, a: Ciphertext, c) -> Ciphertext:
+        c = _finite_scalar(c)
         if isinstance(c, (int, np.integer)) or (
             isinstance(c, (float, np.floating)) and float(c).is_integer() and abs(c) < 2**62
         ):
             raw = self._raw.multiply_scalar(a._raw, self._residues(int(c), a.level))
             raw.scale = a.scale
             return self._wrap(raw, a)
-        if np.iscomplexobj(c) and np.imag(c) != 0:
+        if _is_complex_scalar(c):
             return self.multiply(a, np.full(self.slots, complex(c)))
         level = a.level
         if not self.auto_rescale:
             # Manual mode: the constant at the level's scale, no rescale (like ct * ct).
             factor = self._scales[level]
-            k = round(float(np.real(c)) * factor)
+            k = _scalar_integer(c.real, factor)
             raw = self._raw.multiply_scalar(a._raw, self._residues(k, level))
             raw.scale = a.scale * factor
             return self._wrap(raw, a)
         if level == 0:
             raise ParameterError("multiply: the ciphertext is at level 0; no level left")
         factor = self._scales[level - 1] * self._raw.prime(level) / a.scale
-        k = round(float(np.real(c)) * factor)
+        k = _scalar_integer(c.real, factor)
         raw = self._raw.multiply_scalar(a._raw, self._residues(k, level))
         raw.scale = a.scale * factor
         return self._wrap(self._raw.rescale(raw), a)
@@ -748,23 +851,28 @@ class Context(KeyedContext):
         alignment: every operand is read at level + 1 as it is (dropping primes is free) and
         multiplied by the integer round(c_i scale q_(level+1) / scale_i), which absorbs its own
         scale."""
+        cts, coeffs = _as_list(cts, "ciphertexts"), _as_list(coeffs, "coefficients")
         if not cts or len(cts) != len(coeffs):
             raise ParameterError("linear_combination needs as many coefficients as ciphertexts")
         for c in cts:
             self._check(c)
+        coeffs = [_real_scalar(k, "linear_combination coefficients") for k in coeffs]
+        constant = _real_scalar(constant, "linear_combination's constant")
         low = min(c.level for c in cts)
-        level = low - 1 if level is None else int(level)
+        level = low - 1 if level is None else integer_arg(level, "level must be an integer")
         if not 0 <= level < low:
             raise ParameterError(
                 f"linear_combination: target level {level} must be below every operand's level "
                 f"(lowest {low}) and at least 0"
             )
         top = level + 1
-        target = (self._scales[level] if scale is None else float(scale)) * self._raw.prime(top)
+        target = (
+            self._scales[level] if scale is None else _positive_scale(scale)
+        ) * self._raw.prime(top)
         scalars = [
-            self._residues(round(float(k) * target / c.scale), top) for c, k in zip(cts, coeffs)
+            self._residues(_scalar_integer(k, target / c.scale), top) for c, k in zip(cts, coeffs)
         ]
-        const = self._residues(round(float(constant) * target), top)
+        const = self._residues(_scalar_integer(constant, target), top)
         acc = self._raw.linear_combination([c._raw for c in cts], scalars, const, top)
         acc.scale = target
         return self._wrap(self._raw.rescale(acc), cts[0])
@@ -817,7 +925,7 @@ class Context(KeyedContext):
     def drop_level(self, a: Ciphertext, level: int) -> Ciphertext:
         """The ciphertext at a lower level with that level's standard scale."""
         self._check(a)
-        return self._to_level(a, level)
+        return self._to_level(a, self._level_arg(level))
 
     def conj(self, a: Ciphertext) -> Ciphertext:
         return self._apply_galois_element(a, 2 * self.params.n - 1, "conjugation", "conjugation")
@@ -844,10 +952,13 @@ class Context(KeyedContext):
         sum c_i a^i (basis="power"); see ember.polyeval for the algorithm and its depth."""
         from .polyeval import evaluate
 
-        return evaluate(self, a, list(coeffs), basis, interval)
+        self._check(a)
+        return evaluate(self, a, coeffs, basis, interval)
 
     def _boot(self, slots: int | None = None) -> Bootstrapper:
-        key = None if slots in (None, self.slots) else int(slots)
+        if slots is not None:
+            slots = integer_arg(slots, "bootstrapping slots must be an integer power of two")
+        key = None if slots in (None, self.slots) else slots
         if key not in self._bootstrappers:
             self._bootstrappers[key] = Bootstrapper(self, key)
         return self._bootstrappers[key]
@@ -895,4 +1006,5 @@ class Context(KeyedContext):
         giant-step with hoisted baby steps); see ember.linalg."""
         from .linalg import matvec
 
-        return matvec(self, np.asarray(matrix), a)
+        self._check(a)
+        return matvec(self, self._numeric_values(matrix), a)

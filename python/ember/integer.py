@@ -3,14 +3,19 @@ encoder (N slots as a 2 x N/2 matrix through the NTT modulo t) and the coefficie
 plaintexts and ciphertexts with operators, and a Context base class whose subclasses
 (``ember.bfv.Context``, ``ember.bgv.Context``) supply the scheme's scaling of the message.
 
-Values are integers modulo t: inputs may be given in (-t, t) and are reduced, decryption returns
-them centered in (-t/2, t/2]. Slots: row 0 is slots 0..N/2-1, row 1 slots N/2..N-1; rotate(k)
+Values are integers modulo t: arrays (and lists) of inputs must lie in (-t, t) and are reduced,
+decryption returns them centered in (-t/2, t/2]. Arrays must hold integers: integer dtypes,
+floats only when integral, object arrays only of integers; anything else (bools, fractions, NaN,
+strings, a uint64 above t that would wrap when cast) raises ParameterError. A scalar operand
+(``x + k``, ``x * k``: a Python or numpy integer, or an integral float) may be any size and is
+reduced exactly modulo t, as Python integers are exact. Slots: row 0 is slots 0..N/2-1, row 1 slots N/2..N-1; rotate(k)
 rotates both rows left by k, swap_rows() exchanges them.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import struct
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -22,7 +27,16 @@ from . import serialize as _ser
 from ._ops import CiphertextOps
 from .errors import DecryptionError, MismatchError, ParameterError, SerializationError
 from .ring import generate_ntt_primes, is_prime
-from .rlwe import EvalKeys, KeyedContext, SecretKey, check_security
+from .rlwe import (
+    EvalKeys,
+    KeyedContext,
+    PublicKey,
+    SecretKey,
+    check_security,
+    describe,
+    integer_arg,
+    short_repr,
+)
 
 __all__ = ["Ciphertext", "IntegerContext", "IntegerParams", "Plaintext"]
 
@@ -137,6 +151,34 @@ def _primes_of_sizes(bits: tuple, n: int, exclude: list) -> list[int]:
     return [pools[b].pop(0) for b in bits]
 
 
+def _exact_int(x, what: str) -> int:
+    """x as an exact Python int: integers (not bools) as they are, floats only when finite and
+    integral; anything else is a ParameterError (`what` names it: "values", "scalar
+    operands")."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        return int(x)
+    if isinstance(x, (float, np.floating)) and math.isfinite(x) and float(x).is_integer():
+        return int(x)
+    raise ParameterError(f"{what} must be integers, got {describe(x)}: {short_repr(x)}")
+
+
+def _integer_array(v: np.ndarray) -> np.ndarray:
+    """v as int64 or, for object arrays, a list of Python ints, before any range check: no
+    value may change on the way (floats must be integral; uint64 is compared before a cast)."""
+    if v.dtype == object:
+        return np.array([_exact_int(x, "values") for x in v.flat], dtype=object).reshape(v.shape)
+    if v.dtype.kind in "iu":
+        return v
+    if v.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            integral = np.isfinite(v) & (v == np.floor(v))
+        if not np.all(integral):
+            bad = v[~integral][0]
+            raise ParameterError(f"values must be integers, got {bad!r} in a {v.dtype} array")
+        return v
+    raise ParameterError(f"values must be integers, got dtype {v.dtype}")
+
+
 class BatchEncoder:
     """N values modulo t <-> a plaintext polynomial: slot (row r, column j) is the evaluation at
     psi^((-1)^r 5^j), so X -> X^(5^k) rotates both rows by k and X -> X^(2N-1) swaps them."""
@@ -167,6 +209,13 @@ class BatchEncoder:
     def decode(self, coeffs: np.ndarray) -> np.ndarray:
         p = ring.RnsPoly.from_numpy(self.basis, coeffs[None, :], "coeff", self.device)
         return p.ntt().to_numpy()[0][self.idx]
+
+
+def _is_scalar(value) -> bool:
+    """A single number (Python's or numpy's); np.isscalar also says yes to strings."""
+    return isinstance(value, (numbers.Number, np.generic)) and not isinstance(
+        value, (np.str_, np.bytes_)
+    )
 
 
 def _mulmod(v: np.ndarray, k: int, t: int) -> np.ndarray:
@@ -226,6 +275,8 @@ class IntegerContext(KeyedContext):
     """Base of bfv.Context and bgv.Context (which supply _make_raw, _encrypt_raw,
     _plain_for_add, _scalar_residues, _add_ct and _multiply_ct); see the module docstring."""
 
+    _plaintext_type = Plaintext
+
     def __init__(self, params, device: str | None):
         from . import resolve_device
 
@@ -249,31 +300,27 @@ class IntegerContext(KeyedContext):
 
     # ---------------------------------------------------------------- encoding
     def _reduce(self, values, count: int, what: str) -> np.ndarray:
-        """Integers in (-t, t) -> residues in [0, t), zero-padded to `count`."""
-        v = np.asarray(values)
+        """Integers in (-t, t) -> residues in [0, t), zero-padded to `count`. The range is
+        checked on the values as given (exact Python ints of their min and max), before any
+        cast that could wrap them."""
+        self._check_values(values)
+        v = _integer_array(np.asarray(values))
         if v.ndim != 1:
             raise ParameterError(f"expected a 1-D vector of integers, got shape {v.shape}")
         if v.size > count:
             raise ParameterError(f"{v.size} values do not fit in {count} {what}")
         t = self.plain_modulus
-        if v.dtype == object:
-            ints = [int(x) for x in v]
-        elif np.issubdtype(v.dtype, np.integer) or (
-            np.issubdtype(v.dtype, np.floating) and np.all(np.mod(v, 1) == 0)
-        ):
-            ints = v.astype(np.int64) if v.size else np.zeros(0, dtype=np.int64)
-        else:
-            raise ParameterError(f"values must be integers, got dtype {v.dtype}")
-        if v.size and (min(ints) <= -t or max(ints) >= t):
-            raise ParameterError(
-                f"values must lie in (-t, t) for the plain modulus t={t}; got range "
-                f"[{min(ints)}, {max(ints)}]"
-            )
         out = np.zeros(count, dtype=np.uint64)
-        if v.dtype == object:
-            out[: v.size] = [x % t for x in ints]
-        else:
-            out[: v.size] = np.mod(ints, np.int64(t)).astype(np.uint64)
+        if not v.size:
+            return out
+        lo, hi = int(v.min()), int(v.max())
+        if lo <= -t or hi >= t:
+            raise ParameterError(
+                f"values must be integers in (-t, t) for the plain modulus t={t}; got range "
+                f"[{short_repr(lo)}, {short_repr(hi)}]"
+            )
+        # In range, so below 2^60 in magnitude: int64 holds every value exactly.
+        out[: v.size] = np.mod(v.astype(np.int64), np.int64(t)).astype(np.uint64)
         return out
 
     def encode(self, values) -> Plaintext:
@@ -292,6 +339,7 @@ class IntegerContext(KeyedContext):
         return Plaintext(self, self._reduce(values, self.params.n, "coefficients"), False)
 
     def decode(self, pt: Plaintext) -> np.ndarray:
+        self._check_plaintext(pt, "decode")
         return self._centered(self._encoder.decode(pt.coeffs) if pt.batched else pt.coeffs)
 
     def _centered(self, m: np.ndarray) -> np.ndarray:
@@ -300,6 +348,7 @@ class IntegerContext(KeyedContext):
 
     def _as_plain(self, values, batched: bool) -> Plaintext:
         if isinstance(values, Plaintext):
+            self._check_plaintext(values, "the operation")
             return values
         return self.encode(values) if batched else self.encode_coeffs(values)
 
@@ -307,19 +356,9 @@ class IntegerContext(KeyedContext):
     def encrypt(self, values, key) -> Ciphertext:
         """Encrypts integers (batched into the slots when t allows it, else as coefficients) or a
         Plaintext, with a PublicKey or a SecretKey."""
-        from .rlwe import PublicKey
-
-        pt = (
-            values
-            if isinstance(values, Plaintext)
-            else self._as_plain(values, self._encoder is not None)
-        )
-        if isinstance(key, PublicKey):
-            raw = self._encrypt_raw(pt, key._raw, symmetric=False)
-        elif isinstance(key, SecretKey):
-            raw = self._encrypt_raw(pt, key._raw, symmetric=True)
-        else:
-            raise ParameterError("encrypt needs a PublicKey or a SecretKey")
+        self._check_key(key, (PublicKey, SecretKey), "encrypt")
+        pt = self._as_plain(values, self._encoder is not None)
+        raw = self._encrypt_raw(pt, key._raw, symmetric=isinstance(key, SecretKey))
         return Ciphertext(self, raw, pt.batched)
 
     def decrypt(self, ct: Ciphertext, sk: SecretKey, check: bool = True) -> np.ndarray:
@@ -328,6 +367,7 @@ class IntegerContext(KeyedContext):
         returning values that may be wrong. (Noise that has overflowed looks uniform modulo Q, so
         its measured budget is ~0 bits: it cannot pass for a valid ciphertext.)"""
         self._check(ct)
+        self._check_key(sk, (SecretKey,), "decrypt")
         if check:
             budget = self._raw.noise_budget(ct._raw, sk._raw)
             if budget < 1:
@@ -341,6 +381,7 @@ class IntegerContext(KeyedContext):
     def noise_budget(self, ct: Ciphertext, sk: SecretKey) -> int:
         """Bits of noise budget left (0: decryption is no longer reliable)."""
         self._check(ct)
+        self._check_key(sk, (SecretKey,), "noise_budget")
         return max(0, math.floor(self._raw.noise_budget(ct._raw, sk._raw)))
 
     # ---------------------------------------------------------------- serialization
@@ -383,12 +424,6 @@ class IntegerContext(KeyedContext):
             )
 
     # ---------------------------------------------------------------- helpers
-    def _check(self, ct):
-        if not isinstance(ct, Ciphertext):
-            raise ParameterError(f"expected a Ciphertext, got {type(ct).__name__}")
-        if ct._raw.params_id != self._raw.params_id:
-            raise MismatchError("the ciphertext belongs to a context with other parameters")
-
     def _check_encoding(self, a: Ciphertext, b) -> None:
         if getattr(b, "batched", a.batched) != a.batched:
             raise MismatchError(
@@ -409,23 +444,23 @@ class IntegerContext(KeyedContext):
     # ---------------------------------------------------------------- operations
     def add(self, a: Ciphertext, b) -> Ciphertext:
         self._check(a)
-        if isinstance(b, Ciphertext):
+        if isinstance(b, CiphertextOps):
             self._check(b)
             self._check_encoding(a, b)
             return self._wrap(self._add_ct(a._raw, b._raw), a)
-        if isinstance(b, (int, np.integer)):
-            return self._wrap(
-                self._raw.add_scalar(a._raw, self._scalar_residues(a._raw, int(b))), a
-            )
+        if _is_scalar(b):
+            k = _exact_int(b, "scalar operands")
+            return self._wrap(self._raw.add_scalar(a._raw, self._scalar_residues(a._raw, k)), a)
         pt = self._as_plain(b, a.batched)
         self._check_encoding(a, pt)
         return self._wrap(self._raw.add_plain(a._raw, self._plain_for_add(pt, a._raw)), a)
 
     def sub(self, a: Ciphertext, b) -> Ciphertext:
-        if isinstance(b, Ciphertext):
+        self._check(a)
+        if isinstance(b, CiphertextOps):
             return self.add(a, self.negate(b))
-        if isinstance(b, (int, np.integer)):
-            return self.add(a, -int(b))
+        if _is_scalar(b):
+            return self.add(a, -_exact_int(b, "scalar operands"))
         pt = self._as_plain(b, a.batched)
         neg = Plaintext(
             self,
@@ -441,12 +476,12 @@ class IntegerContext(KeyedContext):
     def multiply(self, a: Ciphertext, b) -> Ciphertext:
         """ct * ct (relinearized), ct * plaintext/array, ct * integer."""
         self._check(a)
-        if isinstance(b, Ciphertext):
+        if isinstance(b, CiphertextOps):
             self._check(b)
             self._check_encoding(a, b)
             return self._wrap(self._multiply_ct(a._raw, b._raw), a)
-        if isinstance(b, (int, np.integer)):
-            k = self._centered_int(int(b))
+        if _is_scalar(b):
+            k = self._centered_int(_exact_int(b, "scalar operands"))
             return self._wrap(self._raw.multiply_scalar(a._raw, self._residues(k, a.level)), a)
         pt = self._as_plain(b, a.batched)
         self._check_encoding(a, pt)
@@ -471,7 +506,7 @@ class IntegerContext(KeyedContext):
     def mod_switch(self, a: Ciphertext, level: int | None = None) -> Ciphertext:
         """The ciphertext over fewer primes (default: one fewer): smaller, same message."""
         self._check(a)
-        level = a.level - 1 if level is None else level
+        level = a.level - 1 if level is None else integer_arg(level, "level must be an integer")
         if not 0 <= level <= a.level:
             raise ParameterError(f"mod_switch: level must be in [0, {a.level}], got {level}")
         return self._wrap(self._raw.mod_switch(a._raw, level), a)

@@ -20,6 +20,8 @@ def matvec(ctx, matrix: np.ndarray, x):
     n = ctx.slots
     if matrix.shape != (n, n):
         raise ParameterError(f"matrix must be {n} x {n} (slots x slots), got {matrix.shape}")
+    if not np.all(np.isfinite(matrix)):
+        raise ParameterError("matrix entries must be finite (no NaN or infinity)")
     if x.level == 0:
         raise ParameterError("matvec needs one level; the ciphertext is at level 0")
     rows = np.arange(n)

@@ -56,15 +56,41 @@ def _combine(ctx, a, b):
     return ctx.add(a, b)
 
 
+def _real_coefficients(coeffs) -> np.ndarray:
+    """The coefficients as float64, or ParameterError: a non-empty sequence of finite real
+    numbers (not strings, complex numbers, NaN or infinities)."""
+    c = np.asarray(coeffs) if not isinstance(coeffs, (str, bytes)) else np.asarray(None)
+    if c.ndim != 1 or c.size == 0 or c.dtype.kind not in "biuf" and c.dtype != object:
+        raise ParameterError(
+            f"coefficients must be a non-empty list of finite real numbers, got {coeffs!r}"
+        )
+    try:
+        c = c.astype(float)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(
+            f"coefficients must be a non-empty list of finite real numbers, got {coeffs!r}"
+        ) from None
+    if not np.all(np.isfinite(c)):
+        raise ParameterError("coefficients must be finite (no NaN or infinity)")
+    return c
+
+
+def _interval(interval) -> tuple[float, float]:
+    """(lo, hi) as floats with lo < hi, both finite (the map to [-1, 1] divides by hi - lo)."""
+    try:
+        lo, hi = (float(v) for v in interval)
+    except (TypeError, ValueError):
+        raise ParameterError(f"interval must be (lo, hi) with hi > lo, got {interval!r}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
+        raise ParameterError(f"interval must be (lo, hi), finite, with hi > lo; got {interval!r}")
+    return lo, hi
+
+
 def evaluate(ctx, x, coeffs: list[float], basis: str, interval: tuple[float, float]):
     if basis not in ("chebyshev", "power"):
         raise ParameterError(f"basis must be 'chebyshev' or 'power', got '{basis}'")
-    c = np.asarray([float(v) for v in coeffs], dtype=float)
-    if c.size == 0 or not np.all(np.isfinite(c)):
-        raise ParameterError("coefficients must be a non-empty list of finite numbers")
-    lo, hi = float(interval[0]), float(interval[1])
-    if not hi > lo:
-        raise ParameterError("interval must be (lo, hi) with hi > lo")
+    c = _real_coefficients(coeffs)
+    lo, hi = _interval(interval)
     y = x
     if basis == "power":
         c = np.polynomial.chebyshev.poly2cheb(c)

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import ring
 from . import serialize as _ser
+from ._ops import CiphertextOps
 from ._progress import Progress
 from .errors import (
     DeviceMemoryError,
@@ -32,6 +33,10 @@ __all__ = [
     "KeyedContext",
     "PublicKey",
     "SecretKey",
+    "describe",
+    "integer_arg",
+    "rotation_steps",
+    "short_repr",
 ]
 
 # Largest log2(QP) for 128-bit security with a ternary secret (HomomorphicEncryption.org standard,
@@ -90,6 +95,29 @@ def check_security(
                 f"log2(QP) = {log_qp:.0f} is not covered by a 128-bit security estimate ({rows}); "
                 "use hamming_weight=0 (uniform ternary secret) or insecure=True for experiments"
             )
+
+
+def integer_arg(value, what: str) -> int:
+    """`value` as a Python int. Only Python and numpy integers pass: a float step or level is a
+    mistake to report, not a number to round, and a bool is not a count. `what` starts the
+    message ("rotation steps must be integers")."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ParameterError(f"{what}, got {value!r}")
+    return int(value)
+
+
+def describe(obj) -> str:
+    """How an error message names what it got: Ember's own objects with their scheme and public
+    class ("a CKKS ciphertext (ember.ckks.Ciphertext)"), anything else by its type."""
+    scheme = getattr(getattr(obj, "_ctx", None), "scheme", None)
+    cls = type(obj)
+    if scheme is not None:
+        public = f"ember.{scheme.lower()}.{cls.__name__}"
+        kind = "ciphertext" if isinstance(obj, CiphertextOps) else cls.__name__
+        return f"a {scheme} {kind} ({public})"
+    return (
+        "None" if obj is None else f"{cls.__module__}.{cls.__qualname__}".replace("builtins.", "")
+    )
 
 
 def galois_element(step: int, n: int) -> int:
@@ -272,17 +300,107 @@ def check_secret_coefficients(ctx, s) -> None:
         raise SerializationError("the secret key is zero (it would encrypt nothing)")
 
 
-class KeyedContext:
-    """Keys, key (de)serialization and rotations shared by every RLWE scheme's Context."""
+def _article(noun: str) -> str:
+    return ("an " if noun[0] in "AEIOU" else "a ") + noun
 
+
+def short_repr(value, limit: int = 40) -> str:
+    """repr(value), cut in the middle when long (a 400-digit integer in a message)."""
+    r = repr(value)
+    return r if len(r) <= limit else f"{r[: limit // 2]}...{r[-8:]} ({len(r)} characters)"
+
+
+def _params_id(key) -> int:
+    """The parameter fingerprint a key carries (EvalKeys: its relinearization key's)."""
+    return key.relin.params_id if isinstance(key, EvalKeys) else key._raw.params_id
+
+
+def rotation_steps(steps, what: str = "rotations") -> list[int]:
+    """A list of rotation steps (integers, negative allowed) from any iterable of them."""
+    if isinstance(steps, (str, bytes)) or not isinstance(steps, Iterable):
+        raise ParameterError(f"{what} must be a list of integer steps, got {describe(steps)}")
+    return [integer_arg(s, "rotation steps must be integers") for s in steps]
+
+
+class KeyedContext:
+    """Keys, key (de)serialization and rotations shared by every RLWE scheme's Context.
+    Every public method checks the keys and ciphertexts it is given at the boundary: a wrong
+    type is a ParameterError, an object of another scheme or of other parameters a
+    MismatchError, so that nothing reaches the C++ bindings with a type they would reject."""
+
+    scheme: str = "RLWE"  # "CKKS", "BFV", "BGV": names the scheme in messages and checks
+    _plaintext_type: type  # the scheme's Plaintext class
     _sampler: Sampler
     _eval_keys: EvalKeys | None = None
+
+    # ---------------------------------------------------------------- boundary checks
+    def _check(self, ct) -> None:
+        """Refuses anything but a ciphertext of this scheme and of this context's parameters."""
+        if not isinstance(ct, CiphertextOps):
+            raise ParameterError(
+                f"expected a {self.scheme} ciphertext (ember.{self.scheme.lower()}.Ciphertext), "
+                f"got {describe(ct)}"
+            )
+        if ct._ctx.scheme != self.scheme:
+            raise MismatchError(f"expected a {self.scheme} ciphertext, got {describe(ct)}")
+        if ct._raw.params_id != self._raw.params_id:
+            raise MismatchError("the ciphertext belongs to a context with other parameters")
+
+    def _check_key(self, key, kinds: tuple, op: str) -> None:
+        """Refuses a key of the wrong kind (ParameterError), of another scheme or of other
+        parameters (MismatchError). Keys of another context with the same parameters pass:
+        the C++ layer matches their key set (key_id) where it matters."""
+        if not isinstance(key, kinds):
+            wanted = " or ".join(_article(k.__name__) for k in kinds)
+            hint = " (ctx.keygen())" if kinds == (SecretKey,) else ""
+            raise ParameterError(f"{op} needs {wanted}{hint}, got {describe(key)}")
+        scheme = getattr(key._ctx, "scheme", None)
+        if scheme != self.scheme:
+            raise MismatchError(
+                f"{op}: the {type(key).__name__} belongs to a {scheme} context, not to this "
+                f"{self.scheme} context"
+            )
+        if _params_id(key) != self._raw.params_id:
+            raise MismatchError(
+                f"{op}: the {type(key).__name__} belongs to a context with other parameters "
+                "(its params_id differs); use keys made by a context with these parameters"
+            )
+
+    def _check_plaintext(self, pt, op: str) -> None:
+        """Refuses anything but this scheme's Plaintext (`_plaintext_type`) encoded under these
+        parameters: another context's plaintext would be read with the wrong moduli."""
+        if not isinstance(pt, self._plaintext_type):
+            scheme = getattr(getattr(pt, "_ctx", None), "scheme", self.scheme)
+            error = MismatchError if scheme != self.scheme else ParameterError
+            raise error(
+                f"{op} needs a {self.scheme} plaintext (ctx.encode(...)), got {describe(pt)}"
+            )
+        if pt._ctx._raw.params_id != self._raw.params_id:
+            raise MismatchError(
+                f"{op}: the plaintext belongs to a context with other parameters; encode the "
+                "values with this context"
+            )
+
+    def _check_values(self, values) -> None:
+        """Refuses an Ember object where values (numbers) are expected: another scheme's
+        plaintext or ciphertext (MismatchError), a key or a ciphertext (ParameterError). The
+        scheme's own Plaintext is handled by the caller before this."""
+        ctx = getattr(values, "_ctx", None)
+        if ctx is None:
+            return
+        if isinstance(values, CiphertextOps):
+            self._check(values)  # another scheme's ciphertext: MismatchError
+        what = f"expected numbers or a {self.scheme} plaintext, got {describe(values)}"
+        if getattr(ctx, "scheme", self.scheme) != self.scheme:
+            raise MismatchError(what)
+        raise ParameterError(what)
 
     # ---------------------------------------------------------------- keys
     def keygen(self) -> SecretKey:
         return SecretKey(self, self._raw.keygen(self._sampler, self.params.hamming_weight))
 
     def public_key(self, sk: SecretKey) -> PublicKey:
+        self._check_key(sk, (SecretKey,), "public_key")
         return PublicKey(self, self._raw.public_key(sk._raw, self._sampler))
 
     def _make_eval_keys(
@@ -291,8 +409,10 @@ class KeyedContext:
         """Relinearization and Galois keys; `boot` (a function of sk) adds bootstrapping's
         encapsulation keys. Shows a progress bar on a terminal; a key set that does not fit in
         device memory raises DeviceMemoryError with the size it needs."""
+        self._check_key(sk, (SecretKey,), "eval_keys")
         n = self.params.n
-        elements = sorted({galois_element(r, n) for r in rotations if r % (n // 2)} | extra)
+        steps = rotation_steps(rotations)
+        elements = sorted({galois_element(r, n) for r in steps if r % (n // 2)} | extra)
         count = 1 + len(elements) + (2 if boot else 0)
         raw = self._raw
         key_bytes = raw.dnum * 2 * len(raw.full_basis()) * n * 8
@@ -315,8 +435,7 @@ class KeyedContext:
         return EvalKeys(self, relin, galois, boot_keys)
 
     def set_eval_keys(self, ek: EvalKeys) -> None:
-        if ek._ctx._raw.params_id != self._raw.params_id:
-            raise MismatchError("the evaluation keys belong to a context with other parameters")
+        self._check_key(ek, (EvalKeys,), "set_eval_keys")
         self._eval_keys = ek
 
     def _keys(self) -> EvalKeys:
@@ -451,6 +570,7 @@ class KeyedContext:
         """Rotates the slots left by `steps` (slot i gets slot i + steps; for BFV/BGV batching,
         within each of the two rows)."""
         self._check(a)
+        steps = integer_arg(steps, "rotation steps must be integers")
         raw = a._raw
         for g in self._rotation_plan(steps):
             raw = self._raw.apply_galois(raw, self._galois_key(g))
@@ -460,6 +580,7 @@ class KeyedContext:
         """Several rotations of one ciphertext sharing one key-switching decomposition (hoisting);
         every step needs its own key."""
         self._check(a)
+        steps = rotation_steps(steps, "rotate_many's steps")
         n = self.params.n
         half = n // 2
         direct = [galois_element(s, n) for s in steps if s % half]

@@ -1,5 +1,6 @@
 // Python bindings of the BFV and BGV contexts (the shared operations come from bind_evaluator).
 #include "bind_rlwe.h"
+#include "convert.h"
 #include "ember/bfv/context.h"
 #include "ember/bgv/context.h"
 
@@ -34,17 +35,21 @@ void bind_bfv_bgv(nb::module_& m) {
       .def("scale_plain",
            [](const bfv::Context& x, U64Vector m, std::size_t level) {
              check_length(m, x.n());
-             return x.scale_plain_host(m.data(), level);
+             std::vector<u64> copy;
+             return x.scale_plain_host(py::aligned(m, copy), level);
            })
       .def("encrypt",
            [](const bfv::Context& x, U64Vector m, const PublicKey& pk, ring::Sampler& s) {
              check_length(m, x.n());
-             return x.encrypt(x.scale_plain_host(m.data(), x.max_level()), pk, s);
+             std::vector<u64> copy;
+             return x.encrypt(x.scale_plain_host(py::aligned(m, copy), x.max_level()), pk, s);
            })
       .def("encrypt_symmetric",
            [](const bfv::Context& x, U64Vector m, const SecretKey& sk, ring::Sampler& s) {
              check_length(m, x.n());
-             return x.encrypt_symmetric(x.scale_plain_host(m.data(), x.max_level()), sk, s);
+             std::vector<u64> copy;
+             return x.encrypt_symmetric(x.scale_plain_host(py::aligned(m, copy), x.max_level()), sk,
+                                        s);
            })
       .def("decrypt", [](const bfv::Context& x, const Ciphertext& ct,
                          const SecretKey& sk) { return bind::to_numpy(x.decrypt(ct, sk)); })

@@ -1,5 +1,6 @@
 // Python bindings of the CKKS context (encoding, products, rescaling; the rest is shared).
 #include "bind_rlwe.h"
+#include "convert.h"
 #include "ember/ckks/context.h"
 
 namespace nb = nanobind;
@@ -26,7 +27,8 @@ void bind_ckks(nb::module_& m) {
          if (v.shape(0) != x.n())
            throw ParameterError("encode: expected " + std::to_string(x.n()) +
                                 " coefficients, got " + std::to_string(v.shape(0)));
-         return x.encode_coeffs(v.data(), level, scale, extended);
+         std::vector<double> copy;
+         return x.encode_coeffs(py::aligned(v, copy), level, scale, extended);
        },
        nb::arg("coeffs"), nb::arg("level"), nb::arg("scale"), nb::arg("extended") = false)
       .def("linear_transform_hoisted",

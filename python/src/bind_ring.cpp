@@ -83,8 +83,9 @@ void bind_ring(nb::module_& m) {
           "from_numpy",
           [](const RnsBasis& b, U64Matrix a, const std::string& form, const std::string& device) {
             check_shape(b, a.shape(0), a.shape(1), "RnsPoly.from_numpy");
+            std::vector<u64> copy;
             return RnsPoly::from_host(b, form_from_name(form), backend::parse_device(device),
-                                      a.data());
+                                      py::aligned(a, copy));
           },
           nb::arg("basis"), nb::arg("array"), nb::arg("form") = "coeff", nb::arg("device") = "cpu")
       .def_static(
@@ -93,8 +94,9 @@ void bind_ring(nb::module_& m) {
             if (v.shape(0) != b.n())
               throw ParameterError("RnsPoly.from_signed: got " + std::to_string(v.shape(0)) +
                                    " values for N=" + std::to_string(b.n()));
+            std::vector<std::int64_t> copy;
             return RnsPoly::from_signed(b, form_from_name(form), backend::parse_device(device),
-                                        v.data());
+                                        py::aligned(v, copy));
           },
           nb::arg("basis"), nb::arg("values"), nb::arg("form") = "coeff", nb::arg("device") = "cpu")
       .def_static(
@@ -160,7 +162,9 @@ void bind_ring(nb::module_& m) {
              if (words.shape(0) != c.basis().n())
                throw ParameterError("to_rns: got " + std::to_string(words.shape(0)) +
                                     " values for N=" + std::to_string(c.basis().n()));
-             return c.to_rns(words.data(), words.shape(1), backend::parse_device(device));
+             std::vector<u64> copy;
+             return c.to_rns(py::aligned(words, copy), words.shape(1),
+                             backend::parse_device(device));
            })
       .def("from_rns", [](const CrtConverter& c, const RnsPoly& p) {
         return py::to_numpy(c.from_rns(p), p.n(), c.output_words());

@@ -5,6 +5,7 @@
 #include <nanobind/ndarray.h>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace ember::py {
@@ -13,6 +14,19 @@ namespace nb = nanobind;
 
 using U64Matrix = nb::ndarray<const std::uint64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using I64Vector = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+/// The array's elements at an address aligned for T: `a.data()`, or a copy in `copy` when the array
+/// is misaligned. numpy views of bytes (np.frombuffer at an odd offset, as the deserializer makes
+/// them) are C-contiguous yet misaligned, and reading a u64 through a misaligned pointer is
+/// undefined behaviour (UBSan: "load of misaligned address"); nanobind does not check alignment.
+template <class T, class Array>
+const T* aligned(const Array& a, std::vector<T>& copy) {
+  const T* p = a.data();
+  if (reinterpret_cast<std::uintptr_t>(p) % alignof(T) == 0) return p;
+  copy.resize(a.size());
+  std::memcpy(copy.data(), p, a.size() * sizeof(T));
+  return copy.data();
+}
 
 /// A new numpy array (rows x cols, uint64) that owns `data`.
 inline nb::ndarray<nb::numpy, std::uint64_t, nb::ndim<2>> to_numpy(

@@ -160,6 +160,11 @@ __device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& ma
     // Columns use global entries m + i (base 1), chunk r entries (C + r) m + i.
     load_local_twiddles(column_tw, kLogC, 1u, tw, tws, threadIdx.x, blockDim.x, path);
     load_local_twiddles(chunk_tw, kLogLocal, kC + r, tw, tws, threadIdx.x, blockDim.x, path);
+    // The forward column phase writes into the other blocks' shared memory, which is allowed only
+    // once every block of the cluster has started (CUDA's distributed shared memory rule;
+    // compute-sanitizer's racecheck reported the writes). The inverse first touches another
+    // block's memory after its own cluster barrier.
+    if constexpr (kForward) cg::this_cluster().sync();
     wait_for_previous_kernels();  // the twiddle gathers above overlap the previous kernel
     ClusterColumnMem<kForward, kLogSubs, P, std::decay_t<decltype(lift)>> columns{
         a.data + cols_at,
