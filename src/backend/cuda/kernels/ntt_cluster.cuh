@@ -127,6 +127,16 @@ struct ClusterChunkMem {
   __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
 
+/// The two halves of a cluster barrier (PTX barrier.cluster): arrive says "this block has
+/// started" (relaxed: it publishes no data), wait returns once every block of the cluster has
+/// arrived. Split, they let a block's first work overlap the others' start.
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
 /// One limb per cluster of 2^kLogC blocks (blockIdx.x: the block's chunk, blockIdx.y: the limb),
 /// 2^(kLogS - 3) threads per block, eight values each. kLogC in {3, 4}: one or two radix-8 rounds
 /// of columns with 2^(kLogC - 3) threads per column. make_out(limb, chunk) gives the forward
@@ -149,6 +159,11 @@ __device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& ma
   const u64* tw = a.tw + static_cast<std::size_t>(id) * a.n;
   const u64* tws = a.tw_shoup + static_cast<std::size_t>(id) * a.n;
   const auto lift = a.row_lift<kLift>(limb, id, cols_at);
+  // The forward column phase writes into the other blocks' shared memory, which CUDA allows only
+  // once every block of the cluster has started (compute-sanitizer's racecheck reported the
+  // writes without this barrier); the wait comes after the twiddle gathers, which hide it. The
+  // inverse first touches another block's memory after its own cluster barrier.
+  if constexpr (kForward) cluster_arrive_relaxed();
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;
@@ -160,11 +175,7 @@ __device__ __forceinline__ void cluster_ntt(const NttBatch& a, const MakeOut& ma
     // Columns use global entries m + i (base 1), chunk r entries (C + r) m + i.
     load_local_twiddles(column_tw, kLogC, 1u, tw, tws, threadIdx.x, blockDim.x, path);
     load_local_twiddles(chunk_tw, kLogLocal, kC + r, tw, tws, threadIdx.x, blockDim.x, path);
-    // The forward column phase writes into the other blocks' shared memory, which is allowed only
-    // once every block of the cluster has started (CUDA's distributed shared memory rule;
-    // compute-sanitizer's racecheck reported the writes). The inverse first touches another
-    // block's memory after its own cluster barrier.
-    if constexpr (kForward) cg::this_cluster().sync();
+    if constexpr (kForward) cluster_wait();
     wait_for_previous_kernels();  // the twiddle gathers above overlap the previous kernel
     ClusterColumnMem<kForward, kLogSubs, P, std::decay_t<decltype(lift)>> columns{
         a.data + cols_at,
