@@ -22,7 +22,8 @@ install: venv
 demo: install
 	$(VENV)/bin/ember demo
 
-test: install test-cpp test-python
+# CI runs this: the C++ and Python suites, then both again under ASan and UBSan (make sanitize).
+test: install test-cpp test-python sanitize
 
 test-cpp:
 	cmake -S . -B build/cpp -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
