@@ -16,6 +16,27 @@ namespace ember::ring {
 
 using backend::Buffer;
 
+namespace {
+/// The 64-bit words of one draw (key, nonce) in order, for the host-side samplers.
+class WordStream {
+ public:
+  WordStream(const ChaChaKey& key, u64 nonce) : key_(key), nonce_(nonce) {}
+  u64 next() {
+    if (used_ == 8) {
+      chacha20_words(key_, counter_++, nonce_, buf_);
+      used_ = 0;
+    }
+    return buf_[used_++];
+  }
+
+ private:
+  const ChaChaKey& key_;
+  u64 nonce_, counter_ = 0;
+  u64 buf_[8];
+  int used_ = 8;
+};
+}  // namespace
+
 Sampler::Sampler()
     : key_(chacha_key_from_os()), nonce_(0), from_os_(true), keyed_generation_(fork_generation()) {}
 Sampler::Sampler(const ChaChaKey& key, u64 first_nonce)
@@ -80,18 +101,7 @@ std::vector<std::int64_t> Sampler::ternary_hamming_values(std::size_t n, std::si
                          " must be in [1, N=" + std::to_string(n) + "]");
   // Partial Fisher-Yates: positions 0..h-1 of a random permutation get the nonzero values.
   // Each swap index is drawn by rejection from 64-bit words (no modulo bias).
-  const ChaChaKey& stream_key = key();
-  const u64 nonce = next_nonce();
-  u64 counter = 0;
-  u64 buf[8];
-  int used = 8;
-  auto next_word = [&]() {
-    if (used == 8) {
-      chacha20_words(stream_key, counter++, nonce, buf);
-      used = 0;
-    }
-    return buf[used++];
-  };
+  WordStream words(key(), next_nonce());
   std::vector<u32> perm(n);
   for (std::size_t i = 0; i < n; ++i) perm[i] = static_cast<u32>(i);
   std::vector<std::int64_t> values(n, 0);
@@ -99,10 +109,10 @@ std::vector<std::int64_t> Sampler::ternary_hamming_values(std::size_t n, std::si
     const u64 range = n - i;
     const u64 limit = ~u64{0} - (~u64{0} % range);
     u64 w;
-    do w = next_word();
+    do w = words.next();
     while (w >= limit);
     std::swap(perm[i], perm[i + w % range]);
-    values[perm[i]] = (next_word() & 1) ? -1 : 1;
+    values[perm[i]] = (words.next() & 1) ? -1 : 1;
   }
   return values;
 }
@@ -157,20 +167,9 @@ RnsPoly Sampler::wide_gaussian(const RnsBasis& basis, Device device, double sigm
     throw ParameterError("wide_gaussian: sigma must be in [1, 2^100], got " +
                          std::to_string(sigma));
   const std::size_t n = basis.n();
-  const ChaChaKey& stream_key = key();
-  const u64 nonce = next_nonce();
-  u64 counter = 0;
-  u64 buf[8];
-  int used = 8;
-  auto next_word = [&]() {
-    if (used == 8) {
-      chacha20_words(stream_key, counter++, nonce, buf);
-      used = 0;
-    }
-    return buf[used++];
-  };
+  WordStream stream(key(), next_nonce());
   // (0, 1]: never 0, so the logarithm is finite.
-  auto unit = [&]() { return (static_cast<double>(next_word() >> 11) + 1.0) * 0x1p-53; };
+  auto unit = [&]() { return (static_cast<double>(stream.next() >> 11) + 1.0) * 0x1p-53; };
   std::vector<__int128> values(n);
   for (std::size_t k = 0; k < n; k += 2) {
     const double radius = sigma * std::sqrt(-2.0 * std::log(unit()));
@@ -184,7 +183,7 @@ RnsPoly Sampler::wide_gaussian(const RnsBasis& basis, Device device, double sigm
                                                 << spacing_bits
                                           : static_cast<__int128>(std::nearbyint(x));
       const __int128 fill =
-          spacing_bits ? static_cast<__int128>(next_word() & ((u64{1} << spacing_bits) - 1)) : 0;
+          spacing_bits ? static_cast<__int128>(stream.next() & ((u64{1} << spacing_bits) - 1)) : 0;
       values[k + j] = whole + fill;
     }
   }

@@ -3,14 +3,11 @@ and nothing hangs in a forked child (issue 25, item 1)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-
 import ember
 import numpy as np
 import pytest
 from ember import ring
+from isolated import run_python
 
 # Each scenario runs in its own interpreter under a timeout: a deadlock fails the test instead of
 # hanging the suite.
@@ -49,19 +46,8 @@ print("DECRYPTED")
 """
 
 
-def _run(code: str, timeout: float = 180) -> str:
-    try:
-        out = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("the forked scenario hung (deadlock after fork)")
-    assert out.returncode == 0, out.stderr[-3000:]
-    return out.stdout
+def _run(code: str) -> str:
+    return run_python(code, hang="the forked scenario hung (deadlock after fork)")
 
 
 @pytest.mark.parametrize(
