@@ -2,6 +2,7 @@
 #include "ember/ckks/context.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "ember/core/errors.h"
@@ -59,6 +60,10 @@ RnsPoly Context::encode_coeffs(const double* coeffs, std::size_t level, double s
   const std::size_t n = rlwe_.n();
   const ring::RnsBasis& q = extended ? rlwe_.qp_basis(level) : rlwe_.q_basis(level);
   const long double bound = coefficient_bound(level);
+  // The bound as a double no larger than it (every double passes a bound beyond double's range).
+  const double bound_d = bound >= static_cast<long double>(std::numeric_limits<double>::max())
+                             ? std::numeric_limits<double>::infinity()
+                             : std::nextafter(static_cast<double>(bound), 0.0);
   std::vector<double> v(n);
   bool small = true;
   for (std::size_t k = 0; k < n; ++k) {
@@ -66,7 +71,7 @@ RnsPoly Context::encode_coeffs(const double* coeffs, std::size_t level, double s
       throw ParameterError("encode: values must be finite (no NaN or infinity)");
     const double x = coeffs[k] * scale;
     v[k] = std::nearbyint(x);
-    if (!std::isfinite(x) || std::fabs(static_cast<long double>(v[k])) > bound) {
+    if (!(std::fabs(v[k]) <= bound_d)) {  // also true for an infinite product
       const double log2_x = std::log2(std::fabs(coeffs[k])) + std::log2(scale);
       throw ParameterError(
           "encode: a coefficient of the encoding times the scale reaches 2^" +
@@ -113,53 +118,67 @@ std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale, bool 
     throw ParameterError("decode: expects a polynomial over Q_l (every prime) in coefficient form");
   const std::vector<u64> w = m.to_host();
   const std::size_t n = m.n();
-  std::vector<double> out(n);
-  // Fast path: the centered value from the first one or two primes, accepted when it agrees
-  // with every other prime (then it is the value itself: two candidates that agree modulo all
-  // primes of Q_l and lie in (-Q_l/2, Q_l/2] are equal).
-  const u64 q0 = m.basis().prime(0);
-  const u64 q1 = limbs > 1 ? m.basis().prime(1) : 1;
+  const auto primes = m.basis().primes();
+  long double quarter = 0.25L;  // Q_l / 4
+  for (u64 p : primes) quarter *= static_cast<long double>(p);
+  auto wrapped = [&](long double v) {
+    return DecryptionError(
+        "decrypt: a coefficient reaches 2^" + std::to_string(log2_of(std::fabs(v))) +
+        ", at least a quarter of the modulus at level " + std::to_string(limbs - 1) + " (2^" +
+        std::to_string(log2_of(quarter * 4)) +
+        "): the values have most likely wrapped around the modulus and would decode to garbage; "
+        "keep |values x scale| smaller (multiply by smaller constants, rescale), or pass "
+        "check=False to read them anyway");
+  };
+  // Fast path: the centered value v = t q0 + r0 (- q0 q1) from the first one or two primes,
+  // accepted when it agrees with every other prime: two candidates that agree modulo all primes
+  // of Q_l and lie in (-Q_l/2, Q_l/2] are equal. Its residues come from t and r0 in 64-bit
+  // arithmetic. With three or more primes |v| < q0 q1 / 2 <= Q_l / 4, so only one or two need
+  // the check here.
+  const u64 q0 = primes[0];
+  const u64 q1 = limbs > 1 ? primes[1] : 1;
   const Modulus m1 = make_modulus(limbs > 1 ? q1 : 2);
   const u64 q0_inv = limbs > 1 ? inverse_mod(q0 % q1, q1) : 0;
-  const __int128 big_q = static_cast<__int128>(q0) * q1;
-  std::vector<Modulus> upper;
-  for (std::size_t l = 2; l < limbs; ++l) upper.push_back(make_modulus(m.basis().prime(l)));
+  const __int128 big_q = static_cast<__int128>(q0) * q1, half_q = big_q / 2, quarter_q = big_q / 4;
+  struct Upper {
+    Modulus m;
+    u64 q0, q0q1;  // q0 and q0 q1 modulo this prime
+  };
+  std::vector<Upper> upper;
+  for (std::size_t l = 2; l < limbs; ++l) {
+    const Modulus mj = make_modulus(primes[l]);
+    const u64 q0j = q0 % mj.value;
+    upper.push_back({mj, q0j, mul_mod(q0j, q1 % mj.value, mj)});
+  }
+  std::vector<double> out(n);
   bool all_fast = true;
   for (std::size_t k = 0; k < n && all_fast; ++k) {
     const u64 r0 = w[k];
-    __int128 v = r0;
-    if (limbs > 1) {
-      const u64 t = mul_mod(sub_mod(w[n + k], barrett_reduce_64(r0, m1), q1), q0_inv, m1);
-      v = static_cast<__int128>(t) * q0 + r0;
-    }
-    if (v > big_q / 2) v -= big_q;
+    const u64 t =
+        limbs > 1 ? mul_mod(sub_mod(w[n + k], barrett_reduce_64(r0, m1), q1), q0_inv, m1) : 0;
+    __int128 v = static_cast<__int128>(t) * q0 + r0;
+    const bool negative = v > half_q;
+    if (negative) v -= big_q;
+    if (check && limbs <= 2 && (v >= quarter_q || -v >= quarter_q))
+      throw wrapped(static_cast<long double>(v));
     for (std::size_t l = 2; l < limbs && all_fast; ++l) {
-      const u64 q = upper[l - 2].value;
-      __int128 r = v % static_cast<__int128>(q);
-      if (r < 0) r += q;
-      all_fast = static_cast<u64>(r) == w[l * n + k];
+      const Upper& u = upper[l - 2];
+      u64 r = add_mod(mul_mod(barrett_reduce_64(t, u.m), u.q0, u.m), barrett_reduce_64(r0, u.m),
+                      u.m.value);
+      if (negative) r = sub_mod(r, u.q0q1, u.m.value);
+      all_fast = r == w[l * n + k];
     }
     out[k] = static_cast<double>(v) / scale;
   }
-  // A quarter of Q_l: only reachable by the exact path when there are three or more primes
-  // (q0 q1 / 2 <= Q_l / 4 then); with one or two, the fast path's values are checked here too.
-  long double quarter = 0.25L;
-  for (u64 p : m.basis().primes()) quarter *= static_cast<long double>(p);
-  std::vector<long double> exact;
-  if (!all_fast) exact = crt_converter(m.basis()).centered(m);
+  if (all_fast) return out;
+  // Exact path: Garner's mixed radix over every prime, Q subtracted in integers.
+  const std::vector<long double> exact = crt_converter(m.basis()).centered(m);
   for (std::size_t k = 0; k < n; ++k) {
-    const long double v = all_fast ? static_cast<long double>(out[k]) * scale : exact[k];
-    if (check && std::fabs(v) >= quarter)
-      throw DecryptionError(
-          "decrypt: a coefficient reaches 2^" + std::to_string(log2_of(std::fabs(v))) +
-          ", at least a quarter of the modulus at level " + std::to_string(limbs - 1) + " (2^" +
-          std::to_string(log2_of(quarter * 4)) +
-          "): the values have most likely wrapped around the modulus and would decode to "
-          "garbage; keep |values x scale| smaller (multiply by smaller constants, rescale), or "
-          "pass check=False to read them anyway");
-    if (!all_fast)  // (a double holds the value itself only below 2^1024)
-      out[k] = std::fabs(exact[k]) < std::ldexp(1.0L, 1000) ? static_cast<double>(exact[k]) / scale
-                                                            : static_cast<double>(exact[k] / scale);
+    const long double v = exact[k];
+    if (check && std::fabs(v) >= quarter) throw wrapped(v);
+    // A double holds the value itself only below 2^1024.
+    out[k] = std::fabs(v) < std::ldexp(1.0L, 1000) ? static_cast<double>(v) / scale
+                                                   : static_cast<double>(v / scale);
   }
   return out;
 }
