@@ -1,6 +1,7 @@
 // ckks::Context: coefficient encoding, homomorphic arithmetic, rescaling, rotations.
 #include "ember/ckks/context.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -116,7 +117,6 @@ std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale, bool 
   if (m.form() != Form::coeff || limbs == 0 || limbs > max_level() + 1 ||
       m.basis() != rlwe_.q_basis(limbs - 1))
     throw ParameterError("decode: expects a polynomial over Q_l (every prime) in coefficient form");
-  const std::vector<u64> w = m.to_host();
   const std::size_t n = m.n();
   const auto primes = m.basis().primes();
   long double quarter = 0.25L;  // Q_l / 4
@@ -130,47 +130,44 @@ std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale, bool 
         "keep |values x scale| smaller (multiply by smaller constants, rescale), or pass "
         "check=False to read them anyway");
   };
-  // Fast path: the centered value v = t q0 + r0 (- q0 q1) from the first one or two primes,
-  // accepted when it agrees with every other prime: two candidates that agree modulo all primes
-  // of Q_l and lie in (-Q_l/2, Q_l/2] are equal. Its residues come from t and r0 in 64-bit
-  // arithmetic. With three or more primes |v| < q0 q1 / 2 <= Q_l / 4, so only one or two need
-  // the check here.
   const u64 q0 = primes[0];
   const u64 q1 = limbs > 1 ? primes[1] : 1;
   const Modulus m1 = make_modulus(limbs > 1 ? q1 : 2);
   const u64 q0_inv = limbs > 1 ? inverse_mod(q0 % q1, q1) : 0;
-  const __int128 big_q = static_cast<__int128>(q0) * q1, half_q = big_q / 2, quarter_q = big_q / 4;
-  struct Upper {
-    Modulus m;
-    u64 q0, q0q1;  // q0 and q0 q1 modulo this prime
-  };
-  std::vector<Upper> upper;
-  for (std::size_t l = 2; l < limbs; ++l) {
-    const Modulus mj = make_modulus(primes[l]);
-    const u64 q0j = q0 % mj.value;
-    upper.push_back({mj, q0j, mul_mod(q0j, q1 % mj.value, mj)});
+  auto& be = m.backend();
+  const auto s = be.default_stream();
+  // With three primes or more, the backend checks on the device that every coefficient's value
+  // is the one its first two residues give (ring::rows::two_prime_value_holds): then only those
+  // two rows travel, and |v| < q0 q1 / 4 <= Q_l / 4 needs no wrap check.
+  bool two_rows = limbs <= 2;
+  if (!two_rows) {
+    backend::Buffer count(be, sizeof(u64), s);
+    u64 wide = 0;
+    be.copy_from_host_async(count.as<u64>(), &wide, sizeof(u64), s);
+    be.count_wide_coefficients_async(count.as<u64>(), m.data(), q0_inv, m.view(), s);
+    be.copy_to_host_async(&wide, count.as<const u64>(), sizeof(u64), s);
+    be.synchronize(s);
+    two_rows = wide == 0;
   }
   std::vector<double> out(n);
-  bool all_fast = true;
-  for (std::size_t k = 0; k < n && all_fast; ++k) {
-    const u64 r0 = w[k];
-    const u64 t =
-        limbs > 1 ? mul_mod(sub_mod(w[n + k], barrett_reduce_64(r0, m1), q1), q0_inv, m1) : 0;
-    __int128 v = static_cast<__int128>(t) * q0 + r0;
-    const bool negative = v > half_q;
-    if (negative) v -= big_q;
-    if (check && limbs <= 2 && (v >= quarter_q || -v >= quarter_q))
-      throw wrapped(static_cast<long double>(v));
-    for (std::size_t l = 2; l < limbs && all_fast; ++l) {
-      const Upper& u = upper[l - 2];
-      u64 r = add_mod(mul_mod(barrett_reduce_64(t, u.m), u.q0, u.m), barrett_reduce_64(r0, u.m),
-                      u.m.value);
-      if (negative) r = sub_mod(r, u.q0q1, u.m.value);
-      all_fast = r == w[l * n + k];
+  if (two_rows) {
+    std::vector<u64> w(std::min<std::size_t>(limbs, 2) * n);
+    be.copy_to_host_async(w.data(), m.data(), w.size() * sizeof(u64), s);
+    be.synchronize(s);
+    const __int128 big_q = static_cast<__int128>(q0) * q1, half_q = big_q / 2;
+    const __int128 quarter_q = big_q / 4;
+    for (std::size_t k = 0; k < n; ++k) {
+      const u64 r0 = w[k];
+      const u64 t =
+          limbs > 1 ? mul_mod(sub_mod(w[n + k], barrett_reduce_64(r0, m1), q1), q0_inv, m1) : 0;
+      __int128 v = static_cast<__int128>(t) * q0 + r0;
+      if (v > half_q) v -= big_q;
+      if (check && limbs <= 2 && (v >= quarter_q || -v >= quarter_q))
+        throw wrapped(static_cast<long double>(v));
+      out[k] = static_cast<double>(v) / scale;
     }
-    out[k] = static_cast<double>(v) / scale;
+    return out;
   }
-  if (all_fast) return out;
   // Exact path: Garner's mixed radix over every prime, Q subtracted in integers.
   const std::vector<long double> exact = crt_converter(m.basis()).centered(m);
   for (std::size_t k = 0; k < n; ++k) {

@@ -43,6 +43,43 @@ EMBER_HD u64 signed_to_residue(std::int64_t v, u64 q) {
   return q - 1 - (m < q ? m : m % q);
 }
 
+/// Whether coefficient c of `a` (coefficient form, `limbs` >= 2 rows of n words, row l over prime
+/// moduli[ids[l]]) is decoded exactly by its first two residues: its centered value v from rows
+/// 0 and 1 (t q0 + r0 with t = (r1 - r0) q0^-1 mod q1, less q0 q1 above half of it) has
+/// |v| < q0 q1 / 4 and agrees with every other row. Then v is the coefficient's centered value
+/// over the whole basis: two values in (-Q/2, Q/2] that agree modulo every prime are equal.
+/// q0_inv: q0^-1 mod q1.
+EMBER_HD bool two_prime_value_holds(const u64* a, std::size_t n, std::size_t c,
+                                    const Modulus* moduli, const u32* ids, std::size_t limbs,
+                                    u64 q0_inv) {
+  const Modulus& m1 = moduli[ids[1]];
+  const u64 q0 = moduli[ids[0]].value, q1 = m1.value;
+  const u64 r0 = a[c];
+  const u64 t = mul_mod(sub_mod(a[n + c], barrett_reduce_64(r0, m1), q1), q0_inv, m1);
+  u64 hi, lo, big_hi, big_lo;  // v = t q0 + r0 in [0, q0 q1) and q0 q1, as 128-bit pairs
+  mul_wide(t, q0, hi, lo);
+  lo += r0;
+  hi += lo < r0 ? 1 : 0;
+  mul_wide(q0, q1, big_hi, big_lo);
+  auto below = [](u64 xh, u64 xl, u64 yh, u64 yl) { return xh < yh || (xh == yh && xl < yl); };
+  // Negative when 2 v > q0 q1 (q0 q1 < 2^122, so 4 |v| fits in 128 bits).
+  const bool negative = below(big_hi, big_lo, (hi << 1) | (lo >> 63), lo << 1);
+  u64 mag_hi = hi, mag_lo = lo;
+  if (negative) {
+    mag_lo = big_lo - lo;
+    mag_hi = big_hi - hi - (big_lo < lo ? 1 : 0);
+  }
+  if (!below((mag_hi << 2) | (mag_lo >> 62), mag_lo << 2, big_hi, big_lo)) return false;
+  for (std::size_t l = 2; l < limbs; ++l) {
+    const Modulus& m = moduli[ids[l]];
+    const u64 q0_mod = barrett_reduce_64(q0, m);
+    u64 r = add_mod(mul_mod(barrett_reduce_64(t, m), q0_mod, m), barrett_reduce_64(r0, m), m.value);
+    if (negative) r = sub_mod(r, mul_mod(q0_mod, barrett_reduce_64(q1, m), m), m.value);
+    if (r != a[l * n + c]) return false;
+  }
+  return true;
+}
+
 /// floor((hi 2^64 + lo) / d) for hi < d (schoolbook, one bit per step; exact for any d > 0).
 EMBER_HD u64 divide_128_by_64(u64 hi, u64 lo, u64 d) {
   u64 q = 0, r = hi;

@@ -371,6 +371,19 @@ class CpuBackend final : public Backend {
     }
   }
 
+  void count_wide_coefficients_async(u64* count, const u64* a, u64 q0_inv, const BasisView& b,
+                                     Stream) override {
+    const long n = static_cast<long>(b.ring->n);
+    u64 wide = 0;
+#pragma omp parallel for schedule(static) reduction(+ : wide) num_threads(threads_.team())
+    for (long c = 0; c < n; ++c)
+      wide +=
+          ring::rows::two_prime_value_holds(a, n, c, b.ring->moduli, b.host_ids, b.limbs, q0_inv)
+              ? 0
+              : 1;
+    *count += wide;
+  }
+
   void sample_uniform_async(u64* out, const ChaChaKey& key, u64 nonce, const BasisView& b,
                             Stream) override {
     // Coefficient c of limb l takes words 2(l N + c) and 2(l N + c) + 1: 4 per block.

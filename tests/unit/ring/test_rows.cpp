@@ -141,3 +141,55 @@ TEST(Rows, AutomorphismIndexMaps) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Rows, TwoPrimeValueHoldsExactlyWhenTheValueFits) {
+  // Coefficients of known signed values over four primes of 61, 50, 40 and 55 bits: the two-prime
+  // value holds for |v| < q0 q1 / 4 whatever the sign, not past it, and not when any other row
+  // disagrees.
+  using i128 = __int128;
+  std::vector<u64> q = {
+      ember::generate_ntt_primes(61, 16, 1)[0], ember::generate_ntt_primes(50, 16, 1)[0],
+      ember::generate_ntt_primes(40, 16, 1)[0], ember::generate_ntt_primes(55, 16, 1)[0]};
+  std::vector<Modulus> moduli;
+  for (u64 p : q) moduli.push_back(ember::make_modulus(p));
+  const std::vector<u32> ids = {0, 1, 2, 3};
+  const u64 q0_inv = ember::inverse_mod(q[0] % q[1], q[1]);
+  const i128 quarter = static_cast<i128>(q[0]) * q[1] / 4;
+  std::mt19937_64 rng(5);
+  std::vector<i128> values = {0,
+                              1,
+                              -1,
+                              quarter - 1,
+                              -(quarter - 1),
+                              quarter,
+                              -quarter,
+                              quarter + 1,
+                              static_cast<i128>(q[0]) * q[1] / 2};
+  for (int i = 0; i < 200; ++i) values.push_back(static_cast<i128>(rng() >> 2) * (i % 2 ? 1 : -1));
+  for (int i = 0; i < 200; ++i)  // values needing a third prime: q0 q1 < |v| < q0 q1 q2 / 2
+    values.push_back(static_cast<i128>(rng() >> 30) * q[0] * 64 * (i % 2 ? 1 : -1));
+  const std::size_t n = values.size();
+  std::vector<u64> a(4 * n);
+  for (std::size_t c = 0; c < n; ++c)
+    for (std::size_t l = 0; l < 4; ++l) {
+      const i128 r = values[c] % static_cast<i128>(q[l]);
+      a[l * n + c] = static_cast<u64>(r < 0 ? r + q[l] : r);
+    }
+  for (std::size_t c = 0; c < n; ++c) {
+    const i128 v = values[c];
+    const i128 big = static_cast<i128>(q[0]) * q[1];
+    const bool fits = 4 * v < big && -4 * v < big;  // |v| < q0 q1 / 4
+    EXPECT_EQ(rows::two_prime_value_holds(a.data(), n, c, moduli.data(), ids.data(), 4, q0_inv),
+              fits)
+        << "coefficient " << c;
+    if (fits) {  // one disagreeing row above the first two makes it fail
+      a[3 * n + c] = (a[3 * n + c] + 1) % q[3];
+      EXPECT_FALSE(
+          rows::two_prime_value_holds(a.data(), n, c, moduli.data(), ids.data(), 4, q0_inv));
+    }
+  }
+}
+
+}  // namespace

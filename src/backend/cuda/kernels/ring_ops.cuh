@@ -671,6 +671,20 @@ __global__ void sample_small_kernel(u64* out, ChaChaKey key, u64 nonce, SmallSam
   }
 }
 
+/// Counts (into *count) the coefficients whose value needs more than the first two primes.
+__global__ void count_wide_coefficients_kernel(unsigned long long* count, const u64* a, u64 q0_inv,
+                                               LimbMap map) {
+  wait_for_previous_kernels();
+  const std::size_t n = std::size_t{1} << map.log_n;
+  u32 wide = 0;
+  for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
+       c += std::size_t{gridDim.x} * blockDim.x)
+    wide +=
+        ring::rows::two_prime_value_holds(a, n, c, map.moduli, map.ids, map.limbs, q0_inv) ? 0 : 1;
+  wide = __reduce_add_sync(0xffffffffu, wide);
+  if ((threadIdx.x & 31) == 0 && wide) atomicAdd(count, static_cast<unsigned long long>(wide));
+}
+
 __global__ void embed_signed_kernel(u64* out, const std::int64_t* values, LimbMap map) {
   wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << map.log_n;

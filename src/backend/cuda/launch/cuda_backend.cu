@@ -763,6 +763,14 @@ class CudaBackend final : public Backend {
                  nonce, dist, map_of(b), kLimbsPerGroup);
   }
 
+  void count_wide_coefficients_async(u64* count, const u64* a, u64 q0_inv, const BasisView& b,
+                                     Stream s) override {
+    ctx_.activate();
+    cuda::launch(k::count_wide_coefficients_kernel, grid_for(b.ring->n), 256, 0, raw(s),
+                 "count_wide_coefficients_kernel", reinterpret_cast<unsigned long long*>(count), a,
+                 q0_inv, map_of(b));
+  }
+
   void embed_signed_async(u64* out, const std::int64_t* values, const BasisView& b,
                           Stream s) override {
     ctx_.activate();
