@@ -55,8 +55,10 @@ void check_gpu_not_inherited() {
   constexpr std::uint64_t kUnused = ~std::uint64_t{0};
   static std::atomic<std::uint64_t> first_use{kUnused};
   const std::uint64_t now = fork_generation();
-  std::uint64_t expected = kUnused;
-  if (first_use.compare_exchange_strong(expected, now) || expected == now) return;
+  // Every device operation passes here: a plain load settles it, the exchange runs once.
+  std::uint64_t seen = first_use.load(std::memory_order_relaxed);
+  if (seen == now) return;
+  if (seen == kUnused && (first_use.compare_exchange_strong(seen, now) || seen == now)) return;
   throw DeviceError(
       "this process was forked from one that had already used the GPU, and a CUDA context does "
       "not survive fork(): start worker processes with multiprocessing's 'spawn' or "
