@@ -51,7 +51,9 @@ class Device:
     compute_capability: str = ""
 
     def __str__(self) -> str:
-        return "cpu" if self.kind == "cpu" else f"cuda:{self.index}"
+        if self.kind == "cpu":
+            return "cpu" if self.index == 0 else f"cpu:{self.index}"
+        return f"cuda:{self.index}"
 
 
 def backends() -> list[str]:
@@ -60,7 +62,9 @@ def backends() -> list[str]:
 
 
 def devices() -> list[Device]:
-    """The CPU and every visible GPU (empty GPU list in a CPU-only build)."""
+    """The CPU and every visible GPU (empty GPU list in a CPU-only build). Further CPU devices
+    ("cpu:1", ...) can be named anywhere a device is taken: they share the host's memory and
+    cores but are separate devices, for testing device sets without a GPU."""
     out = [Device(kind="cpu", name=os.uname().machine)]
     for g in _ember.cuda_devices():
         out.append(
@@ -95,7 +99,7 @@ _default_device = None
 
 
 def set_default_device(spec: str) -> None:
-    """Sets the device used when none is given: "cpu", "cuda", "cuda:N" or "auto"."""
+    """Sets the device used when none is given: "cpu", "cpu:N", "cuda", "cuda:N" or "auto"."""
     global _default_device
     _default_device = _ember.parse_device(spec)
 

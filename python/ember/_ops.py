@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from . import serialize as _ser
 
 
@@ -13,6 +15,21 @@ class CiphertextOps:
     @property
     def level(self) -> int:
         return self._raw.level
+
+    @property
+    def device(self) -> str:
+        return self._ctx.device
+
+    def to(self, device: str):
+        """This ciphertext on `device` ("cuda:1", "cpu", ...), bound to its context's copy there
+        (ctx.to(device), evaluation keys included); itself when it is there already. GPU to
+        GPU copies go peer to peer where the GPUs allow it."""
+        ctx = self._ctx.to(device)
+        if ctx is self._ctx:
+            return self
+        moved = copy.copy(self)
+        moved._ctx, moved._raw = ctx, self._raw.to(ctx.device)
+        return moved
 
     @property
     def form(self) -> str:

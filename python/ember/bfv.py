@@ -50,12 +50,12 @@ class Context(IntegerContext):
 
     scheme = "BFV"
 
-    def __init__(self, params: Params | str, device: str | None = "auto"):
+    def __init__(self, params: Params | str, device: str | None = "auto", _like=None):
         if isinstance(params, str):
             params = Params.preset(params)
-        super().__init__(params, device)
+        super().__init__(params, device, _like)
 
-    def _make_raw(self):
+    def _make_raw(self, like):
         p = self.params
         return _ember.BfvContext(
             p.n,
@@ -65,6 +65,7 @@ class Context(IntegerContext):
             int(p.plain_modulus),
             aux_primes(p),
             self.device,
+            like,
         )
 
     def _encrypt_raw(self, pt: Plaintext, key, symmetric: bool):

@@ -36,17 +36,24 @@ class Context(IntegerContext):
     scheme = "BGV"
 
     def __init__(
-        self, params: Params | str, device: str | None = "auto", auto_mod_switch: bool = True
+        self,
+        params: Params | str,
+        device: str | None = "auto",
+        auto_mod_switch: bool = True,
+        _like=None,
     ):
         if isinstance(params, str):
             params = Params.preset(params)
         self.auto_mod_switch = auto_mod_switch
-        super().__init__(params, device)
+        super().__init__(params, device, _like)
 
-    def _make_raw(self):
+    def _replica_options(self) -> dict:
+        return {"auto_mod_switch": self.auto_mod_switch}
+
+    def _make_raw(self, like):
         p = self.params
         return _ember.BgvContext(
-            p.n, list(p.q_primes), list(p.p_primes), p.dnum, int(p.plain_modulus), self.device
+            p.n, list(p.q_primes), list(p.p_primes), p.dnum, int(p.plain_modulus), self.device, like
         )
 
     def _encrypt_raw(self, pt: Plaintext, key, symmetric: bool):

@@ -330,6 +330,17 @@ class Plaintext:
     def __init__(self, ctx: Context, poly, level: int, scale: float, values: np.ndarray):
         self._ctx, self._poly, self.level, self.scale, self.values = ctx, poly, level, scale, values
 
+    @property
+    def device(self) -> str:
+        return self._ctx.device
+
+    def to(self, device: str) -> Plaintext:
+        """This plaintext on `device` (itself when it is there already)."""
+        ctx = self._ctx.to(device)
+        if ctx is self._ctx:
+            return self
+        return Plaintext(ctx, self._poly.to(ctx.device), self.level, self.scale, self.values)
+
 
 class Ciphertext(CiphertextOps):
     """An encrypted vector of `ctx.slots` values. Operators: + - * (with ciphertexts,
@@ -366,13 +377,21 @@ class Context(KeyedContext):
     scheme = "CKKS"
     _plaintext_type = Plaintext
 
-    def __init__(self, params: Params | str, device: str | None = "auto", auto_rescale=True):
+    def __init__(
+        self, params: Params | str, device: str | None = "auto", auto_rescale=True, _like=None
+    ):
         if isinstance(params, str):
             params = Params.preset(params)
         self.params = params
         self.device = resolve_device(device)
+        # _like: ctx.to's source context, whose ring (and its per-device tables) this one shares.
         self._raw = _ember.CkksContext(
-            params.n, list(params.q_primes), list(params.p_primes), params.dnum, self.device
+            params.n,
+            list(params.q_primes),
+            list(params.p_primes),
+            params.dnum,
+            self.device,
+            _like._raw if _like is not None else None,
         )
         self.auto_rescale = auto_rescale
         self.slots = params.slots
@@ -421,6 +440,9 @@ class Context(KeyedContext):
         self._idx, self._idx_conj = idx, idx_conj
         k = np.arange(n)
         self._twist = np.exp(1j * np.pi * k / n)  # zeta^k
+
+    def _replica_options(self) -> dict:
+        return {"auto_rescale": self.auto_rescale}
 
     # ---------------------------------------------------------------- keys
     def eval_keys(
@@ -737,6 +759,7 @@ class Context(KeyedContext):
 
     def _as_plain(self, values, level: int, scale: float) -> Plaintext:
         if isinstance(values, Plaintext):
+            self._check_plaintext(values, "the operation")
             if values.level == level and self._scale_ok(values.scale, scale):
                 return values
             return self.encode(values.values, level, scale)

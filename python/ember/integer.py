@@ -234,6 +234,16 @@ class Plaintext:
         self._ctx, self.coeffs, self.batched = ctx, coeffs, batched
         self._cache = {}
 
+    @property
+    def device(self) -> str:
+        return self._ctx.device
+
+    def to(self, device: str):
+        """This plaintext for the context on `device` (its values are on the host; the
+        polynomials are made there when used)."""
+        ctx = self._ctx.to(device)
+        return self if ctx is self._ctx else Plaintext(ctx, self.coeffs, self.batched)
+
     def lifted(self, level: int, factor: int = 1):
         """The centered integer polynomial of factor * m over Q_level, eval form."""
         key = ("lift", level, factor)
@@ -277,7 +287,7 @@ class IntegerContext(KeyedContext):
 
     _plaintext_type = Plaintext
 
-    def __init__(self, params, device: str | None):
+    def __init__(self, params, device: str | None, _like=None):
         from . import resolve_device
 
         self.params = params
@@ -286,7 +296,8 @@ class IntegerContext(KeyedContext):
         self.slots = params.n
         self._sampler = ring.Sampler()
         self._eval_keys = None
-        self._raw = self._make_raw()
+        # _like: ctx.to's source context, whose ring (and its per-device tables) this one shares.
+        self._raw = self._make_raw(_like._raw if _like is not None else None)
         self.max_level = self._raw.max_level
         self._encoder = (
             BatchEncoder(params.n, self.plain_modulus, self.device) if params.batching else None

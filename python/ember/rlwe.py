@@ -24,6 +24,7 @@ from .errors import (
     SecurityWarning,
     SerializationError,
 )
+from .dist import ReplicaSet, map_over_devices
 from .ring import Sampler
 
 __all__ = [
@@ -136,6 +137,15 @@ class SecretKey:
     def __init__(self, ctx, raw):
         self._ctx, self._raw = ctx, raw
 
+    @property
+    def device(self) -> str:
+        return self._raw.device
+
+    def to(self, device: str) -> SecretKey:
+        """This key on `device` (itself when it is there already)."""
+        ctx = self._ctx._context_on(device)
+        return self if ctx is self._ctx else SecretKey(ctx, self._raw.to(ctx.device))
+
     def to_bytes(self, mac_key: bytes | None = None) -> bytes:
         """Serializes the secret key (only when you ask: keep the bytes secret). With `mac_key`
         the bytes carry a keyed MAC and must be read with the same key."""
@@ -151,6 +161,15 @@ class SecretKey:
 class PublicKey:
     def __init__(self, ctx, raw):
         self._ctx, self._raw = ctx, raw
+
+    @property
+    def device(self) -> str:
+        return self._raw.device
+
+    def to(self, device: str) -> PublicKey:
+        """This key on `device` (itself when it is there already)."""
+        ctx = self._ctx._context_on(device)
+        return self if ctx is self._ctx else PublicKey(ctx, self._raw.to(ctx.device))
 
     def to_bytes(self, mac_key: bytes | None = None) -> bytes:
         payload = self._raw.seed + struct.pack("<Q", self._raw.seed_nonce)
@@ -183,6 +202,26 @@ class EvalKeys:
 
     def __init__(self, ctx, relin, galois: dict, boot: tuple | None = None):
         self._ctx, self.relin, self.galois, self.boot = ctx, relin, galois, boot
+        self._copies = {ctx.device: self}  # this key set on each device, shared by the copies
+
+    @property
+    def device(self) -> str:
+        return self._ctx.device
+
+    def to(self, device: str) -> EvalKeys:
+        """These keys on `device`, copied there once (GPU to GPU peer to peer where the GPUs
+        allow it): later calls, and ctx.map, reuse the copy."""
+        ctx = self._ctx._context_on(device)
+        with ctx._replicas.lock:
+            copy = self._copies.get(ctx.device)
+            if copy is None:
+                dev = ctx.device
+                boot = tuple(k.to(dev) for k in self.boot) if self.boot else None
+                galois = {g: k.to(dev) for g, k in self.galois.items()}
+                copy = EvalKeys(ctx, self.relin.to(dev), galois, boot)
+                copy._copies = self._copies
+                self._copies[dev] = copy
+        return copy
 
     @property
     def rotations(self) -> list[int]:
@@ -333,9 +372,73 @@ class KeyedContext:
     _sampler: Sampler
     _eval_keys: EvalKeys | None = None
 
+    # ---------------------------------------------------------------- devices
+    def _replica_options(self) -> dict:
+        """The constructor's keyword options (besides params and device) that a copy of this
+        context on another device keeps."""
+        return {}
+
+    @property
+    def _replicas(self) -> ReplicaSet:
+        reps = self.__dict__.get("_replica_set")
+        if reps is None:
+            reps = self.__dict__["_replica_set"] = ReplicaSet(self)
+        return reps
+
+    def _context_on(self, device: str):
+        """The context of these parameters on `device`, made once (without keys)."""
+        from . import resolve_device
+
+        dev = resolve_device(device)
+        if dev == self.device:
+            return self
+        reps = self._replicas
+        with reps.lock:
+            ctx = reps.contexts.get(dev)
+            if ctx is None:
+                ctx = type(self)(self.params, device=dev, _like=self, **self._replica_options())
+                ctx.__dict__["_replica_set"] = reps
+                reps.contexts[dev] = ctx
+        return ctx
+
+    def to(self, device: str):
+        """This context on `device`: the same parameters (ciphertexts keep working across the
+        move), and this context's evaluation keys copied there once. Made once per device and
+        shared: ctx.to("cuda:1").to(ctx.device) is ctx."""
+        ctx = self._context_on(device)
+        if ctx is not self and self._eval_keys is not None:
+            ctx._eval_keys = self._eval_keys.to(ctx.device)
+        return ctx
+
+    def map(
+        self,
+        fn,
+        *iterables,
+        devices="all",
+        pass_context: bool = False,
+        gather: bool = True,
+    ) -> list:
+        """[fn(*args) for args in zip(*iterables)], the calls spread over a device set ("all":
+        every visible GPU, else the CPU; or a list such as ["cuda:0", "cuda:1"] or
+        ["cpu:0", "cpu:1"]). Each device takes a contiguous run of the items on its own host
+        thread; ciphertexts and plaintexts among the arguments are moved to it, and this
+        context's evaluation keys are copied to each device once. Inside fn use the arguments'
+        operators and methods (a * b, a.rotate(3)); with pass_context=True fn gets the device's
+        context first (fn(ctx_d, *args)) for context methods. Results come back in input order,
+        on this context's device (gather=False leaves each on the device that computed it)."""
+        return map_over_devices(self, fn, iterables, devices, pass_context, gather)
+
+    def _check_device(self, obj_device: str, what: str, how: str) -> None:
+        if obj_device != self.device:
+            raise MismatchError(
+                f"{what} is on {obj_device} and this context on {self.device}: move it with "
+                f"{how}.to('{self.device}'), or compute on ctx.to('{obj_device}')"
+            )
+
     # ---------------------------------------------------------------- boundary checks
     def _check(self, ct) -> None:
-        """Refuses anything but a ciphertext of this scheme and of this context's parameters."""
+        """Refuses anything but a ciphertext of this scheme, of this context's parameters and
+        on this context's device."""
         if not isinstance(ct, CiphertextOps):
             raise ParameterError(
                 f"expected a {self.scheme} ciphertext (ember.{self.scheme.lower()}.Ciphertext), "
@@ -345,6 +448,8 @@ class KeyedContext:
             raise MismatchError(f"expected a {self.scheme} ciphertext, got {describe(ct)}")
         if ct._raw.params_id != self._raw.params_id:
             raise MismatchError("the ciphertext belongs to a context with other parameters")
+        if ct._ctx.device != self.device:
+            self._check_device(ct._ctx.device, "the ciphertext", "ct")
 
     def _check_key(self, key, kinds: tuple, op: str) -> None:
         """Refuses a key of the wrong kind (ParameterError), of another scheme or of other
@@ -365,6 +470,8 @@ class KeyedContext:
                 f"{op}: the {type(key).__name__} belongs to a context with other parameters "
                 "(its params_id differs); use keys made by a context with these parameters"
             )
+        if key._ctx.device != self.device:
+            self._check_device(key._ctx.device, f"{op}: the {type(key).__name__}", "key")
 
     def _check_plaintext(self, pt, op: str) -> None:
         """Refuses anything but this scheme's Plaintext (`_plaintext_type`) encoded under these
@@ -380,6 +487,8 @@ class KeyedContext:
                 f"{op}: the plaintext belongs to a context with other parameters; encode the "
                 "values with this context"
             )
+        if pt._ctx.device != self.device:
+            self._check_device(pt._ctx.device, f"{op}: the plaintext", "pt")
 
     def _check_values(self, values) -> None:
         """Refuses an Ember object where values (numbers) are expected: another scheme's

@@ -25,11 +25,16 @@ void bind_bfv_bgv(nb::module_& m) {
         nb::arg("p_primes"), nb::arg("plain_modulus"),
         "The primes R of BFV's multiplication basis (see bfv::choose_aux_primes).");
   nb::class_<bfv::Context> f(m, "BfvContext");
-  f.def("__init__",
-        [](bfv::Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
-           std::size_t dnum, u64 t, const std::vector<u64>& aux, const std::string& device) {
-          new (x) bfv::Context(n, q, p, dnum, t, aux, backend::parse_device(device));
-        });
+  f.def(
+      "__init__",
+      [](bfv::Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
+         std::size_t dnum, u64 t, const std::vector<u64>& aux, const std::string& device,
+         const bfv::Context* like) {
+        new (x) bfv::Context(n, q, p, dnum, t, aux, backend::parse_device(device),
+                             like ? like->rlwe().ring() : nullptr);
+      },
+      nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("t"), nb::arg("aux"),
+      nb::arg("device"), nb::arg("like").none() = nb::none());
   bind::bind_evaluator(f);
   f.def_prop_ro("plain_modulus", &bfv::Context::plain_modulus)
       .def("scale_plain",
@@ -51,18 +56,33 @@ void bind_bfv_bgv(nb::module_& m) {
              return x.encrypt_symmetric(x.scale_plain_host(py::aligned(m, copy), x.max_level()), sk,
                                         s);
            })
-      .def("decrypt", [](const bfv::Context& x, const Ciphertext& ct,
-                         const SecretKey& sk) { return bind::to_numpy(x.decrypt(ct, sk)); })
-      .def("mod_switch", [](const bfv::Context& x, const Ciphertext& a,
-                            std::size_t l) { return x.mod_switch(a, l); })
+      .def("decrypt",
+           [](const bfv::Context& x, const Ciphertext& ct, const SecretKey& sk) {
+             std::vector<u64> v;
+             {
+               nb::gil_scoped_release unlocked;  // the numpy array is made with the GIL held
+               v = x.decrypt(ct, sk);
+             }
+             return bind::to_numpy(std::move(v));
+           })
+      .def(
+          "mod_switch",
+          [](const bfv::Context& x, const Ciphertext& a, std::size_t l) {
+            return x.mod_switch(a, l);
+          },
+          bind::release)
       .def("noise_budget", &bfv::Context::noise_budget);
 
   nb::class_<bgv::Context> g(m, "BgvContext");
-  g.def("__init__",
-        [](bgv::Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
-           std::size_t dnum, u64 t, const std::string& device) {
-          new (x) bgv::Context(n, q, p, dnum, t, backend::parse_device(device));
-        });
+  g.def(
+      "__init__",
+      [](bgv::Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
+         std::size_t dnum, u64 t, const std::string& device, const bgv::Context* like) {
+        new (x) bgv::Context(n, q, p, dnum, t, backend::parse_device(device),
+                             like ? like->rlwe().ring() : nullptr);
+      },
+      nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("t"), nb::arg("device"),
+      nb::arg("like").none() = nb::none());
   bind::bind_evaluator(g);
   g.def_prop_ro("plain_modulus", &bgv::Context::plain_modulus)
       .def("encrypt", [](const bgv::Context& x, const ring::RnsPoly& p, const PublicKey& pk,
@@ -70,9 +90,20 @@ void bind_bfv_bgv(nb::module_& m) {
       .def("encrypt_symmetric",
            [](const bgv::Context& x, const ring::RnsPoly& p, const SecretKey& sk,
               ring::Sampler& s) { return x.rlwe().encrypt_symmetric(p, sk, s); })
-      .def("decrypt", [](const bgv::Context& x, const Ciphertext& ct,
-                         const SecretKey& sk) { return bind::to_numpy(x.decrypt(ct, sk)); })
-      .def("mod_switch", [](const bgv::Context& x, const Ciphertext& a,
-                            std::size_t l) { return x.mod_switch(a, l); })
+      .def("decrypt",
+           [](const bgv::Context& x, const Ciphertext& ct, const SecretKey& sk) {
+             std::vector<u64> v;
+             {
+               nb::gil_scoped_release unlocked;  // the numpy array is made with the GIL held
+               v = x.decrypt(ct, sk);
+             }
+             return bind::to_numpy(std::move(v));
+           })
+      .def(
+          "mod_switch",
+          [](const bgv::Context& x, const Ciphertext& a, std::size_t l) {
+            return x.mod_switch(a, l);
+          },
+          bind::release)
       .def("noise_budget", &bgv::Context::noise_budget);
 }

@@ -16,10 +16,16 @@ using F64Vector = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::devic
 
 void bind_ckks(nb::module_& m) {
   nb::class_<Context> c(m, "CkksContext");
-  c.def("__init__", [](Context* x, std::size_t n, const std::vector<u64>& q,
-                       const std::vector<u64>& p, std::size_t dnum, const std::string& device) {
-    new (x) Context(n, q, p, dnum, backend::parse_device(device));
-  });
+  // like: a context of the same parameters (on another device) whose ring to share.
+  c.def(
+      "__init__",
+      [](Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
+         std::size_t dnum, const std::string& device, const Context* like) {
+        new (x) Context(n, q, p, dnum, backend::parse_device(device),
+                        like ? like->rlwe().ring() : nullptr);
+      },
+      nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("device"),
+      nb::arg("like").none() = nb::none());
   bind::bind_evaluator(c);
   c.def(
        "encode_coeffs",
@@ -56,7 +62,12 @@ void bind_ckks(nb::module_& m) {
       .def(
           "decode_coeffs",
           [](const Context& x, const ring::RnsPoly& p, double scale, bool check) {
-            return bind::to_numpy(x.decode_coeffs(p, scale, check));
+            std::vector<double> v;
+            {
+              nb::gil_scoped_release unlocked;  // the numpy array is made with the GIL held
+              v = x.decode_coeffs(p, scale, check);
+            }
+            return bind::to_numpy(std::move(v));
           },
           nb::arg("poly"), nb::arg("scale"), nb::arg("check") = true)
       .def("coefficient_bound",
@@ -70,10 +81,14 @@ void bind_ckks(nb::module_& m) {
            [](const Context& x, const ring::RnsPoly& p, const SecretKey& sk, ring::Sampler& s) {
              return x.rlwe().encrypt_symmetric(p, sk, s);
            })
-      .def("rescale", &Context::rescale)
-      .def("mod_raise", &Context::mod_raise)
-      .def("switch_key", [](const Context& x, const Ciphertext& a,
-                            const rlwe::SwitchKey& k) { return x.switch_key(a, k); })
+      .def("rescale", &Context::rescale, bind::release)
+      .def("mod_raise", &Context::mod_raise, bind::release)
+      .def(
+          "switch_key",
+          [](const Context& x, const Ciphertext& a, const rlwe::SwitchKey& k) {
+            return x.switch_key(a, k);
+          },
+          bind::release)
       .def("switching_key",
            // A key from `from_sk` to `to_sk`, filed under `key_id` (the key set that uses it);
            // level0_only: see rlwe::Context::switch_key_level0.

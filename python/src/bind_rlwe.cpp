@@ -7,7 +7,12 @@ void bind_rlwe_types(nb::module_& m) {
   nb::class_<SecretKey>(m, "SecretKey")
       .def_prop_ro("s", [](const SecretKey& k) { return k.s.copy(); })
       .def_ro("key_id", &SecretKey::key_id)
-      .def_ro("params_id", &SecretKey::params_id);
+      .def_ro("params_id", &SecretKey::params_id)
+      .def_prop_ro("device", [](const SecretKey& k) { return k.s.device().str(); })
+      .def(
+          "to",
+          [](const SecretKey& k, const std::string& d) { return k.to(backend::parse_device(d)); },
+          release);
   nb::class_<PublicKey>(m, "PublicKey")
       .def_prop_ro("b", [](const PublicKey& k) { return k.b.copy(); })
       .def_prop_ro("a", [](const PublicKey& k) { return k.a.copy(); })
@@ -17,7 +22,12 @@ void bind_rlwe_types(nb::module_& m) {
                    })
       .def_ro("seed_nonce", &PublicKey::seed_nonce)
       .def_ro("key_id", &PublicKey::key_id)
-      .def_ro("params_id", &PublicKey::params_id);
+      .def_ro("params_id", &PublicKey::params_id)
+      .def_prop_ro("device", [](const PublicKey& k) { return k.b.device().str(); })
+      .def(
+          "to",
+          [](const PublicKey& k, const std::string& d) { return k.to(backend::parse_device(d)); },
+          release);
   nb::class_<SwitchKey>(m, "SwitchKey")
       .def_ro("key_id", &SwitchKey::key_id)
       .def_ro("params_id", &SwitchKey::params_id)
@@ -28,7 +38,12 @@ void bind_rlwe_types(nb::module_& m) {
                      return nb::bytes(reinterpret_cast<const char*>(k.seed.words), 32);
                    })
       .def_ro("seed_nonce", &SwitchKey::seed_nonce)
-      .def_prop_ro("nbytes", [](const SwitchKey& k) { return k.data.bytes(); });
+      .def_prop_ro("nbytes", [](const SwitchKey& k) { return k.data.bytes(); })
+      .def_prop_ro("device", [](const SwitchKey& k) { return k.device().str(); })
+      .def(
+          "to",
+          [](const SwitchKey& k, const std::string& d) { return k.to(backend::parse_device(d)); },
+          release);
   nb::class_<Ciphertext>(m, "Ciphertext")
       .def_ro("level", &Ciphertext::level)
       .def_rw("scale", &Ciphertext::scale)
@@ -39,7 +54,15 @@ void bind_rlwe_types(nb::module_& m) {
       .def_prop_ro("form",
                    [](const Ciphertext& c) { return std::string(ring::form_name(c.form())); })
       .def("poly", [](const Ciphertext& c, std::size_t i) { return c.polys.at(i).copy(); })
-      .def("copy", &Ciphertext::copy);
+      .def("copy", &Ciphertext::copy)
+      .def_prop_ro("device",
+                   [](const Ciphertext& c) {
+                     return c.polys.empty() ? std::string() : c.polys[0].device().str();
+                   })
+      .def(
+          "to",
+          [](const Ciphertext& c, const std::string& d) { return c.to(backend::parse_device(d)); },
+          release);
 }
 
 }  // namespace ember::bind

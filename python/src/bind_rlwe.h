@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/backend/backend.h"
 #include "ember/core/errors.h"
 #include "ember/rlwe/evaluator.h"
 
@@ -40,6 +41,10 @@ inline std::vector<ring::RnsPoly> polys_from_list(const nb::list& l) {
 
 /// Properties, keys, (de)serialization helpers and the shared operations of a scheme context.
 /// A scheme that redefines an operation (BGV's add) gets its own through Ctx.
+/// Releases the GIL for a call that only computes (no Python objects touched, no sampler drawn
+/// from): threads that drive several devices (ctx.map) then run their calls concurrently.
+inline constexpr auto release = nb::call_guard<nb::gil_scoped_release>();
+
 template <class Ctx>
 void bind_evaluator(nb::class_<Ctx>& c) {
   c.def_prop_ro("n", [](const Ctx& x) { return x.n(); })
@@ -61,8 +66,12 @@ void bind_evaluator(nb::class_<Ctx>& c) {
                            ring::Sampler& s) { return x.rlwe().relin_key(sk, s); })
       .def("galois_key", [](const Ctx& x, const SecretKey& sk, u64 g,
                             ring::Sampler& s) { return x.rlwe().galois_key(sk, g, s); })
-      .def("decrypt_core", [](const Ctx& x, const Ciphertext& ct, const SecretKey& sk,
-                              std::size_t limbs) { return x.rlwe().decrypt_core(ct, sk, limbs); })
+      .def(
+          "decrypt_core",
+          [](const Ctx& x, const Ciphertext& ct, const SecretKey& sk, std::size_t limbs) {
+            return x.rlwe().decrypt_core(ct, sk, limbs);
+          },
+          release)
       .def("make_ciphertext",
            [](const Ctx& x, nb::list polys, std::size_t level, double scale, u64 factor,
               u64 key_id) {
@@ -89,36 +98,71 @@ void bind_evaluator(nb::class_<Ctx>& c) {
              return x.rlwe().switch_key_uniform_part(k, j);
            })
       .def_prop_ro("error_factor", [](const Ctx& x) { return x.rlwe().error_factor(); })
-      .def("to_form",
-           [](const Ctx& x, const Ciphertext& a, const std::string& form) {
-             return x.to_form(a, ring::form_from_name(form));
-           })
-      .def("add",
-           [](const Ctx& x, const Ciphertext& a, const Ciphertext& b) { return x.add(a, b); })
-      .def("sub",
-           [](const Ctx& x, const Ciphertext& a, const Ciphertext& b) { return x.sub(a, b); })
-      .def("negate", [](const Ctx& x, const Ciphertext& a) { return x.negate(a); })
-      .def("add_plain", [](const Ctx& x, const Ciphertext& a,
-                           const ring::RnsPoly& p) { return x.add_plain(a, p); })
-      .def("sub_plain", [](const Ctx& x, const Ciphertext& a,
-                           const ring::RnsPoly& p) { return x.sub_plain(a, p); })
-      .def("multiply_plain", [](const Ctx& x, const Ciphertext& a,
-                                const ring::RnsPoly& p) { return x.multiply_plain(a, p); })
-      .def("dot_plain",
-           [](const Ctx& x, const std::vector<const Ciphertext*>& cts,
-              const std::vector<const ring::RnsPoly*>& pts) { return x.dot_plain(cts, pts); })
-      .def("linear_combination",
-           [](const Ctx& x, const std::vector<const Ciphertext*>& cts,
-              const std::vector<std::vector<u64>>& scalars, const std::vector<u64>& constant,
-              std::size_t level) { return x.linear_combination(cts, scalars, constant, level); })
-      .def("multiply_scalar", [](const Ctx& x, const Ciphertext& a,
-                                 const std::vector<u64>& r) { return x.multiply_scalar(a, r); })
-      .def("add_scalar", [](const Ctx& x, const Ciphertext& a,
-                            const std::vector<u64>& r) { return x.add_scalar(a, r); })
-      .def("multiply_no_relin", [](const Ctx& x, const Ciphertext& a,
-                                   const Ciphertext& b) { return x.multiply_no_relin(a, b); })
-      .def("relinearize", [](const Ctx& x, const Ciphertext& a,
-                             const SwitchKey& k) { return x.relinearize(a, k); })
+      .def(
+          "to_form",
+          [](const Ctx& x, const Ciphertext& a, const std::string& form) {
+            return x.to_form(a, ring::form_from_name(form));
+          },
+          release)
+      .def(
+          "add", [](const Ctx& x, const Ciphertext& a, const Ciphertext& b) { return x.add(a, b); },
+          release)
+      .def(
+          "sub", [](const Ctx& x, const Ciphertext& a, const Ciphertext& b) { return x.sub(a, b); },
+          release)
+      .def(
+          "negate", [](const Ctx& x, const Ciphertext& a) { return x.negate(a); }, release)
+      .def(
+          "add_plain",
+          [](const Ctx& x, const Ciphertext& a, const ring::RnsPoly& p) {
+            return x.add_plain(a, p);
+          },
+          release)
+      .def(
+          "sub_plain",
+          [](const Ctx& x, const Ciphertext& a, const ring::RnsPoly& p) {
+            return x.sub_plain(a, p);
+          },
+          release)
+      .def(
+          "multiply_plain",
+          [](const Ctx& x, const Ciphertext& a, const ring::RnsPoly& p) {
+            return x.multiply_plain(a, p);
+          },
+          release)
+      .def(
+          "dot_plain",
+          [](const Ctx& x, const std::vector<const Ciphertext*>& cts,
+             const std::vector<const ring::RnsPoly*>& pts) { return x.dot_plain(cts, pts); },
+          release)
+      .def(
+          "linear_combination",
+          [](const Ctx& x, const std::vector<const Ciphertext*>& cts,
+             const std::vector<std::vector<u64>>& scalars, const std::vector<u64>& constant,
+             std::size_t level) { return x.linear_combination(cts, scalars, constant, level); },
+          release)
+      .def(
+          "multiply_scalar",
+          [](const Ctx& x, const Ciphertext& a, const std::vector<u64>& r) {
+            return x.multiply_scalar(a, r);
+          },
+          release)
+      .def(
+          "add_scalar",
+          [](const Ctx& x, const Ciphertext& a, const std::vector<u64>& r) {
+            return x.add_scalar(a, r);
+          },
+          release)
+      .def(
+          "multiply_no_relin",
+          [](const Ctx& x, const Ciphertext& a, const Ciphertext& b) {
+            return x.multiply_no_relin(a, b);
+          },
+          release)
+      .def(
+          "relinearize",
+          [](const Ctx& x, const Ciphertext& a, const SwitchKey& k) { return x.relinearize(a, k); },
+          release)
       .def(
           "multiply_divide",
           [](const Ctx& x, const Ciphertext& a, const Ciphertext& b, const SwitchKey& k,
@@ -126,13 +170,23 @@ void bind_evaluator(nb::class_<Ctx>& c) {
             return x.multiply_divide(a, b, k, sub, sub_scalars);
           },
           nb::arg("a"), nb::arg("b"), nb::arg("relin"), nb::arg("sub").none() = nb::none(),
-          nb::arg("sub_scalars") = std::vector<u64>{})
-      .def("multiply", [](const Ctx& x, const Ciphertext& a, const Ciphertext& b,
-                          const SwitchKey& k) { return x.multiply(a, b, k); })
-      .def("drop_level",
-           [](const Ctx& x, const Ciphertext& a, std::size_t l) { return x.drop_level(a, l); })
-      .def("apply_galois", [](const Ctx& x, const Ciphertext& a,
-                              const SwitchKey& k) { return x.apply_galois(a, k); })
+          nb::arg("sub_scalars") = std::vector<u64>{}, release)
+      .def(
+          "multiply",
+          [](const Ctx& x, const Ciphertext& a, const Ciphertext& b, const SwitchKey& k) {
+            return x.multiply(a, b, k);
+          },
+          release)
+      .def(
+          "drop_level",
+          [](const Ctx& x, const Ciphertext& a, std::size_t l) { return x.drop_level(a, l); },
+          release)
+      .def(
+          "apply_galois",
+          [](const Ctx& x, const Ciphertext& a, const SwitchKey& k) {
+            return x.apply_galois(a, k);
+          },
+          release)
       .def("apply_galois_hoisted",
            [](const Ctx& x, const Ciphertext& ct, const std::vector<const SwitchKey*>& keys) {
              nb::list out;

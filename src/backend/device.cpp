@@ -9,7 +9,7 @@
 
 namespace ember::backend {
 
-Backend& cpu_backend();
+Backend& cpu_backend(int index);
 #if defined(EMBER_WITH_CUDA)
 Backend& cuda_backend(int index);
 std::vector<GpuInfo> cuda_device_list();
@@ -28,7 +28,9 @@ void check_linear_combination(const std::vector<const u64*>& a0, const std::vect
 }
 
 std::string Device::str() const {
-  return kind == DeviceKind::cpu ? std::string("cpu") : "cuda:" + std::to_string(index);
+  if (kind == DeviceKind::cpu)
+    return index == 0 ? std::string("cpu") : "cpu:" + std::to_string(index);
+  return "cuda:" + std::to_string(index);
 }
 
 bool cuda_compiled() {
@@ -68,7 +70,7 @@ void check_gpu_not_inherited() {
 #endif
 
 Backend& backend_for(const Device& device) {
-  if (device.kind == DeviceKind::cpu) return cpu_backend();
+  if (device.kind == DeviceKind::cpu) return cpu_backend(device.index);
 #if defined(EMBER_WITH_CUDA)
   check_gpu_not_inherited();
   return cuda_backend(device.index);
@@ -79,8 +81,51 @@ Backend& backend_for(const Device& device) {
 #endif
 }
 
+void copy_between_devices(Backend& dst_be, void* dst, Stream dst_stream, Backend& src_be,
+                          const void* src, Stream src_stream, std::size_t bytes) {
+  if (!bytes) return;
+  const Device to = dst_be.device(), from = src_be.device();
+  if (to == from) {
+    if (dst_stream.handle != src_stream.handle) {
+      Event ready = dst_be.create_event();
+      dst_be.record_event(ready, src_stream);
+      dst_be.wait_event(dst_stream, ready);
+      dst_be.destroy_event(ready);
+    }
+    dst_be.copy_async(dst, src, bytes, dst_stream);
+  } else if (to.kind == DeviceKind::cuda && from.kind == DeviceKind::cuda) {
+    // The copy waits on the destination's stream for the source's writes, and the source's
+    // stream waits for the copy before anything later (a stream-ordered free of src) runs.
+    Event ready = src_be.create_event();
+    src_be.record_event(ready, src_stream);
+    dst_be.wait_event(dst_stream, ready);
+    dst_be.copy_from_peer_async(dst, src, from, bytes, dst_stream);
+    Event done = dst_be.create_event();
+    dst_be.record_event(done, dst_stream);
+    src_be.wait_event(src_stream, done);
+    src_be.destroy_event(ready);
+    dst_be.destroy_event(done);
+  } else if (from.kind == DeviceKind::cuda) {
+    src_be.copy_to_host_async(dst, src, bytes, src_stream);  // CPU memory is host memory
+    src_be.synchronize(src_stream);
+  } else if (to.kind == DeviceKind::cuda) {
+    dst_be.copy_from_host_async(dst, src, bytes, dst_stream);
+    dst_be.synchronize(dst_stream);  // the host memory may be released once this returns
+  } else {
+    dst_be.copy_from_peer_async(dst, src, from, bytes, dst_stream);  // two CPU devices
+  }
+}
+
 Device parse_device(const std::string& spec) {
   if (spec == "cpu") return {DeviceKind::cpu, 0};
+  if (spec.rfind("cpu:", 0) == 0) {
+    const std::string idx = spec.substr(4);
+    if (!idx.empty() && idx.find_first_not_of("0123456789") == std::string::npos &&
+        idx.size() < 4 && std::stoi(idx) < kMaxCpuDevices)
+      return {DeviceKind::cpu, std::stoi(idx)};
+    throw ParameterError("unknown device '" + spec +
+                         "': CPU devices are cpu:0 to cpu:" + std::to_string(kMaxCpuDevices - 1));
+  }
   if (spec == "auto") {
     return cuda_devices().empty() ? Device{DeviceKind::cpu, 0} : Device{DeviceKind::cuda, 0};
   }
@@ -90,7 +135,8 @@ Device parse_device(const std::string& spec) {
     if (!idx.empty() && idx.find_first_not_of("0123456789") == std::string::npos && idx.size() < 4)
       return {DeviceKind::cuda, std::stoi(idx)};
   }
-  throw ParameterError("unknown device '" + spec + "': use 'cpu', 'cuda', 'cuda:N' or 'auto'");
+  throw ParameterError("unknown device '" + spec +
+                       "': use 'cpu', 'cpu:N', 'cuda', 'cuda:N' or 'auto'");
 }
 
 }  // namespace ember::backend

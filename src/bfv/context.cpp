@@ -73,8 +73,9 @@ std::vector<u64> choose_aux_primes(std::size_t n, const std::vector<u64>& q,
 
 Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
                  std::size_t dnum, u64 t, const std::vector<u64>& aux_primes,
-                 backend::Device device)
-    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, bfv_options(t, aux_primes)) {
+                 backend::Device device, std::shared_ptr<const ring::RingContext> shared_ring)
+    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, bfv_options(t, aux_primes),
+                      std::move(shared_ring)) {
   // Below every prime of Q: checked by rlwe::Context for every scheme with a t.
   if (t < 2) throw ParameterError("plain modulus t=" + std::to_string(t) + " must be at least 2");
   double log_q = 0, log_r = 0;
@@ -267,6 +268,7 @@ Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b,
   check_product(a, b);
   if (relin.key_id != a.key_id || relin.galois != 0)
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
+  rlwe_.check_device(relin.device(), "relinearize: the key");
   auto& be = rlwe_.backend();
   const Stream s = be.default_stream();
   const RnsBasis& q = level(a.level).q;

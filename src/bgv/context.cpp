@@ -23,8 +23,9 @@ rlwe::SchemeOptions bgv_options(u64 t) {
 }  // namespace
 
 Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-                 std::size_t dnum, u64 t, backend::Device device)
-    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, bgv_options(t)) {
+                 std::size_t dnum, u64 t, backend::Device device,
+                 std::shared_ptr<const ring::RingContext> shared_ring)
+    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, bgv_options(t), std::move(shared_ring)) {
   if (t >= (u64{1} << 61)) throw ParameterError("plain modulus t must be below 2^61");
   for (u64 q : rlwe_.full_basis().primes())
     if (std::gcd(q, t) != 1)

@@ -38,8 +38,9 @@ rlwe::SchemeOptions ckks_options() {
 }  // namespace
 
 Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-                 std::size_t dnum, backend::Device device)
-    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, ckks_options()) {
+                 std::size_t dnum, backend::Device device,
+                 std::shared_ptr<const ring::RingContext> shared_ring)
+    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, ckks_options(), std::move(shared_ring)) {
   const long double error_bound = std::ldexp(1.0L, static_cast<int>(std::log2(n)) + 6);
   long double q = 1;
   for (u64 p : q_primes) {

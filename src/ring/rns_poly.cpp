@@ -87,11 +87,10 @@ RnsPoly RnsPoly::copy() const {
 
 RnsPoly RnsPoly::to(Device device) const {
   if (device == device_) return copy();
-  std::vector<u64> host = to_host();
   RnsPoly p(basis_, form_, device);
-  auto& be = p.backend();
-  be.copy_from_host_async(p.data(), host.data(), host.size() * sizeof(u64), be.default_stream());
-  be.synchronize(be.default_stream());
+  auto &dst = p.backend(), &src = backend();
+  backend::copy_between_devices(dst, p.data(), dst.default_stream(), src, data(),
+                                src.default_stream(), words() * sizeof(u64));
   return p;
 }
 

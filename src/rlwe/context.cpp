@@ -54,7 +54,8 @@ u64 random_id() {
 }  // namespace
 
 Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-                 std::size_t dnum, Device device, const SchemeOptions& scheme)
+                 std::size_t dnum, Device device, const SchemeOptions& scheme,
+                 std::shared_ptr<const ring::RingContext> shared_ring)
     : n_(n),
       q_count_(q_primes.size()),
       p_count_(p_primes.size()),
@@ -83,7 +84,16 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
   std::vector<u64> all = q_primes;
   all.insert(all.end(), p_primes.begin(), p_primes.end());
   all.insert(all.end(), scheme_.aux_primes.begin(), scheme_.aux_primes.end());
-  ring_ = ring::RingContext::create(n, all);
+  if (shared_ring) {
+    bool same = shared_ring->n() == n && shared_ring->prime_count() == all.size();
+    for (std::size_t i = 0; same && i < all.size(); ++i) same = shared_ring->prime(i) == all[i];
+    if (!same)
+      throw ParameterError(
+          "the shared ring has another degree or other primes than these parameters");
+    ring_ = std::move(shared_ring);
+  } else {
+    ring_ = ring::RingContext::create(n, all);
+  }
   params_id_ = fingerprint(scheme_, n, q_primes, p_primes, dnum_);
   const u32 qc = static_cast<u32>(q_count_), pc = static_cast<u32>(p_count_);
   full_ = RnsBasis(ring_, iota_ids(0, qc + pc));
@@ -142,6 +152,12 @@ void Context::check_params(u64 params_id, const char* what) const {
     throw MismatchError(std::string(what) +
                         " belongs to other parameters (its fingerprint differs from this "
                         "context's); use objects made by this context");
+}
+
+void Context::check_device(Device d, const char* what) const {
+  if (!(d == device_))
+    throw MismatchError(std::string(what) + " is on " + d.str() + " and this context on " +
+                        device_.str() + ": move it with to('" + device_.str() + "') first");
 }
 
 namespace {
@@ -277,6 +293,7 @@ SecretKey Context::keygen(ring::Sampler& sampler, std::size_t hamming_weight) co
 
 PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const {
   check_params(sk.params_id, "the secret key");
+  check_device(sk.s.device(), "the secret key");
   auto& be = backend();
   const Stream st = be.default_stream();
   const RnsBasis& q = q_basis(max_level());
@@ -298,6 +315,7 @@ PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const
 SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::Sampler& sampler,
                               u64 galois) const {
   check_params(sk.params_id, "the secret key");
+  check_device(sk.s.device(), "the secret key");
   // Seeded uniform halves from a derived key (published with the key), never the sampler's key.
   SwitchKey key = switch_key_with_uniform_parts(sampler.derive_key(), 0, galois, sk.key_id);
   auto& be = backend();
@@ -355,6 +373,7 @@ std::size_t Context::plaintext_level(const RnsPoly& m) const {
 
 Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler& sampler) const {
   check_params(pk.params_id, "the public key");
+  check_device(pk.b.device(), "the public key");
   const std::size_t level = plaintext_level(m);
   auto& be = backend();
   const Stream st = be.default_stream();
@@ -391,6 +410,7 @@ Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler
 Ciphertext Context::encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
                                       ring::Sampler& sampler) const {
   check_params(sk.params_id, "the secret key");
+  check_device(sk.s.device(), "the secret key");
   const std::size_t level = plaintext_level(m);
   auto& be = backend();
   const Stream st = be.default_stream();
@@ -421,6 +441,8 @@ RnsPoly Context::decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::si
         "decrypt: the ciphertext was encrypted under another key set; use the "
         "secret key it was made with");
   if (limbs == 0 || limbs > ct.level + 1) throw ParameterError("decrypt: bad limb count");
+  check_device(sk.s.device(), "the secret key");
+  for (const auto& p : ct.polys) check_device(p.device(), "the ciphertext");
   auto& be = backend();
   const Stream st = be.default_stream();
   const RnsBasis& q = q_basis(limbs - 1);

@@ -15,12 +15,16 @@ using ring::Form;
 
 Evaluator::Evaluator(std::size_t n, const std::vector<u64>& q_primes,
                      const std::vector<u64>& p_primes, std::size_t dnum, backend::Device device,
-                     const SchemeOptions& scheme)
-    : rlwe_(n, q_primes, p_primes, dnum, device, scheme) {}
+                     const SchemeOptions& scheme,
+                     std::shared_ptr<const ring::RingContext> shared_ring)
+    : rlwe_(n, q_primes, p_primes, dnum, device, scheme, std::move(shared_ring)) {}
 
 void Evaluator::check_one(const Ciphertext& a, const char* op) const {
   rlwe_.check_params(a.params_id, op);
   if (a.polys.size() < 2) throw ParameterError(std::string(op) + ": empty ciphertext");
+  for (const auto& p : a.polys)
+    if (!(p.device() == rlwe_.device()))
+      rlwe_.check_device(p.device(), (std::string(op) + ": the ciphertext").c_str());
 }
 
 void Evaluator::check_pair_keys(const Ciphertext& a, const Ciphertext& b, const char* op) const {
@@ -134,6 +138,7 @@ Ciphertext Evaluator::negate(const Ciphertext& a) const {
 
 Ciphertext Evaluator::add_plain(const Ciphertext& a, const RnsPoly& p) const {
   check_one(a, "add_plain");
+  rlwe_.check_device(p.device(), "add_plain: the plaintext");
   if (p.basis() != rlwe_.q_basis(a.level))
     throw MismatchError("add_plain: the plaintext is not at the ciphertext's level");
   // A plaintext in the other form is transformed (one polynomial, not the ciphertext's two).
@@ -152,6 +157,7 @@ Ciphertext Evaluator::sub_plain(const Ciphertext& a, const RnsPoly& p) const {
 
 Ciphertext Evaluator::multiply_plain(const Ciphertext& a_in, const RnsPoly& p) const {
   check_one(a_in, "multiply_plain");
+  rlwe_.check_device(p.device(), "multiply_plain: the plaintext");
   if (p.basis() != rlwe_.q_basis(a_in.level) || p.form() != Form::eval)
     throw MismatchError("multiply_plain: the plaintext is not at the ciphertext's level");
   Ciphertext holder;
@@ -274,6 +280,7 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const SwitchKey& relin) c
   if (a.polys.size() == 2) return a.copy();
   if (relin.key_id != a.key_id || relin.galois != 0)
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
+  rlwe_.check_device(relin.device(), "relinearize: the key");
   const Stream s = rlwe_.backend().default_stream();
   Ciphertext c = like(a, 2);
   if (a.form() == Form::coeff) {
@@ -300,9 +307,11 @@ Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts_in,
     if (c->polys.size() != 2) throw ParameterError("dot_plain: relinearize the ciphertexts first");
   }
   const ring::RnsBasis& q = rlwe_.q_basis(first.level);
-  for (const RnsPoly* p : pts)
+  for (const RnsPoly* p : pts) {
     if (p->basis() != q || p->form() != Form::eval)
       throw MismatchError("dot_plain: a plaintext is not in eval form at the ciphertexts' level");
+    rlwe_.check_device(p->device(), "dot_plain: a plaintext");
+  }
   auto& be = rlwe_.backend();
   Ciphertext c = like(first, 2);
   std::vector<const u64*> a0, a1, p;
@@ -334,9 +343,12 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x_in,
   for (const SwitchKey* k : babies)
     if (!k || k->key_id != x.key_id || k->galois == 0)
       throw MismatchError("linear transform: a baby-step key is not a Galois key of this key set");
+    else
+      rlwe_.check_device(k->device(), "linear transform: a baby-step key");
   for (const auto& g : giants) {
     if (g.key && (g.key->key_id != x.key_id || g.key->galois == 0))
       throw MismatchError("linear transform: a giant-step key is not a Galois key of this key set");
+    if (g.key) rlwe_.check_device(g.key->device(), "linear transform: a giant-step key");
     for (const auto& [b, p] : g.terms)
       if (b > babies.size() || p->basis() != qp || p->form() != ring::Form::eval)
         throw MismatchError(
@@ -476,6 +488,7 @@ Ciphertext Evaluator::switch_key(const Ciphertext& a_in, const SwitchKey& key) c
   if (a.polys.size() != 2) throw ParameterError("switch_key: relinearize the ciphertext first");
   if (key.key_id != a.key_id || key.galois != 0)
     throw MismatchError("switch_key: the key is not a plain switching key of this key set");
+  rlwe_.check_device(key.device(), "switch_key: the key");
   const Stream s = rlwe_.backend().default_stream();
   Ciphertext c = like(a, 2);
   const ModUp ext = rlwe_.mod_up(a.polys[1].data(), a.level, s, /*once=*/true);
@@ -505,6 +518,8 @@ std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
   for (const SwitchKey* key : keys)
     if (key->key_id != a_in.key_id || key->galois == 0)
       throw MismatchError("rotate: the key is not a Galois key of this key set");
+    else
+      rlwe_.check_device(key->device(), "rotate: the key");
   if (a_in.form() == Form::coeff && keys.size() == 1) {
     // c0 = sigma(a0) + ks0 in coefficient form: sigma(a0) joins the ModDown's last pass.
     Ciphertext c = like(a_in, 2);
@@ -581,6 +596,7 @@ Ciphertext Evaluator::multiply_divide(const Ciphertext& a, const Ciphertext& b,
     throw ParameterError("multiply: the operands are at level 0; no prime left to divide by");
   if (relin.key_id != t.key_id || relin.galois != 0)
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
+  rlwe_.check_device(relin.device(), "relinearize: the key");
   const Stream s = rlwe_.backend().default_stream();
   Ciphertext c = divided_like(t, 2);
   const ModUp ext = rlwe_.mod_up(t.polys[2].data(), t.level, s, /*once=*/true);

@@ -19,16 +19,30 @@ namespace ember::backend {
 
 enum class DeviceKind { cpu, cuda };
 
-/// Where memory lives and work runs: the host, or one CUDA GPU.
+/// Where memory lives and work runs: one CUDA GPU, or a CPU device. CPU devices cpu:0, cpu:1, ...
+/// share the host's memory and cores but are separate backends (their own tables and caches), so
+/// that device sets, key replication and moves run, and are tested, without a GPU.
 struct Device {
   DeviceKind kind = DeviceKind::cpu;
   int index = 0;
+  /// "cpu" (cpu:0), "cpu:1", "cuda:0", ...
   std::string str() const;
   bool operator==(const Device& o) const { return kind == o.kind && index == o.index; }
+  bool operator<(const Device& o) const { return kind != o.kind ? kind < o.kind : index < o.index; }
 };
 
-/// An ordered queue of work on one device (a cudaStream_t on CUDA; ignored by the CPU backend).
+/// CPU devices a process may name (cpu:0 .. cpu:kMaxCpuDevices-1).
+inline constexpr int kMaxCpuDevices = 64;
+
+/// An ordered queue of work on one device (a cudaStream_t on CUDA; the CPU backend runs work
+/// when it is enqueued, so its streams are null handles).
 struct Stream {
+  void* handle = nullptr;
+};
+
+/// A point in a stream's work that other streams (of any device of the same backend kind) can
+/// wait for (a cudaEvent_t on CUDA; null on the CPU, whose work is done when enqueued).
+struct Event {
   void* handle = nullptr;
 };
 
@@ -223,6 +237,24 @@ class Backend {
   virtual void copy_async(void* dst, const void* src, std::size_t bytes, Stream stream) = 0;
   virtual void synchronize(Stream stream) = 0;
   virtual Stream default_stream() = 0;
+
+  // Streams and events. A created stream runs concurrently with the others of its device;
+  // destroy_stream waits for its work first. An event records the work queued on a stream so far;
+  // wait_event makes later work of a stream (of this device) wait for it without blocking the
+  // host. CPU: null handles, and every call returns at once.
+  virtual Stream create_stream() = 0;
+  virtual void destroy_stream(Stream stream) noexcept = 0;
+  virtual Event create_event() = 0;
+  virtual void destroy_event(Event event) noexcept = 0;
+  virtual void record_event(Event event, Stream stream) = 0;
+  virtual void wait_event(Stream stream, Event event) = 0;
+  virtual void synchronize_event(Event event) = 0;
+  /// Copies `bytes` from `src` in the memory of `src_device` (another device of this backend's
+  /// kind) to `dst` in this device's memory, on `stream`: peer to peer where the two GPUs can
+  /// reach each other, staged through host memory by the driver otherwise. The caller orders it
+  /// after the source's writes (copy_between_devices does).
+  virtual void copy_from_peer_async(void* dst, const void* src, const Device& src_device,
+                                    std::size_t bytes, Stream stream) = 0;
 
   // Benchmarking support. time_runs returns `iters` samples of the milliseconds one run of `fn`
   // takes, after `warmup` untimed runs. CPU: wall clock. CUDA: device time, from events around
@@ -453,6 +485,14 @@ class Backend {
 /// was not compiled in.
 Backend& backend_for(const Device& device);
 
+/// Copies `bytes` from `src` (memory of src_be, written by work queued on src_stream) to `dst`
+/// (memory of dst_be), ordered after that work and before later work on dst_stream, and with
+/// src_stream's later work (a release of src) ordered after the copy. GPU to GPU: peer to peer
+/// (events order the two streams, the host does not wait); between the CPU and a GPU: through the
+/// GPU's copy engine, and the host waits for it; CPU to CPU: a memcpy.
+void copy_between_devices(Backend& dst_be, void* dst, Stream dst_stream, Backend& src_be,
+                          const void* src, Stream src_stream, std::size_t bytes);
+
 /// Threads of the CPU backend's parallel regions: n >= 1, or 0 for OpenMP's default
 /// (OMP_NUM_THREADS, else one per core). For processes that share a machine. Throws
 /// ParameterError for n < 0. In a process forked after the CPU backend ran a team of several
@@ -462,7 +502,7 @@ void set_cpu_threads(int n);
 /// The CPU backend's thread count: set_cpu_threads's setting, or OpenMP's default for 0.
 int cpu_threads();
 
-/// Parses "cpu", "cuda", "cuda:1" or "auto" (first GPU when there is one, else cpu).
+/// Parses "cpu", "cpu:1", "cuda", "cuda:1" or "auto" (first GPU when there is one, else cpu).
 Device parse_device(const std::string& spec);
 
 /// Description of one visible GPU.

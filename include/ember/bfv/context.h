@@ -33,7 +33,7 @@ class Context : public rlwe::Evaluator {
   /// t N Q (checked). Throws ParameterError for t outside [2, min prime of Q).
   Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
           std::size_t dnum, u64 plain_modulus, const std::vector<u64>& aux_primes,
-          backend::Device device);
+          backend::Device device, std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
   ~Context();
   u64 plain_modulus() const { return rlwe_.plain_modulus(); }
 

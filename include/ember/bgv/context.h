@@ -22,7 +22,8 @@ class Context : public rlwe::Evaluator {
  public:
   /// Throws ParameterError for t outside [2, 2^61) or not coprime to a prime of Q or P.
   Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-          std::size_t dnum, u64 plain_modulus, backend::Device device);
+          std::size_t dnum, u64 plain_modulus, backend::Device device,
+          std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
   u64 plain_modulus() const { return rlwe_.plain_modulus(); }
 
   /// Brings a and b to one level (switching the higher one down) and one factor (multiplying

@@ -21,7 +21,8 @@ using rlwe::SwitchKey;
 class Context : public rlwe::Evaluator {
  public:
   Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-          std::size_t dnum, backend::Device device);
+          std::size_t dnum, backend::Device device,
+          std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
 
   /// round(coeffs[k] * scale) in every prime of Q_level, evaluation form. Throws ParameterError
   /// when a value is not finite or round(coeffs[k] * scale) exceeds coefficient_bound(level).

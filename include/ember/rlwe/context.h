@@ -42,9 +42,13 @@ struct ModUp {
 
 class Context {
  public:
-  /// Throws ParameterError for an empty Q or P, dnum outside [1, |Q|], or bad primes.
+  /// Throws ParameterError for an empty Q or P, dnum outside [1, |Q|], or bad primes. `ring`:
+  /// the ring of a context of the same parameters on another device, to share (its tables are
+  /// per device already; its polynomials then move between the two without a change of basis);
+  /// ParameterError unless its degree and primes are this context's. Null: a new ring.
   Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-          std::size_t dnum, Device device, const SchemeOptions& scheme);
+          std::size_t dnum, Device device, const SchemeOptions& scheme,
+          std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
@@ -195,6 +199,9 @@ class Context {
 
   /// Throws MismatchError unless the object belongs to these parameters (and key set).
   void check_params(u64 params_id, const char* what) const;
+  /// Throws MismatchError unless `d` is this context's device (an object of another device would
+  /// be read through the wrong backend): move it with to() first.
+  void check_device(Device d, const char* what) const;
 
  private:
   /// The one-prime digits of a coefficient-form d over Q_level (`coeff`) as a lifted NTT's input,

@@ -13,7 +13,8 @@ namespace ember::rlwe {
 class Evaluator {
  public:
   Evaluator(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-            std::size_t dnum, backend::Device device, const SchemeOptions& scheme);
+            std::size_t dnum, backend::Device device, const SchemeOptions& scheme,
+            std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
   virtual ~Evaluator() = default;
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;

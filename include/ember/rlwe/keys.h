@@ -17,6 +17,8 @@ struct SecretKey {
   RnsPoly s;
   u64 key_id = 0;     // random id of this key set, carried by everything derived from it
   u64 params_id = 0;  // fingerprint of the parameters
+  /// A copy on `device` (any device; the same words).
+  SecretKey to(backend::Device device) const;
 };
 
 /// (b, a) = (-a s + e, a) over Q (all levels), evaluation form; a is expanded from `seed`.
@@ -26,6 +28,7 @@ struct PublicKey {
   u64 seed_nonce = 0;
   u64 key_id = 0;
   u64 params_id = 0;
+  PublicKey to(backend::Device device) const;
 };
 
 /// A hybrid key-switching key from s' to s: for each digit j, (b_j, a_j) over Q u P with
@@ -41,6 +44,8 @@ struct SwitchKey {
   u64 key_id = 0;
   u64 params_id = 0;
   const u64* words() const { return data.as<const u64>(); }
+  backend::Device device() const { return data.backend()->device(); }
+  SwitchKey to(backend::Device device) const;
 };
 
 /// Polynomials in evaluation form over Q_level (2 after relinearization, 3 before).
@@ -59,6 +64,8 @@ struct Ciphertext {
   /// Every polynomial's form: eval, or coefficient for BFV's products, relinearizations and
   /// rotations of coefficient-form ciphertexts (as SEAL and Phantom keep them).
   ring::Form form() const { return polys.empty() ? ring::Form::eval : polys[0].form(); }
+  /// A copy on `device` (GPU to GPU peer to peer where the GPUs allow it).
+  Ciphertext to(backend::Device device) const;
   Ciphertext copy() const {
     Ciphertext c;
     for (const auto& p : polys) c.polys.push_back(p.copy());

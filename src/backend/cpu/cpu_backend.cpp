@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -21,8 +23,9 @@ using ring::rows::kWordsPerBlock;
 
 class CpuBackend final : public Backend {
  public:
-  CpuThreads& threads() { return threads_; }
-  Device device() const override { return Device{DeviceKind::cpu, 0}; }
+  /// CPU device `index`; every CPU device runs on the same OpenMP pool (`threads`).
+  CpuBackend(int index, CpuThreads& threads) : index_(index), threads_(threads) {}
+  Device device() const override { return Device{DeviceKind::cpu, index_}; }
 
   void* allocate(std::size_t bytes, Stream) override {
     // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
@@ -40,6 +43,17 @@ class CpuBackend final : public Backend {
   void copy_async(void* d, const void* s, std::size_t n, Stream) override { std::memmove(d, s, n); }
   void synchronize(Stream) override {}
   Stream default_stream() override { return {}; }
+  // Work is done when enqueued: streams and events are null handles.
+  Stream create_stream() override { return {}; }
+  void destroy_stream(Stream) noexcept override {}
+  Event create_event() override { return {}; }
+  void destroy_event(Event) noexcept override {}
+  void record_event(Event, Stream) override {}
+  void wait_event(Stream, Event) override {}
+  void synchronize_event(Event) override {}
+  void copy_from_peer_async(void* d, const void* s, const Device&, std::size_t n, Stream) override {
+    std::memcpy(d, s, n);
+  }
 
   std::vector<double> time_runs(const std::function<void(Stream)>& fn, int warmup,
                                 int iters) override {
@@ -428,19 +442,40 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  CpuThreads threads_;
+  int index_;
+  CpuThreads& threads_;
 };
 
-CpuBackend& cpu_instance() {
-  static CpuBackend instance;
+/// The process's CPU devices, made on first use; one OpenMP thread setting for all of them.
+class CpuDevices {
+ public:
+  CpuThreads& threads() { return threads_; }
+  CpuBackend& get(int index) {
+    if (index < 0 || index >= kMaxCpuDevices)
+      throw DeviceError("no CPU device cpu:" + std::to_string(index) +
+                        ": use cpu:0 to cpu:" + std::to_string(kMaxCpuDevices - 1));
+    std::lock_guard lock(mutex_);
+    auto& slot = devices_[index];
+    if (!slot) slot = std::make_unique<CpuBackend>(index, threads_);
+    return *slot;
+  }
+
+ private:
+  CpuThreads threads_;
+  std::mutex mutex_;
+  std::unique_ptr<CpuBackend> devices_[kMaxCpuDevices];
+};
+
+CpuDevices& cpu_devices() {
+  static CpuDevices instance;
   return instance;
 }
 
 }  // namespace
 
-Backend& cpu_backend() { return cpu_instance(); }
+Backend& cpu_backend(int index) { return cpu_devices().get(index); }
 
-void set_cpu_threads(int n) { cpu_instance().threads().set(n); }
-int cpu_threads() { return cpu_instance().threads().configured(); }
+void set_cpu_threads(int n) { cpu_devices().threads().set(n); }
+int cpu_threads() { return cpu_devices().threads().configured(); }
 
 }  // namespace ember::backend

@@ -70,6 +70,47 @@ class CudaBackend final : public Backend {
   }
   Stream default_stream() override { return Stream{ctx_.stream()}; }
 
+  Stream create_stream() override {
+    ctx_.activate();
+    cudaStream_t st = nullptr;
+    check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
+    return Stream{st};
+  }
+  void destroy_stream(Stream s) noexcept override {
+    if (!s.handle || s.handle == ctx_.stream()) return;
+    cudaSetDevice(ctx_.index());
+    cudaStreamSynchronize(raw(s));
+    cudaStreamDestroy(raw(s));
+  }
+  Event create_event() override {
+    ctx_.activate();
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    return Event{e};
+  }
+  void destroy_event(Event e) noexcept override {
+    if (e.handle) cudaEventDestroy(static_cast<cudaEvent_t>(e.handle));
+  }
+  void record_event(Event e, Stream s) override {
+    ctx_.activate();
+    check(cudaEventRecord(static_cast<cudaEvent_t>(e.handle), raw(s)), "cudaEventRecord");
+  }
+  void wait_event(Stream s, Event e) override {
+    ctx_.activate();
+    check(cudaStreamWaitEvent(raw(s), static_cast<cudaEvent_t>(e.handle), 0),
+          "cudaStreamWaitEvent");
+  }
+  void synchronize_event(Event e) override {
+    check(cudaEventSynchronize(static_cast<cudaEvent_t>(e.handle)), "cudaEventSynchronize");
+  }
+  void copy_from_peer_async(void* d, const void* src, const Device& from, std::size_t n,
+                            Stream s) override {
+    if (from.kind != DeviceKind::cuda)
+      throw DeviceError("copy_from_peer_async: " + from.str() + " is not a GPU");
+    ctx_.enable_peer(from.index);
+    check(cudaMemcpyPeerAsync(d, ctx_.index(), src, from.index, n, raw(s)), "copy between GPUs");
+  }
+
   std::vector<double> time_runs(const std::function<void(Stream)>& fn, int warmup,
                                 int iters) override {
     ctx_.activate();

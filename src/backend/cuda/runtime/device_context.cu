@@ -54,6 +54,28 @@ void* DeviceContext::allocate(std::size_t bytes, cudaStream_t stream) {
   return p;
 }
 
+void DeviceContext::enable_peer(int peer) {
+  std::lock_guard lock(peers_mutex_);
+  if (peer == index_ || !peers_.insert(peer).second) return;
+  int can = 0;
+  check(cudaDeviceCanAccessPeer(&can, index_, peer), "cudaDeviceCanAccessPeer");
+  if (!can) return;
+  activate();
+  const cudaError_t st = cudaDeviceEnablePeerAccess(peer, 0);
+  if (st == cudaErrorPeerAccessAlreadyEnabled)
+    cudaGetLastError();
+  else
+    check(st, "cudaDeviceEnablePeerAccess");
+  // Stream-ordered pools do not follow peer access: the peer's pool grants this GPU access.
+  cudaMemPool_t peer_pool = nullptr;
+  check(cudaDeviceGetDefaultMemPool(&peer_pool, peer), "cudaDeviceGetDefaultMemPool");
+  cudaMemAccessDesc desc{};
+  desc.location.type = cudaMemLocationTypeDevice;
+  desc.location.id = index_;
+  desc.flags = cudaMemAccessFlagsProtReadWrite;
+  check(cudaMemPoolSetAccess(peer_pool, &desc, 1), "cudaMemPoolSetAccess");
+}
+
 void DeviceContext::deallocate(void* p, cudaStream_t stream) noexcept {
   cudaSetDevice(index_);
   cudaFreeAsync(p, stream);

@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <mutex>
+#include <set>
 
 namespace ember::cuda {
 
@@ -23,11 +25,17 @@ class DeviceContext {
   /// for and how much is free.
   void* allocate(std::size_t bytes, cudaStream_t stream);
   void deallocate(void* p, cudaStream_t stream) noexcept;
+  /// Lets this GPU read the memory pool of GPU `peer` directly (peer access, and access to its
+  /// pool's allocations), once per peer; a no-op where the two GPUs cannot reach each other
+  /// (copies between them are then staged through the host by the driver).
+  void enable_peer(int peer);
 
  private:
   int index_;
   cudaStream_t stream_ = nullptr;
   cudaMemPool_t pool_ = nullptr;
+  std::mutex peers_mutex_;
+  std::set<int> peers_;  // peers enable_peer has handled
 };
 
 }  // namespace ember::cuda
