@@ -16,6 +16,7 @@ from . import ring
 from . import serialize as _ser
 from ._ops import CiphertextOps
 from ._progress import Progress
+from .dist import ReplicaSet, map_over_devices
 from .errors import (
     DeviceMemoryError,
     MismatchError,
@@ -24,7 +25,6 @@ from .errors import (
     SecurityWarning,
     SerializationError,
 )
-from .dist import ReplicaSet, map_over_devices
 from .ring import Sampler
 
 __all__ = [
