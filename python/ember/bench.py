@@ -263,7 +263,11 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
 
 
 def run_bench(
-    what: str, device: str | None = None, quick: bool = False, prime_bits: int = 50
+    what: str,
+    device: str | None = None,
+    quick: bool = False,
+    prime_bits: int = 50,
+    devices: str | list | None = None,
 ) -> dict:
     if what == "ntt":
         return bench_ntt(device, quick, prime_bits)
@@ -273,4 +277,8 @@ def run_bench(
         return bench_boot(device, quick)
     if what in ("bfv", "bgv"):
         return bench_integer(what, device, quick)
-    raise ParameterError(f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv")
+    if what == "multi":
+        from .bench_multi import bench_multi
+
+        return bench_multi(devices or "all", quick)
+    raise ParameterError(f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, multi")

@@ -32,7 +32,14 @@ def cmd_demo(args) -> int:
 def cmd_bench(args) -> int:
     from .bench import run_bench
 
-    results = run_bench(args.what, device=args.device, quick=args.quick, prime_bits=args.prime_bits)
+    devices = args.devices.split(",") if args.devices and args.devices != "all" else args.devices
+    results = run_bench(
+        args.what,
+        device=args.device,
+        quick=args.quick,
+        prime_bits=args.prime_bits,
+        devices=devices,
+    )
     text = json.dumps(results, indent=1)
     if args.json:
         with open(args.json, "w") as f:
@@ -49,8 +56,13 @@ def main(argv=None) -> int:
     demo.add_argument("--device", default="auto")
     demo.set_defaults(fn=cmd_demo)
     bench = sub.add_parser("bench", help="benchmarks; prints JSON")
-    bench.add_argument("what", choices=["ntt", "ckks", "boot", "bfv", "bgv"])
+    bench.add_argument("what", choices=["ntt", "ckks", "boot", "bfv", "bgv", "multi"])
     bench.add_argument("--device", default="auto")
+    bench.add_argument(
+        "--devices",
+        default="all",
+        help="multi only: 'all' (every GPU) or a comma-separated list such as cpu:0,cpu:1",
+    )
     bench.add_argument("--json", default=None, help="also write the JSON to this file")
     bench.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
     bench.add_argument(
