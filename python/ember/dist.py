@@ -75,20 +75,28 @@ def map_over_devices(
     contexts = [ctx.to(d) for d in names[:k]]
     n = len(items)
     bounds = [i * n // k for i in range(k + 1)]
+    # Every argument moved before any work is queued: a copy waits for the work queued on its
+    # source's stream, so moving after the first device's products were queued would hold the
+    # other devices back until those products are done.
+    placed = [
+        [[move(a, contexts[j].device) for a in args] for args in items[bounds[j] : bounds[j + 1]]]
+        for j in range(k)
+    ]
 
     def run(j: int) -> list:
         local = contexts[j]
-        out = []
-        for args in items[bounds[j] : bounds[j + 1]]:
-            args = [move(a, local.device) for a in args]
-            out.append(fn(local, *args) if pass_context else fn(*args))
-        return out
+        return [fn(local, *args) if pass_context else fn(*args) for args in placed[j]]
 
     if k == 1:
         runs = [run(0)]
     else:
-        with ThreadPoolExecutor(max_workers=k, thread_name_prefix="ember-map") as pool:
-            runs = list(pool.map(run, range(k)))
+        # One long-lived thread per device (ctx.to's replicas share them): a GPU's runtime
+        # state is set up once per thread, not at every call.
+        # The calling thread takes the first device's run itself (no hand-off before it).
+        workers = ctx._replicas.workers
+        futures = [workers(contexts[j].device).submit(run, j) for j in range(1, k)]
+        first = run(0)
+        runs = [first] + [f.result() for f in futures]
     results = [r for chunk in runs for r in chunk]
     return [move(r, ctx.device) for r in results] if gather else results
 
@@ -101,3 +109,13 @@ class ReplicaSet:
     def __init__(self, ctx):
         self.lock = threading.Lock()
         self.contexts = {ctx.device: ctx}
+        self._workers: dict[str, ThreadPoolExecutor] = {}
+
+    def workers(self, device: str) -> ThreadPoolExecutor:
+        """The one thread that runs ctx.map's work on `device` (made on first use)."""
+        with self.lock:
+            pool = self._workers.get(device)
+            if pool is None:
+                pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"ember-{device}")
+                self._workers[device] = pool
+            return pool
