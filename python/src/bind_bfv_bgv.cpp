@@ -22,13 +22,13 @@ void check_length(const U64Vector& v, std::size_t n) {
 
 void bind_bfv_bgv(nb::module_& m) {
   m.def("bfv_aux_primes", &bfv::choose_aux_primes, nb::arg("n"), nb::arg("q_primes"),
-        nb::arg("p_primes"), nb::arg("plain_modulus"),
+        nb::arg("p_primes"), nb::arg("plain_modulus"), nb::arg("aux_bits") = 0,
         "The primes R of BFV's multiplication basis (see bfv::choose_aux_primes).");
   nb::class_<bfv::Context> f(m, "BfvContext");
   f.def("__init__",
         [](bfv::Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
-           std::size_t dnum, u64 t, const std::vector<u64>& aux, const std::string& device) {
-          new (x) bfv::Context(n, q, p, dnum, t, aux, backend::parse_device(device));
+           std::size_t dnum, u64 t, int aux_bits, const std::string& device) {
+          new (x) bfv::Context(n, q, p, dnum, t, aux_bits, backend::parse_device(device));
         });
   bind::bind_evaluator(f);
   f.def_prop_ro("plain_modulus", &bfv::Context::plain_modulus)
