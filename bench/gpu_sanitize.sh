@@ -46,18 +46,17 @@ fi
 # memcheck: every module, without the sizes and sweeps that would take hours under the tool
 # (the N = 2^16 and 2^17 cases run the same kernels as the smaller ones, with larger grids; the
 # every-variant and every-schedule sweeps repeat kernels covered once each elsewhere; the
-# full-size presets and the paper sets are N = 2^15..2^16). The rerun tests (fused key product,
-# tensor, CUDA-core conversions) start pytest in a child process: --target-processes all checks
-# it too. The forked-child test of test_gpu_hardening is left out: it forks a process that holds
+# full-size presets and the paper sets are N = 2^15..2^16). The schemes' comparisons run under
+# every backend option setting of tests/gpu/switches.py in-process (fused key product and tensor,
+# CUDA-core conversions, ...). The forked-child test of test_gpu_hardening is left out: it forks a process that holds
 # a CUDA context on purpose, which the tool need not follow.
 MEMCHECK_K=${MEMCHECK_K:-"not 65536 and not 131072 and not 32768 and not full_size and not \
 paper_sets and not every_variant and not every_ntt_schedule and not known_answers and not \
-bootstrap_pair and not forked_child"}
+bootstrap_pair and not forked_child and not tune_writes"}
 # The primitives first, bootstrapping (the longest test) last: a run stopped by its limit has
 # checked the most kernels.
 MEMCHECK_FILES=${MEMCHECK_FILES:-"tests/gpu/test_gpu_equivalence.py tests/gpu/test_gpu_ckks.py \
-tests/gpu/test_gpu_bfv_bgv.py tests/gpu/test_gpu_fused_tensor.py \
-tests/gpu/test_gpu_fused_key_product.py tests/gpu/test_gpu_cuda_core_conversions.py \
+tests/gpu/test_gpu_bfv_bgv.py tests/gpu/test_gpu_options.py \
 tests/gpu/test_gpu_hardening.py tests/gpu/test_gpu_bootstrap.py"}
 # racecheck and synccheck: a few tests whose kernels share memory and synchronize (the NTTs at
 # one- and several-kernel sizes, the pointwise and automorphism kernels, key switching and the

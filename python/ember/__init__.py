@@ -114,3 +114,9 @@ def default_device() -> str:
 def resolve_device(spec: str | None) -> str:
     """Canonical device name for a user spec; None means the default device."""
     return default_device() if spec in (None, "") else _ember.parse_device(spec)
+
+
+# Per-device backend options (ember/options.py); imported last: it uses resolve_device.
+from .options import backend_options, set_backend_options, using_backend_options
+
+__all__ += ["backend_options", "set_backend_options", "using_backend_options"]

@@ -14,7 +14,7 @@ import math
 from typing import ClassVar
 
 from . import _ember
-from .errors import SerializationError
+from .errors import ParameterError, SerializationError
 from .integer import Ciphertext, IntegerContext, IntegerParams, Plaintext
 from .rlwe import EvalKeys, PublicKey, SecretKey
 
@@ -34,26 +34,56 @@ class Params(IntegerParams):
     }
 
 
-def aux_primes(params: Params) -> list[int]:
+def aux_primes(params: Params, aux_bits: int | None = None) -> list[int]:
     """The primes R of the multiplication's extended basis: log2 R above log2(t N Q) + 2 (the
     centered tensor times t, with margin), as few as 60-bit primes take, of the smallest size
-    that keeps that count (faster GPU transforms; see bfv::choose_aux_primes)."""
+    that keeps that count (faster GPU transforms; see bfv::choose_aux_primes). aux_bits 50, 57
+    or 60 forces their size instead (None chooses); other values raise ParameterError."""
     return list(
         _ember.bfv_aux_primes(
-            params.n, list(params.q_primes), list(params.p_primes), int(params.plain_modulus)
+            params.n,
+            list(params.q_primes),
+            list(params.p_primes),
+            int(params.plain_modulus),
+            _aux_bits(aux_bits),
         )
     )
 
 
+def _aux_bits(aux_bits) -> int:
+    """The C++ form of aux_bits: 0 for automatic."""
+    if aux_bits is None:
+        return 0
+    if isinstance(aux_bits, bool) or not isinstance(aux_bits, int) or aux_bits not in (50, 57, 60):
+        raise ParameterError(f"aux_bits must be None (automatic), 50, 57 or 60, got {aux_bits!r}")
+    return aux_bits
+
+
 class Context(IntegerContext):
-    """A BFV context on one device: ctx.slots (N), ctx.plain_modulus, ctx.max_level."""
+    """A BFV context on one device: ctx.slots (N), ctx.plain_modulus, ctx.max_level.
+
+    aux_bits: the size of the auxiliary primes R of the multiplication (None: chosen per
+    parameter set, see aux_primes; 50, 57 or 60 forces it, for comparisons). Products are the
+    same whatever the size; R is part of the context's fingerprint, so keys and ciphertexts
+    belong to contexts with the same aux_bits."""
 
     scheme = "BFV"
 
-    def __init__(self, params: Params | str, device: str | None = "auto", _like=None):
+    def __init__(
+        self,
+        params: Params | str,
+        device: str | None = "auto",
+        aux_bits: int | None = None,
+        _like=None,
+    ):
         if isinstance(params, str):
             params = Params.preset(params)
+        self.aux_bits = aux_bits
+        self._aux = _aux_bits(aux_bits)
         super().__init__(params, device, _like)
+
+    def _replica_options(self) -> dict:
+        return {"aux_bits": self.aux_bits}
 
     def _make_raw(self, like):
         p = self.params
@@ -63,7 +93,7 @@ class Context(IntegerContext):
             list(p.p_primes),
             p.dnum,
             int(p.plain_modulus),
-            aux_primes(p),
+            self._aux,
             self.device,
             like,
         )

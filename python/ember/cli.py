@@ -1,4 +1,4 @@
-"""The ``ember`` command line: info, demo, bench."""
+"""The ``ember`` command line: info, demo, bench, tune."""
 
 from __future__ import annotations
 
@@ -48,6 +48,25 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_tune(args) -> int:
+    from .ntt_tune import tune
+
+    table = tune(args.device, quick=args.quick, progress=lambda m: print(m, file=sys.stderr))
+    text = json.dumps(table, indent=1)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+        print(
+            f"wrote {args.out}: apply it with "
+            f"ember.set_backend_options({args.device!r}, ntt_table={args.out!r}), or build it in "
+            "with bench/make_ntt_table.py",
+            file=sys.stderr,
+        )
+    else:
+        print(text)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="ember", description="Ember FHE command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -72,6 +91,13 @@ def main(argv=None) -> int:
         help="ntt only: bits of the primes (up to 50 run on the FP64 path, above on the integer one)",
     )
     bench.set_defaults(fn=cmd_bench)
+    tune = sub.add_parser(
+        "tune", help="measure the NTT schedules on this GPU and write its autotune table (JSON)"
+    )
+    tune.add_argument("--device", default="cuda")
+    tune.add_argument("--out", default=None, help="write the table to this file (else stdout)")
+    tune.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
+    tune.set_defaults(fn=cmd_tune)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)

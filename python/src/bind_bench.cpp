@@ -50,8 +50,19 @@ nb::list bench_ntt(int log_n, std::size_t limbs, const std::string& device,
   auto& be = polys[0].backend();
   const auto view = polys[0].view();
   nb::list out;
+  // Each variant runs under the backend's options with that ntt_variant; the caller's options
+  // come back afterwards, also when a run throws.
+  const backend::BackendOptions before_options = be.options();
+  struct Restore {
+    backend::Backend& be;
+    const backend::BackendOptions& o;
+    // Cannot throw: these options were valid and their snapshot is kept (no allocation).
+    ~Restore() { be.set_options(o); }
+  } restore{be, before_options};
   for (const std::string& variant : variants) {
-    be.set_ntt_variant(variant);
+    backend::BackendOptions o = before_options;
+    o.ntt_variant = variant;
+    be.set_options(o);
     RnsPoly check = polys[0].copy();
     be.ntt_forward_async(check.data(), view, 1, be.default_stream());
     be.ntt_inverse_async(check.data(), view, 1, be.default_stream());
@@ -83,7 +94,6 @@ nb::list bench_ntt(int log_n, std::size_t limbs, const std::string& device,
     d["roundtrip_ok"] = roundtrip_ok;
     out.append(d);
   }
-  be.set_ntt_variant("auto");
   return out;
 }
 
@@ -178,9 +188,6 @@ void bind_bench(nb::module_& m) {
   m.def("bench_ntt", &bench_ntt, nb::arg("log_n"), nb::arg("limbs"), nb::arg("device") = "cpu",
         nb::arg("variants") = std::vector<std::string>{"auto"}, nb::arg("prime_bits") = 50,
         nb::arg("warmup") = 5, nb::arg("iters") = 50, nb::arg("one_prime") = false);
-  m.def("set_ntt_variant", [](const std::string& device, const std::string& name) {
-    backend::backend_for(backend::parse_device(device)).set_ntt_variant(name);
-  });
   m.def("synchronize", [](const std::string& device) {
     // Waits for the device's default stream (timing of Python-level circuits in benchmarks).
     auto& be = backend::backend_for(backend::parse_device(device));

@@ -22,18 +22,19 @@ void check_length(const U64Vector& v, std::size_t n) {
 
 void bind_bfv_bgv(nb::module_& m) {
   m.def("bfv_aux_primes", &bfv::choose_aux_primes, nb::arg("n"), nb::arg("q_primes"),
-        nb::arg("p_primes"), nb::arg("plain_modulus"),
+        nb::arg("p_primes"), nb::arg("plain_modulus"), nb::arg("aux_bits") = 0,
         "The primes R of BFV's multiplication basis (see bfv::choose_aux_primes).");
   nb::class_<bfv::Context> f(m, "BfvContext");
+  // like: a context of the same parameters (on another device) whose ring to share.
   f.def(
       "__init__",
       [](bfv::Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
-         std::size_t dnum, u64 t, const std::vector<u64>& aux, const std::string& device,
+         std::size_t dnum, u64 t, int aux_bits, const std::string& device,
          const bfv::Context* like) {
-        new (x) bfv::Context(n, q, p, dnum, t, aux, backend::parse_device(device),
+        new (x) bfv::Context(n, q, p, dnum, t, aux_bits, backend::parse_device(device),
                              like ? like->rlwe().ring() : nullptr);
       },
-      nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("t"), nb::arg("aux"),
+      nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("t"), nb::arg("aux_bits"),
       nb::arg("device"), nb::arg("like").none() = nb::none());
   bind::bind_evaluator(f);
   f.def_prop_ro("plain_modulus", &bfv::Context::plain_modulus)

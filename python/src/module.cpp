@@ -15,6 +15,7 @@ void bind_ring(nb::module_& m);
 void bind_bench(nb::module_& m);
 void bind_ckks(nb::module_& m);
 void bind_bfv_bgv(nb::module_& m);
+void bind_options(nb::module_& m);
 namespace ember::bind {
 void bind_rlwe_types(nb::module_& m);
 }
@@ -56,7 +57,8 @@ NB_MODULE(_ember, m) {
       .def_ro("memory_bytes", &ember::backend::GpuInfo::memory_bytes)
       .def_ro("major", &ember::backend::GpuInfo::major)
       .def_ro("minor", &ember::backend::GpuInfo::minor)
-      .def_ro("multiprocessors", &ember::backend::GpuInfo::multiprocessors);
+      .def_ro("multiprocessors", &ember::backend::GpuInfo::multiprocessors)
+      .def_ro("memory_bandwidth_gbs", &ember::backend::GpuInfo::memory_bandwidth_gbs);
   m.def("cuda_devices", &ember::backend::cuda_devices);
   m.def("set_cpu_threads", &ember::backend::set_cpu_threads);
   m.def("cpu_threads", &ember::backend::cpu_threads);
@@ -68,4 +70,5 @@ NB_MODULE(_ember, m) {
   ember::bind::bind_rlwe_types(m);
   bind_ckks(m);
   bind_bfv_bgv(m);
+  bind_options(m);
 }

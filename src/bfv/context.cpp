@@ -2,7 +2,6 @@
 #include "ember/bfv/context.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include "ember/backend/per_device.h"
@@ -45,7 +44,10 @@ struct Context::Level {
 };
 
 std::vector<u64> choose_aux_primes(std::size_t n, const std::vector<u64>& q,
-                                   const std::vector<u64>& p, u64 t) {
+                                   const std::vector<u64>& p, u64 t, int aux_bits) {
+  if (aux_bits != 0 && aux_bits != 50 && aux_bits != 57 && aux_bits != 60)
+    throw ParameterError("aux_bits must be 0 (automatic), 50, 57 or 60, got " +
+                         std::to_string(aux_bits));
   double need = std::log2(static_cast<double>(t)) + std::log2(static_cast<double>(n)) + 2;
   for (u64 x : q) need += std::log2(static_cast<double>(x));
   std::vector<u64> taken = q;
@@ -59,12 +61,7 @@ std::vector<u64> choose_aux_primes(std::size_t n, const std::vector<u64>& q,
     }
     return r;
   };
-  if (const char* forced = std::getenv("EMBER_BFV_AUX_BITS")) {
-    const int bits = std::atoi(forced);
-    if (bits != 50 && bits != 57 && bits != 60)
-      throw ParameterError("EMBER_BFV_AUX_BITS must be 50, 57 or 60");
-    return of_size(bits);
-  }
+  if (aux_bits != 0) return of_size(aux_bits);
   std::vector<u64> wide = of_size(60);
   for (int bits : {50, 57})
     if (std::vector<u64> r = of_size(bits); r.size() <= wide.size()) return r;
@@ -115,6 +112,12 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
   }
   be.synchronize(be.default_stream());
 }
+
+Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+                 std::size_t dnum, u64 t, int aux_bits, backend::Device device,
+                 std::shared_ptr<const ring::RingContext> shared_ring)
+    : Context(n, q_primes, p_primes, dnum, t, choose_aux_primes(n, q_primes, p_primes, t, aux_bits),
+              device, std::move(shared_ring)) {}
 
 Context::~Context() = default;
 

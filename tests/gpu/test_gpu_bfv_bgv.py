@@ -18,6 +18,7 @@ from ember import bfv, bgv, ring
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from intref import centered, rot_rows
+from switches import SETTINGS, on_gpu
 
 KEY = bytes(32)
 SCHEMES = {"bfv": bfv, "bgv": bgv}
@@ -85,45 +86,19 @@ def test_keys_identical(pair):
             )
 
 
-def test_operations_bit_identical(pair):
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_operations_bit_identical(pair, setting):
+    """Under every backend option setting of switches.py on the GPU (in-process)."""
     _, cpu, gpu = pair
     t = cpu.ctx.plain_modulus
     rng = np.random.default_rng(5)
     a = rng.integers(-(t // 2), t // 2, cpu.ctx.slots)
     b = rng.integers(-(t // 2), t // 2, cpu.ctx.slots)
-    outs = []
-    for side in (cpu, gpu):
-        side.reseed(77)
-        ctx = side.ctx
-        x, y = ctx.encrypt(a, side.pk), ctx.encrypt(b, side.sk)
-        pt = ctx.encode(b)
-        r = {
-            "x": x,
-            "y": y,
-            "add": x + y,
-            "sub": x - y,
-            "plain": (x + pt) * pt - 5,
-            "scalar": 3 * x + 11,
-            "mul": x * y,
-            "mul2": (x * y) * x,
-            "rot": x.rotate(1),
-            "rot_fallback": x.rotate(3),
-            "rot_neg": x.rotate(-7),
-            "swap": x.swap_rows(),
-            "mod_switch": x.mod_switch(0),
-            "mixed": x.mod_switch() + x * y,
-            # eval-form operands: BGV's only form, BFV's path before its ciphertexts stayed in
-            # coefficient form (mixed forms meet in eval form)
-            "mul_eval": in_form(x, "eval") * in_form(y, "eval"),
-            "rot_eval": in_form(x, "eval").rotate(1),
-            "mul_mixed": in_form(x, "eval") * y,
-        }
-        for k, o in zip([1, 2, 0], ctx.rotate_many(x, [1, 2, 0])):
-            r[f"hoisted{k}"] = o
-        outs.append(r)
+    with on_gpu(gpu.ctx.device, setting):
+        outs = [operations(side, a, b) for side in (cpu, gpu)]
     c, g = outs
     for k in c:
-        same_ct(c[k], g[k], k)
+        same_ct(c[k], g[k], f"{setting}: {k}")
         dc = cpu.ctx.decrypt(c[k], cpu.sk)
         np.testing.assert_array_equal(gpu.ctx.decrypt(g[k], gpu.sk), dc, err_msg=k)
         assert gpu.ctx.noise_budget(g[k], gpu.sk) == cpu.ctx.noise_budget(c[k], cpu.sk), k
@@ -132,6 +107,38 @@ def test_operations_bit_identical(pair):
     np.testing.assert_array_equal(dec["plain"], centered((a + b) * b - 5, t))
     np.testing.assert_array_equal(dec["rot_neg"], rot_rows(a, -7))
     np.testing.assert_array_equal(dec["mixed"], centered(a + a * b, t))
+
+
+def operations(side, a, b) -> dict:
+    """Every operation of the comparison on one side, from fixed seeds."""
+    side.reseed(77)
+    ctx = side.ctx
+    x, y = ctx.encrypt(a, side.pk), ctx.encrypt(b, side.sk)
+    pt = ctx.encode(b)
+    r = {
+        "x": x,
+        "y": y,
+        "add": x + y,
+        "sub": x - y,
+        "plain": (x + pt) * pt - 5,
+        "scalar": 3 * x + 11,
+        "mul": x * y,
+        "mul2": (x * y) * x,
+        "rot": x.rotate(1),
+        "rot_fallback": x.rotate(3),
+        "rot_neg": x.rotate(-7),
+        "swap": x.swap_rows(),
+        "mod_switch": x.mod_switch(0),
+        "mixed": x.mod_switch() + x * y,
+        # eval-form operands: BGV's only form, BFV's path before its ciphertexts stayed in
+        # coefficient form (mixed forms meet in eval form)
+        "mul_eval": in_form(x, "eval") * in_form(y, "eval"),
+        "rot_eval": in_form(x, "eval").rotate(1),
+        "mul_mixed": in_form(x, "eval") * y,
+    }
+    for k, o in zip([1, 2, 0], ctx.rotate_many(x, [1, 2, 0])):
+        r[f"hoisted{k}"] = o
+    return r
 
 
 @pytest.mark.parametrize(
@@ -171,11 +178,9 @@ def test_key_switching_under_every_ntt_schedule(gpu, scheme, log_n, q_bits):
     With two primes the ModDown's 2 x 2 rows take the cluster transform with the map, with three
     the warp-shuffle one, whose first kernel is a per-stage one below N = 2^11. Bit-identical to
     the CPU."""
+    import ember
     from ember import _ember
 
-    setter = getattr(_ember, "set_ntt_variant", None)
-    if setter is None:
-        pytest.skip("ember._ember.set_ntt_variant is not available")
     p = SCHEMES[scheme].Params(log_n=log_n, q_bits=q_bits, special_bits=(55,), insecure=True)
     t = p.plain_modulus
     rng = np.random.default_rng(log_n)
@@ -199,14 +204,11 @@ def test_key_switching_under_every_ntt_schedule(gpu, scheme, log_n, q_bits):
         }
 
     expected = ops(cx, cy)
-    try:
-        for v in list(_ember.ntt_variants(gpu)) + ["auto"]:
-            setter(gpu, v)
+    for v in list(_ember.ntt_variants(gpu)) + ["auto"]:
+        with ember.using_backend_options(gpu, ntt_variant=v):
             got = ops(gx, gy)
-            for k, want in expected.items():
-                same_ct(want, got[k], f"{v}: {k}")
-    finally:
-        setter(gpu, "auto")
+        for k, want in expected.items():
+            same_ct(want, got[k], f"{v}: {k}")
     np.testing.assert_array_equal(
         sides[0].ctx.decrypt(expected["mul"], sides[0].sk), centered(a * b, t)
     )

@@ -21,6 +21,7 @@ from ember import ckks, ring
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from ckksref import bound_bits, check, complex_uniform, rot, uniform
+from switches import KEY_SWITCH_SETTINGS, on_gpu
 
 KEY = bytes(32)  # the sampler key of every context of the comparison
 
@@ -169,8 +170,14 @@ def test_add_sub_negate(pair):
         same_dec(cpu, gpu, c, g, what)
 
 
-def test_multiply(pair):
-    p, cpu, gpu = pair
+@pytest.mark.parametrize("setting", list(KEY_SWITCH_SETTINGS))
+def test_multiply(pair, setting):
+    """Under every key-switching option setting of switches.py on the GPU (in-process)."""
+    with on_gpu(pair[2].ctx.device, setting):
+        multiply_bit_identical(*pair)
+
+
+def multiply_bit_identical(p, cpu, gpu):
     rng = np.random.default_rng(3)
     x, y = uniform(rng, p.slots), uniform(rng, p.slots)
     cx, gx = encrypt_both(cpu, gpu, x, 8000)
@@ -199,8 +206,14 @@ def test_multiply(pair):
     same_dec(cpu, gpu, c, g, "squaring chain")
 
 
-def test_rotate_and_conjugate(pair):
-    p, cpu, gpu = pair
+@pytest.mark.parametrize("setting", list(KEY_SWITCH_SETTINGS))
+def test_rotate_and_conjugate(pair, setting):
+    """Under every key-switching option setting of switches.py on the GPU (in-process)."""
+    with on_gpu(pair[2].ctx.device, setting):
+        rotate_and_conjugate_bit_identical(*pair)
+
+
+def rotate_and_conjugate_bit_identical(p, cpu, gpu):
     rng = np.random.default_rng(4)
     z = complex_uniform(rng, p.slots)
     cz, gz = encrypt_both(cpu, gpu, z, 10000)

@@ -38,7 +38,7 @@ def kit():
 
 @pytest.mark.parametrize("device", GPUS or ["cuda:0"])
 def test_every_gpu_computes_the_cpu_words(kit, device):
-    ctx, sk, xs, cts = kit
+    ctx, sk, _xs, cts = kit
     a, b = cts[0].to(device), cts[1].to(device)
     assert a.device == device and same_words(a, cts[0])
     got = (a * b).rotate(7) + a
@@ -52,7 +52,7 @@ def test_every_gpu_computes_the_cpu_words(kit, device):
 
 @two_gpus
 def test_moves_between_two_gpus(kit):
-    ctx, sk, xs, cts = kit
+    ctx, sk, _xs, cts = kit
     g0, g1 = GPUS[0], GPUS[1]
     a0 = cts[2].to(g0)
     a1 = a0.to(g1)  # peer to peer
@@ -68,7 +68,7 @@ def test_moves_between_two_gpus(kit):
 
 
 def test_map_over_every_gpu(kit):
-    ctx, sk, xs, cts = kit
+    ctx, _sk, _xs, cts = kit
     g = ctx.to(GPUS[0])
     on_gpu = [c.to(GPUS[0]) for c in cts]
     zs = g.map(lambda a, b: a * b, on_gpu, on_gpu[::-1], devices="all")

@@ -176,11 +176,11 @@ def _bench_roundtrip(log_n, limbs, gpu, variant):
 
 @pytest.fixture
 def variant_setter(gpu):
-    """Selects an NTT schedule on the GPU backend; restores "auto" afterwards."""
-    setter = getattr(_ember, "set_ntt_variant", None)
-    yield setter
-    if setter is not None:
-        setter(gpu, "auto")
+    """Selects an NTT schedule on the GPU backend (its options' ntt_variant); restores the
+    options afterwards."""
+    before = _ember.backend_options(gpu)
+    yield lambda device, name: ember.set_backend_options(device, ntt_variant=name)
+    _ember.set_backend_options(gpu, before)
 
 
 BENCH_CASES = [(4, 1), (8, 3), (12, 1), (12, 8), (14, 24), (16, 8), (17, 1), (17, 64)]
@@ -220,11 +220,6 @@ VARIANT_CASES = [
 
 @pytest.mark.parametrize("n,limbs", VARIANT_CASES, ids=[f"N{n}x{l}" for n, l in VARIANT_CASES])
 def test_every_variant_matches_cpu(gpu, variant_setter, n, limbs):
-    if variant_setter is None:
-        pytest.skip(
-            "ember._ember.set_ntt_variant is not available; only the bench round trip "
-            "covers the individual schedules"
-        )
     _, basis, primes = make(n, limbs_bits(limbs))
     a = residues(n + 3 * limbs, primes, n)
     c_fwd = ring.poly(basis, a, "coeff", "cpu").ntt()
@@ -273,13 +268,14 @@ def schedules_at_bounds(gpu, variant_setter, n: int, bits: tuple, inverse: bool)
     return mismatches
 
 
+@pytest.mark.parametrize("fp64", [True, False], ids=["fp64", "integer_only"])
 @pytest.mark.parametrize("n,limbs", FLOAT_PATH_CASES, ids=[f"N{n}" for n, _ in FLOAT_PATH_CASES])
-def test_fp64_ntt_path_at_its_bounds(gpu, variant_setter, n, limbs):
+def test_fp64_ntt_path_at_its_bounds(gpu, variant_setter, n, limbs, fp64):
     """Primes of 50..46 bits (where the FP64 path's recentering period changes) on inputs that
-    push the signed bounds; every schedule, both directions."""
-    if variant_setter is None:
-        pytest.skip("ember._ember.set_ntt_variant is not available")
-    mismatches = schedules_at_bounds(gpu, variant_setter, n, (50, 49, 48, 47, 46), True)
+    push the signed bounds; every schedule, both directions; on the FP64 path and with the
+    option ntt_fp64=False on the integer path."""
+    with ember.using_backend_options(gpu, ntt_fp64=fp64):
+        mismatches = schedules_at_bounds(gpu, variant_setter, n, (50, 49, 48, 47, 46), True)
     assert not mismatches, f"N={n}: FP64-path schedules differing from the CPU: {mismatches}"
 
 
@@ -287,18 +283,17 @@ UNREDUCED_CASES = [(1 << 12, 4), (1 << 15, 4), (1 << 17, 4)]
 
 
 @pytest.mark.parametrize("n,limbs", UNREDUCED_CASES, ids=[f"N{n}" for n, _ in UNREDUCED_CASES])
-def test_unreduced_ntt_path_at_its_bounds(gpu, variant_setter, n, limbs):
+@pytest.mark.parametrize("unreduced", [True, False], ids=["unreduced", "reduced"])
+def test_unreduced_ntt_path_at_its_bounds(gpu, variant_setter, n, limbs, unreduced):
     """Primes of 57..55 bits, whose forward transforms skip every reduction (words up to 76q at
-    N = 2^17), and one of 58 bits, which keeps them; every schedule, forward."""
-    if variant_setter is None:
-        pytest.skip("ember._ember.set_ntt_variant is not available")
-    mismatches = schedules_at_bounds(gpu, variant_setter, n, (57, 56, 55, 58), False)
+    N = 2^17), and one of 58 bits, which keeps them; every schedule, forward; and with the
+    option ntt_unreduced=False, which keeps the reductions everywhere."""
+    with ember.using_backend_options(gpu, ntt_unreduced=unreduced):
+        mismatches = schedules_at_bounds(gpu, variant_setter, n, (57, 56, 55, 58), False)
     assert not mismatches, f"N={n}: unreduced schedules differing from the CPU: {mismatches}"
 
 
 def test_unknown_variant_is_rejected(gpu, variant_setter):
-    if variant_setter is None:
-        pytest.skip("ember._ember.set_ntt_variant is not available")
     with pytest.raises(ember.ParameterError):
         variant_setter(gpu, "no_such_schedule")
 

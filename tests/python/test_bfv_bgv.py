@@ -303,9 +303,9 @@ def test_presets_meet_128_bit_security(scheme):
         assert p.total_bits <= SECURITY_128_MAX_LOGQP[p.log_n]
 
 
-def test_bfv_aux_primes_bound_count_and_sizes(monkeypatch):
+def test_bfv_aux_primes_bound_count_and_sizes():
     """R > 4 t N Q with distinct NTT-friendly primes outside Q u P, as few as 60-bit primes take,
-    each of 50, 57 or 60 bits; EMBER_BFV_AUX_BITS forces a size and refuses others."""
+    each of 50, 57 or 60 bits; aux_bits forces a size and refuses others."""
     import math
 
     for name in bfv.Params.presets():
@@ -315,13 +315,11 @@ def test_bfv_aux_primes_bound_count_and_sizes(monkeypatch):
         assert len(set(r)) == len(r) and not set(r) & set(p.q_primes + p.p_primes)
         assert all(x % (2 * p.n) == 1 for x in r)
         assert {x.bit_length() for x in r} <= {50, 57, 60}
-        monkeypatch.setenv("EMBER_BFV_AUX_BITS", "60")
-        wide = bfv.aux_primes(p)
-        monkeypatch.delenv("EMBER_BFV_AUX_BITS")
+        wide = bfv.aux_primes(p, aux_bits=60)
         assert {x.bit_length() for x in wide} == {60} and len(r) == len(wide)
-    monkeypatch.setenv("EMBER_BFV_AUX_BITS", "61")
-    with pytest.raises(ember.ParameterError, match="EMBER_BFV_AUX_BITS"):
-        bfv.aux_primes(bfv.Params.preset("N13_t65537"))
+    for bad in (61, 0, 57.0, True):
+        with pytest.raises(ember.ParameterError, match="aux_bits"):
+            bfv.aux_primes(bfv.Params.preset("N13_t65537"), aux_bits=bad)
 
 
 def test_paper_sets_are_presets():

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/backend/options.h"
 #include "ember/core/chacha20.h"
 #include "ember/core/modarith.h"
 
@@ -264,8 +265,11 @@ class Backend {
                                         int iters) = 0;
   /// NTT schedules this backend implements ("auto" picks the tuned one per size).
   virtual std::vector<std::string> ntt_variants() const = 0;
-  /// Selects an NTT schedule for later calls; throws ParameterError for an unknown name.
-  virtual void set_ntt_variant(const std::string& name) = 0;
+  /// This backend's options (see options.h): a snapshot that stays valid while the backend lives.
+  const BackendOptions& options() const noexcept { return options_.get(); }
+  /// Replaces the options for later operations; set them between operations. Throws
+  /// ParameterError, changing nothing, for an NTT variant or table row this backend lacks.
+  void set_options(const BackendOptions& options);
   /// The schedule "auto" uses for one polynomial of `limbs` limbs of primes of `prime_bits` bits:
   /// "name", or "forward/inverse" when the directions differ.
   virtual std::string ntt_variant_for(std::size_t n, std::size_t limbs, int prime_bits) const = 0;
@@ -479,6 +483,10 @@ class Backend {
   /// out[limb][i] = values[i] mod q_limb for signed host values.
   virtual void embed_signed_async(u64* out, const std::int64_t* host_values, const BasisView& b,
                                   Stream stream) = 0;
+
+ private:
+  // Per backend, seeded from the environment when the backend is created.
+  OptionsCell options_{BackendOptions::from_environment()};
 };
 
 /// The backend for a device. Throws DeviceError when the device does not exist or its backend
@@ -512,6 +520,7 @@ struct GpuInfo {
   std::size_t memory_bytes = 0;
   int major = 0, minor = 0;
   int multiprocessors = 0;
+  double memory_bandwidth_gbs = 0;  // peak: two transfers per memory clock over the bus width
 };
 
 bool cuda_compiled();

@@ -23,9 +23,10 @@ using rlwe::SwitchKey;
 /// count the smallest, because the GPU transforms of primes below 2^50 run on the FP64 pipe and
 /// the forward ones below 2^57 without reductions (both faster than at 60 bits). R is never
 /// part of a key or a ciphertext, so its sizes do not touch security, and the product is exact
-/// for any R this large. EMBER_BFV_AUX_BITS=50|57|60 forces one size, for comparisons.
+/// for any R this large. aux_bits 50, 57 or 60 forces one size (comparisons), 0 chooses;
+/// throws ParameterError for other values.
 std::vector<u64> choose_aux_primes(std::size_t n, const std::vector<u64>& q,
-                                   const std::vector<u64>& p, u64 t);
+                                   const std::vector<u64>& p, u64 t, int aux_bits = 0);
 
 class Context : public rlwe::Evaluator {
  public:
@@ -34,6 +35,12 @@ class Context : public rlwe::Evaluator {
   Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
           std::size_t dnum, u64 plain_modulus, const std::vector<u64>& aux_primes,
           backend::Device device, std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
+  /// The same with R = choose_aux_primes(n, q_primes, p_primes, plain_modulus, aux_bits): 0
+  /// chooses the primes' size, 50, 57 or 60 forces it (ParameterError otherwise). The product
+  /// is the same for every size: R only has to exceed t N Q.
+  Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+          std::size_t dnum, u64 plain_modulus, int aux_bits, backend::Device device,
+          std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
   ~Context();
   u64 plain_modulus() const { return rlwe_.plain_modulus(); }
 

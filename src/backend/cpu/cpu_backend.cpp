@@ -68,10 +68,6 @@ class CpuBackend final : public Backend {
     return ms;
   }
   std::vector<std::string> ntt_variants() const override { return {"harvey"}; }
-  void set_ntt_variant(const std::string& name) override {
-    if (name != "auto" && name != "harvey")
-      throw ParameterError("unknown CPU NTT variant '" + name + "': use 'auto' or 'harvey'");
-  }
   std::string ntt_variant_for(std::size_t, std::size_t, int) const override { return "harvey"; }
 
   void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream) override {

@@ -56,11 +56,11 @@ struct NttBatch {
   u32 n;
   u32 limbs;  // limbs per polynomial; blockIdx.y runs over count * limbs
   // Limbs whose prime has at most this many bits run on the FP64 pipe (FloatPath); 0 keeps every
-  // limb on the integer path (EMBER_NTT_FP64=0, for comparisons).
+  // limb on the integer path (backend option ntt_fp64 = false, for comparisons).
   u32 float_bits = kMaxFloatModulusBits;
   // Forward transforms on the integer path skip their butterflies' reductions for primes of at
-  // most this many bits (IntegerPath<true>); 0 keeps them (EMBER_NTT_UNREDUCED=0, for
-  // comparisons). Both give the same words.
+  // most this many bits (IntegerPath<true>); 0 keeps them (backend option ntt_unreduced =
+  // false, for comparisons). Both give the same words.
   u32 unreduced_bits = kUnreducedCtMaxBits;
   NttPaths paths = NttPaths::kMixed;  // set by the host from the batch's primes
   // Out of place: the first kernel of a schedule reads polynomial k (limbs x n words) from srck

@@ -149,52 +149,38 @@ class CudaBackend final : public Backend {
   }
 
   std::vector<std::string> ntt_variants() const override { return cuda::ntt_variant_names(); }
-  void set_ntt_variant(const std::string& name) override {
-    const auto& names = cuda::ntt_variant_names();
-    if (name != "auto" && std::find(names.begin(), names.end(), name) == names.end())
-      throw ParameterError("unknown CUDA NTT variant '" + name +
-                           "': use auto, per_stage, hybrid, two_kernel, warp_shuffle or cluster");
-    std::lock_guard lock(mutex_);
-    variant_ = name;
-  }
   std::string ntt_variant_for(std::size_t n, std::size_t limbs, int prime_bits) const override {
-    std::lock_guard lock(mutex_);
-    if (variant_ != "auto") return variant_;
+    const cuda::NttSchedule sched = schedule();
+    if (sched.variant != "auto") return sched.variant;
     const auto paths =
         prime_bits <= static_cast<int>(float_bits()) ? k::NttPaths::kFloat : k::NttPaths::kInt;
-    const std::string fwd = cuda::tuned_ntt_variant(n, limbs, true, paths);
-    const std::string inv = cuda::tuned_ntt_variant(n, limbs, false, paths);
+    const std::string fwd = sched.pick(n, limbs, true, paths);
+    const std::string inv = sched.pick(n, limbs, false, paths);
     return fwd == inv ? fwd : fwd + "/" + inv;
   }
 
-  /// Primes of at most this many bits take the FP64 NTT path. EMBER_NTT_FP64=0 keeps every limb
-  /// on the integer path (for comparisons); both paths give the same words.
-  static u32 float_bits() {
-    static const u32 bits =
-        switched_off("EMBER_NTT_FP64") ? 0u : static_cast<u32>(kMaxFloatModulusBits);
-    return bits;
+  /// The NTT schedule of the current options (references into their snapshot, no copy).
+  cuda::NttSchedule schedule() const {
+    const BackendOptions& o = options();
+    return {o.ntt_variant, tuned_, o.ntt_table};
+  }
+  /// Primes of at most this many bits take the FP64 NTT path. options().ntt_fp64 = false keeps
+  /// every limb on the integer path (for comparisons); both paths give the same words.
+  u32 float_bits() const {
+    return options().ntt_fp64 ? static_cast<u32>(kMaxFloatModulusBits) : 0u;
   }
   /// Primes of at most this many bits run forward integer-path transforms without butterfly
-  /// reductions. EMBER_NTT_UNREDUCED=0 keeps the reductions (for comparisons); same words.
-  static u32 unreduced_bits() {
-    static const u32 bits =
-        switched_off("EMBER_NTT_UNREDUCED") ? 0u : static_cast<u32>(kUnreducedCtMaxBits);
-    return bits;
+  /// reductions. options().ntt_unreduced = false keeps the reductions (comparisons); same words.
+  u32 unreduced_bits() const {
+    return options().ntt_unreduced ? static_cast<u32>(kUnreducedCtMaxBits) : 0u;
   }
-  /// Whether the environment variable `name` is set to `value`: the comparison switches of the
-  /// backend.
-  static bool env_is(const char* name, const char* value) {
-    const char* v = std::getenv(name);
-    return v && std::string(v) == value;
-  }
-  static bool switched_off(const char* name) { return env_is(name, "0"); }
 
   /// The arithmetic paths of an NTT over basis b's primes.
-  static k::NttPaths paths_of(const BasisView& b) {
+  k::NttPaths paths_of(const BasisView& b) const {
+    const int max_float_bits = static_cast<int>(float_bits());
     std::size_t on_float = 0;
     for (std::size_t i = 0; i < b.limbs; ++i)
-      if (bit_length(b.ring->host_moduli[b.host_ids[i]].value) <= static_cast<int>(float_bits()))
-        ++on_float;
+      if (bit_length(b.ring->host_moduli[b.host_ids[i]].value) <= max_float_bits) ++on_float;
     return on_float == b.limbs ? k::NttPaths::kFloat
            : on_float == 0     ? k::NttPaths::kInt
                                : k::NttPaths::kMixed;
@@ -209,18 +195,13 @@ class CudaBackend final : public Backend {
       if (src.bound / 8 >= b.ring->host_moduli[b.host_ids[i]].value) return true;
     return false;
   }
-  /// Whether ModUp's transforms leave their words for the key products (NttBatch::leave_words).
-  /// EMBER_KEY_PRODUCT_WORDS=0 has them reduce to canonical values, for comparisons (same
-  /// results).
-  static bool key_product_words() {
-    static const bool on = !switched_off("EMBER_KEY_PRODUCT_WORDS");
-    return on;
-  }
   /// A forward batch of basis b whose rows only key products read (ModUp's): lifted from src
-  /// (see Backend::ntt_forward_lifted_async), or in place when src.rows_per_source is 0.
-  static k::NttBatch lifted_batch(u64* out, const LiftedRows& src, const BasisView& b) {
+  /// (see Backend::ntt_forward_lifted_async), or in place when src.rows_per_source is 0. Its
+  /// transforms leave their words for the key products (NttBatch::leave_words) unless
+  /// options().key_product_words is false, which reduces them to canonical values (same results).
+  k::NttBatch lifted_batch(u64* out, const LiftedRows& src, const BasisView& b) const {
     k::NttBatch batch = ntt_batch(out, b, true);
-    batch.leave_words = key_product_words();
+    batch.leave_words = options().key_product_words;
     if (src.rows_per_source) {
       batch.src0 = src.words;
       batch.lift_rows = static_cast<u32>(src.rows_per_source);
@@ -229,7 +210,7 @@ class CudaBackend final : public Backend {
     return batch;
   }
 
-  static k::NttBatch ntt_batch(u64* data, const BasisView& b, bool forward) {
+  k::NttBatch ntt_batch(u64* data, const BasisView& b, bool forward) const {
     const auto& r = *b.ring;
     k::NttBatch batch{data,
                       r.moduli,
@@ -244,11 +225,6 @@ class CudaBackend final : public Backend {
     batch.unreduced_bits = unreduced_bits();
     batch.paths = paths_of(b);
     return batch;
-  }
-
-  std::string current_variant() const {
-    std::lock_guard lock(mutex_);
-    return variant_;
   }
 
   /// An out-of-place batch reads polynomial k (k < count <= kMaxSources) from srcs[k], the rows
@@ -266,7 +242,7 @@ class CudaBackend final : public Backend {
            Stream s, std::size_t source_rows = 0) {
     ctx_.activate();
     const auto& r = *b.ring;
-    const std::string variant = current_variant();
+    const cuda::NttSchedule sched = schedule();
     constexpr std::size_t kChunk = k::NttBatch::kMaxSources;
     const std::size_t poly = b.limbs * r.n;
     for (std::size_t first = 0; first < count; first += srcs ? kChunk : count) {
@@ -274,7 +250,7 @@ class CudaBackend final : public Backend {
       k::NttBatch batch = ntt_batch(data + first * poly, b, forward);
       // A source equal to its output is the in-place case (each block reads its own words).
       if (srcs) set_sources(batch, srcs + first, chunk, source_rows);
-      cuda::launch_ntt(batch, chunk, forward, variant, raw(s));
+      cuda::launch_ntt(batch, chunk, forward, sched, raw(s));
     }
   }
   void ntt_forward_lifted_async(u64* out, const LiftedRows& src, const BasisView& b,
@@ -282,7 +258,7 @@ class CudaBackend final : public Backend {
     ctx_.activate();
     if (src.rows_per_source == 0 || src.rows_per_source > b.limbs)
       throw ParameterError("ntt_forward_lifted: rows_per_source must be in [1, limbs]");
-    cuda::launch_ntt(lifted_batch(out, src, b), 1, true, current_variant(), raw(s));
+    cuda::launch_ntt(lifted_batch(out, src, b), 1, true, schedule(), raw(s));
   }
   void ntt_forward_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
     ntt(data, nullptr, b, count, true, s);
@@ -350,14 +326,14 @@ class CudaBackend final : public Backend {
   void ntt_forward_tensor_async(u64* d0, u64* d1, u64* d2, u64* scratch, const u64* const (&in)[4],
                                 const BasisView& b, Stream s, std::size_t source_rows) override {
     ctx_.activate();
-    // EMBER_FUSED_TENSOR=0 runs the transform and the product apart, =1 fuses them from N = 2^11
-    // on whatever the schedule (tests); unset, launch_ntt_forward_tensor decides.
-    static const bool off = switched_off("EMBER_FUSED_TENSOR");
-    static const bool always = env_is("EMBER_FUSED_TENSOR", "1");
-    if (!off) {
+    // options().fused_tensor: off runs the transform and the product apart, always fuses them
+    // from N = 2^11 on whatever the schedule (tests); auto lets launch_ntt_forward_tensor decide.
+    const Fusion fusion = options().fused_tensor;
+    if (fusion != Fusion::off) {
       k::NttBatch batch = ntt_batch(scratch, b, true);
       set_sources(batch, in, 4, source_rows);
-      if (cuda::launch_ntt_forward_tensor(batch, d0, d1, d2, current_variant(), always, raw(s)))
+      if (cuda::launch_ntt_forward_tensor(batch, d0, d1, d2, schedule(), fusion == Fusion::always,
+                                          raw(s)))
         return;
     }
     Backend::ntt_forward_tensor_async(d0, d1, d2, scratch, in, b, s, source_rows);
@@ -470,10 +446,9 @@ class CudaBackend final : public Backend {
 
   /// Conversions with byte planes run on the tensor cores (whole 64-coefficient blocks), unless
   /// every job has one source prime (a reduction per output: the plain kernel is faster) or
-  /// EMBER_BCONV_TENSOR=0 asks for the CUDA-core kernels (for comparisons; same words).
-  static bool byte_matrix_fits(const std::vector<ConvJob>& jobs) {
-    static const bool tensor = !switched_off("EMBER_BCONV_TENSOR");
-    if (!tensor) return false;
+  /// options().bconv_tensor = false asks for the CUDA-core kernels (comparisons; same words).
+  bool byte_matrix_fits(const std::vector<ConvJob>& jobs) const {
+    if (!options().bconv_tensor) return false;
     bool wide = false;
     for (const auto& j : jobs) {
       if (!j.conv.byte_planes || j.from.ring->n % 64 != 0) return false;
@@ -653,7 +628,7 @@ class CudaBackend final : public Backend {
     if (count <= kMaxAffineTerms &&
         cuda::launch_ntt_forward_affine(ntt_batch(c, b, true), count,
                                         affine_args(out, a, addends, 0, count), mul, mul_companion,
-                                        current_variant(), raw(s)))
+                                        schedule(), raw(s)))
       return;
     Backend::ntt_forward_affine_sub_async(out, a, c, mul, mul_companion, addends, count, b, s);
   }
@@ -673,7 +648,7 @@ class CudaBackend final : public Backend {
       batch.lift_sub = sub;
       if (cuda::launch_ntt_forward_affine(batch, jobs.size(),
                                           affine_args(out, a, addends, 0, jobs.size()), mul,
-                                          mul_companion, current_variant(), raw(s)))
+                                          mul_companion, schedule(), raw(s)))
         return;
     }
     Backend::convert_ntt_affine_sub_async(jobs, out, a, c, mul, mul_companion, addends, b, s, sub);
@@ -741,16 +716,15 @@ class CudaBackend final : public Backend {
                              const LiftedRows& lift, const BasisView& ext_basis,
                              const BasisView& qlp, Stream s) override {
     ctx_.activate();
-    // EMBER_FUSED_KEY_PRODUCT=0 runs the transform and the product apart, =1 fuses them at every
-    // size (comparisons and tests); unset, launch_ntt_key_product decides.
-    static const bool off = switched_off("EMBER_FUSED_KEY_PRODUCT");
-    static const bool always = env_is("EMBER_FUSED_KEY_PRODUCT", "1");
-    if (!off) {
+    // options().fused_key_product: off runs the transform and the product apart, always fuses
+    // them at every size (comparisons and tests); auto lets launch_ntt_key_product decide.
+    const Fusion fusion = options().fused_key_product;
+    if (fusion != Fusion::off) {
       k::NttBatch batch = lifted_batch(const_cast<u64*>(kp.ext), lift, ext_basis);
       // The kernel's rows are Q_l u P's (the converted rows' primes are among them).
       batch.paths = paths_of(qlp);
       if (cuda::launch_ntt_key_product(batch, ext_basis.limbs, kp, qlp.ids, q0, q1, p0, p1,
-                                       current_variant(), always, raw(s)))
+                                       schedule(), fusion == Fusion::always, raw(s)))
         return;
     }
     Backend::ntt_key_product_async(q0, q1, p0, p1, kp, lift, ext_basis, qlp, s);
@@ -829,8 +803,8 @@ class CudaBackend final : public Backend {
   }
 
   cuda::DeviceContext ctx_;
-  mutable std::mutex mutex_;
-  std::string variant_ = "auto";
+  /// The built-in NTT table for this GPU (by name, else the nearest measured GPU).
+  const cuda::TunedGpu& tuned_ = cuda::tuned_gpu(ctx_.index());
 };
 
 }  // namespace

@@ -228,36 +228,82 @@ const std::vector<std::string>& ntt_variant_names() {
   return names;
 }
 
+namespace {
+/// The row of `rows` nearest to (log_n, limbs): log_n first, then limbs on a log scale; null
+/// when `rows` is empty. Row is TunedNtt or backend::NttTableEntry (`keep` filters).
+template <class Row, class Keep>
+const Row* nearest_row(const Row* rows, std::size_t count, int log_n, std::size_t limbs,
+                       Keep&& keep) {
+  const Row* best = nullptr;
+  double best_d = 1e300;
+  for (std::size_t i = 0; i < count; ++i) {
+    const Row& t = rows[i];
+    if (!keep(t)) continue;
+    const double d = std::abs(t.log_n - log_n) * 100.0 +
+                     std::abs(std::log2(static_cast<double>(t.limbs)) -
+                              std::log2(static_cast<double>(std::max<std::size_t>(limbs, 1))));
+    if (d < best_d) {
+      best_d = d;
+      best = &t;
+    }
+  }
+  return best;
+}
+}  // namespace
+
 std::string tuned_ntt_variant(std::size_t n, std::size_t rows, bool forward,
-                              kernels::NttPaths paths) {
+                              kernels::NttPaths paths, const TunedGpu& builtin,
+                              const std::vector<backend::NttTableEntry>& measured) {
   // The measured winner for this N and direction at the nearest measured number of limbs in one
   // launch (log distance); sizes outside the table take the closest N. Below N = 2^9 only
   // two_kernel fits the smem kernel. Integer-only batches take the table measured on the
   // integer path, the others the FP64 one.
   const int log_n = static_cast<int>(log2u(n));
   if (log_n < 9) return "two_kernel";
+  const bool integer = paths == kernels::NttPaths::kInt;
+  // A measured table (BackendOptions::ntt_table) replaces the built-in one on the paths it
+  // has rows for, and is taken as measured (no rule below overrides it).
+  if (const auto* m = nearest_row(measured.data(), measured.size(), log_n, rows,
+                                  [&](const auto& e) { return e.integer_path == integer; }))
+    return forward ? m->forward : m->inverse;
   // In scheme operations, the few-row transforms of N = 2^14 integer-path key switching and BFV
   // products (inverse: 2 or 3 rows; forward: 9 or 12) take the one-launch cluster schedule,
   // which there beats the table's winners measured on back-to-back transforms alone. Measured on
   // an H200 (bench/RESULTS.md, thirteenth session): BFV N14 rotate 0.0310 -> 0.0305 ms,
   // relinearize 0.0303 -> 0.0294, multiply 0.0676 -> 0.0667; slower at N = 2^13 and on the
   // FP64 path (CKKS N14).
-  if (log_n == 14 && paths == kernels::NttPaths::kInt && rows <= (forward ? 12u : 4u))
-    return "cluster";
-  const TunedNtt* best = nullptr;
-  double best_d = 1e300;
-  const auto& table = paths == kernels::NttPaths::kInt ? kTunedNttInt : kTunedNttFloat;
-  for (const auto& t : table) {
-    const double d = std::abs(t.log_n - log_n) * 100.0 +
-                     std::abs(std::log2(static_cast<double>(t.limbs)) -
-                              std::log2(static_cast<double>(std::max<std::size_t>(rows, 1))));
-    if (d < best_d) {
-      best_d = d;
-      best = &t;
-    }
-  }
+  if (log_n == 14 && integer && rows <= (forward ? 12u : 4u)) return "cluster";
+  const TunedNtt* best = integer ? nearest_row(builtin.integer, builtin.integer_rows, log_n, rows,
+                                               [](const TunedNtt&) { return true; })
+                                 : nearest_row(builtin.fp64, builtin.fp64_rows, log_n, rows,
+                                               [](const TunedNtt&) { return true; });
   if (!best) return "warp_shuffle";
   return forward ? best->forward : best->inverse;
+}
+
+std::string NttSchedule::pick(std::size_t n, std::size_t rows, bool forward,
+                              kernels::NttPaths paths) const {
+  return variant == "auto" ? tuned_ntt_variant(n, rows, forward, paths, builtin, measured)
+                           : variant;
+}
+
+const TunedGpu& tuned_gpu(int device) {
+  backend::GpuInfo info;
+  for (const auto& g : backend::cuda_devices())
+    if (g.index == device) info = g;
+  for (const TunedGpu* g : kTunedGpus)
+    if (info.name == g->name) return *g;
+  // No table of this name: the nearest measured GPU by SM count and peak memory bandwidth, each
+  // on a log scale, since the schedules' trade-offs (blocks in flight, passes over memory)
+  // scale with both.
+  const auto dist = [&](const TunedGpu& g) {
+    return std::abs(std::log2(std::max(1, info.multiprocessors) / double(g.multiprocessors))) +
+           std::abs(std::log2(std::max(1.0, info.memory_bandwidth_gbs) / g.bandwidth_gbs));
+  };
+  const TunedGpu* best = kTunedGpus[0];
+  for (const TunedGpu* g : kTunedGpus)
+    if (dist(*g) < dist(*best)) best = g;
+  return *best;
 }
 
 namespace {
@@ -283,15 +329,13 @@ bool fused_key_product(const NttBatch& batch, std::size_t rows, const backend::K
 
 bool launch_ntt_key_product(const NttBatch& batch, std::size_t rows,
                             const backend::KeyProductView& kp, const u32* row_ids, u64* q0, u64* q1,
-                            u64* p0, u64* p1, const std::string& variant, bool always,
+                            u64* p0, u64* p1, const NttSchedule& schedule, bool always,
                             cudaStream_t stream) {
   // The chunk phase follows a column phase (N / 256 >= 8 columns per chunk position); the
   // kernels without an automorphism carry no addend.
   if (batch.n < 2048 || rows == 0 || rows > 65535 || (kp.add && !kp.galois)) return false;
   if (always) return fused_key_product(batch, rows, kp, row_ids, q0, q1, p0, p1, stream);
-  const std::string v =
-      variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
-  if (v != "warp_shuffle") return false;
+  if (schedule.pick(batch.n, rows, true, batch.paths) != "warp_shuffle") return false;
   // Fusing saves writing the transformed rows and reading them back, which costs little while
   // they stay in the L2 cache, and its warps each loop over the digits (fewer warps in flight).
   // Measured (bench/RESULTS.md): on an H200 (60 MB of L2) BGV N15 (59 MB of rows, integer path)
@@ -310,12 +354,10 @@ bool launch_ntt_key_product(const NttBatch& batch, std::size_t rows,
 }
 
 bool launch_ntt_forward_tensor(const NttBatch& batch, u64* d0, u64* d1, u64* d2,
-                               const std::string& variant, bool always, cudaStream_t stream) {
+                               const NttSchedule& schedule, bool always, cudaStream_t stream) {
   const std::size_t rows = 4 * std::size_t{batch.limbs};
   if (batch.n < 2048 || rows > 65535) return false;
-  const std::string v =
-      variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
-  if (!always && v != "warp_shuffle") return false;
+  if (!always && schedule.pick(batch.n, rows, true, batch.paths) != "warp_shuffle") return false;
   columns(batch, rows, true, batch.n / 256, false, stream);
   dispatch_paths(batch.paths, [&](auto P) {
     launch(kernels::ntt_tensor_kernel<decltype(P)::value>, (batch.n / 256) * batch.limbs,
@@ -326,10 +368,10 @@ bool launch_ntt_forward_tensor(const NttBatch& batch, u64* d0, u64* d1, u64* d2,
 
 bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,
                                const kernels::AffineArgs& args, const u64* mul,
-                               const u64* mul_companion, const std::string& variant,
+                               const u64* mul_companion, const NttSchedule& schedule,
                                cudaStream_t stream) {
   const std::size_t rows = count * batch.limbs;
-  std::string v = variant == "auto" ? tuned_ntt_variant(batch.n, rows, true, batch.paths) : variant;
+  std::string v = schedule.pick(batch.n, rows, true, batch.paths);
   // The cluster transform with the map saves the warp-shuffle schedule's second launch, which
   // pays off for small batches only: measured on an H200 (bench/RESULTS.md), 2 x 2 rows (BFV N13
   // key switching) 3-10 % faster, 2 x 4 rows (BGV N13) 5 % slower.
@@ -351,15 +393,14 @@ bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,
   return true;
 }
 
-void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const std::string& variant,
+void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const NttSchedule& schedule,
                 cudaStream_t stream) {
   const std::size_t rows = count * batch.limbs;
   if (rows == 0) return;
   if (rows > 65535)
     throw ParameterError("NTT batch of " + std::to_string(rows) +
                          " limbs is too large for one launch: split it below 65536 limbs");
-  std::string v =
-      variant == "auto" ? tuned_ntt_variant(batch.n, rows, forward, batch.paths) : variant;
+  std::string v = schedule.pick(batch.n, rows, forward, batch.paths);
   // The warp-shuffle kernel reads no lifted input: at N = 256 it would be the first kernel.
   if (batch.lift_rows && (v == "warp_shuffle" || v == "cluster") && batch.n <= 256)
     v = "two_kernel";

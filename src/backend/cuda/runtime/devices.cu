@@ -25,6 +25,11 @@ std::vector<GpuInfo> cuda_device_list() {
     g.major = p.major;
     g.minor = p.minor;
     g.multiprocessors = p.multiProcessorCount;
+    // cudaDeviceProp lost its memory clock in CUDA 13; the attributes keep it.
+    int mem_khz = 0, bus_bits = 0;
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, i) == cudaSuccess &&
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, i) == cudaSuccess)
+      g.memory_bandwidth_gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
     out.push_back(g);
   }
   return out;
