@@ -21,6 +21,8 @@ from .errors import (
 
 __version__ = "0.1.0"
 
+Stream = _ember.Stream  # a stream of one device: ember.Stream("cuda:0"); ct.on_stream(stream)
+
 __all__ = [
     "DecryptionError",
     "Device",
@@ -31,6 +33,7 @@ __all__ = [
     "MissingKeyError",
     "ParameterError",
     "SerializationError",
+    "Stream",
     "backends",
     "default_device",
     "devices",

@@ -20,6 +20,25 @@ class CiphertextOps:
     def device(self) -> str:
         return self._ctx.device
 
+    def on_stream(self, stream):
+        """A copy of this ciphertext whose operations run on `stream` (an ember.Stream of its
+        device): work on different streams of a GPU runs concurrently. Results stay on the
+        stream of their first operand; operands on other streams are ordered with events, so
+        mixing streams is always correct. The default stream is where everything starts."""
+        from .errors import MismatchError, ParameterError
+
+        handle = getattr(stream, "handle", None)
+        if handle is None:
+            raise ParameterError(f"on_stream needs an ember.Stream, got {stream!r}")
+        if stream.device != self.device:
+            raise MismatchError(
+                f"the stream is on {stream.device} and the ciphertext on {self.device}: make "
+                f"the stream with ember.Stream('{self.device}')"
+            )
+        moved = copy.copy(self)
+        moved._raw = self._raw.on_stream(handle)
+        return moved
+
     def to(self, device: str):
         """This ciphertext on `device` ("cuda:1", "cpu", ...), bound to its context's copy there
         (ctx.to(device), evaluation keys included); itself when it is there already. GPU to

@@ -62,7 +62,9 @@ void bind_rlwe_types(nb::module_& m) {
       .def(
           "to",
           [](const Ciphertext& c, const std::string& d) { return c.to(backend::parse_device(d)); },
-          release);
+          release)
+      .def_prop_ro("stream", &Ciphertext::stream)
+      .def("on_stream", &Ciphertext::on_stream, nb::arg("stream"), release);
 }
 
 }  // namespace ember::bind

@@ -16,6 +16,7 @@ void bind_bench(nb::module_& m);
 void bind_ckks(nb::module_& m);
 void bind_bfv_bgv(nb::module_& m);
 void bind_options(nb::module_& m);
+void bind_runtime(nb::module_& m);
 namespace ember::bind {
 void bind_rlwe_types(nb::module_& m);
 }
@@ -71,4 +72,5 @@ NB_MODULE(_ember, m) {
   bind_ckks(m);
   bind_bfv_bgv(m);
   bind_options(m);
+  bind_runtime(m);
 }

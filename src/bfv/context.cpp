@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ember/backend/per_device.h"
+#include "ember/backend/stream_join.h"
 #include "ember/core/errors.h"
 #include "ember/core/numtheory.h"
 
@@ -110,7 +111,7 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     lv->q_div_t = backend::upload(be, q_div_t);
     levels_.push_back(std::move(lv));
   }
-  be.synchronize(be.default_stream());
+  be.synchronize(Stream{});
 }
 
 Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
@@ -124,7 +125,7 @@ Context::~Context() = default;
 RnsPoly Context::scale_plain(const u64* m, std::size_t l) const {
   const Level& lv = level(l);
   auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
+  const Stream s{};  // a fresh plaintext: the default stream
   RnsPoly out(lv.q, Form::coeff, rlwe_.device());
   be.scale_plain_async(out.data(), m, plain_modulus(), lv.q_mod_t, lv.q_div_t.as<u64>(),
                        lv.q.on(be), s);
@@ -139,7 +140,7 @@ RnsPoly Context::scale_plain_host(const u64* m, std::size_t l) const {
       throw ParameterError("plaintext coefficient " + std::to_string(m[i]) +
                            " is not reduced modulo t=" + std::to_string(t));
   auto& be = rlwe_.backend();
-  const Buffer dev = Buffer::from_host(be, m, n() * sizeof(u64), be.default_stream());
+  const Buffer dev = Buffer::from_host(be, m, n() * sizeof(u64), Stream{});
   return scale_plain(dev.as<u64>(), l);
 }
 
@@ -159,7 +160,7 @@ Buffer Context::decrypt_rounded(const Ciphertext& ct, const SecretKey& sk) const
   check_one(ct, "decrypt");
   const Level& lv = level(ct.level);
   auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
+  const Stream s = ct.stream();
   // v = c0 + c1 s in [0, Q) needs its r0 residue (exact conversion); the division by Q/t
   // multiplies by t itself.
   const RnsPoly v = rlwe_.decrypt_core(ct, sk, ct.level + 1);
@@ -172,7 +173,7 @@ Buffer Context::decrypt_rounded(const Ciphertext& ct, const SecretKey& sk) const
 
 std::vector<u64> Context::decrypt(const Ciphertext& ct, const SecretKey& sk) const {
   auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
+  const Stream s = ct.stream();
   const Buffer rounded = decrypt_rounded(ct, sk);
   std::vector<u64> m(n());
   be.copy_to_host_async(m.data(), rounded.as<u64>(), n() * sizeof(u64), s);
@@ -242,7 +243,8 @@ void Context::product_coeff(const Ciphertext& a, const Ciphertext& b, u64* const
 
 Ciphertext Context::multiply_no_relin(const Ciphertext& a_in, const Ciphertext& b_in) const {
   check_product(a_in, b_in);
-  const Stream s = rlwe_.backend().default_stream();
+  const Stream s = a_in.stream();
+  const backend::StreamJoin join(rlwe_.backend(), s, {b_in.stream()});
   const RnsBasis& q = level(a_in.level).q;
   Ciphertext c = like(a_in, 0);
   if (a_in.form() == Form::coeff || b_in.form() == Form::coeff) {
@@ -250,7 +252,7 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a_in, const Ciphertext& 
     Ciphertext ha, hb;
     const Ciphertext& a = a_in.form() == Form::coeff ? a_in : (ha = to_form(a_in, Form::coeff));
     const Ciphertext& b = b_in.form() == Form::coeff ? b_in : (hb = to_form(b_in, Form::coeff));
-    c.polys = RnsPoly::batch(q, Form::coeff, rlwe_.device(), 3);
+    c.polys = RnsPoly::batch(q, Form::coeff, rlwe_.device(), 3, s);
     product_coeff(a, b, {c.polys[0].data(), c.polys[1].data(), c.polys[2].data()}, s);
     return c;
   }
@@ -258,7 +260,7 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a_in, const Ciphertext& 
   const Ciphertext& b = b_in;
   // Back to back, so that one NTT launch transforms all three (three launches cost each
   // transform's latency three times over at small N).
-  c.polys = RnsPoly::batch(q, Form::coeff, rlwe_.device(), 3);
+  c.polys = RnsPoly::batch(q, Form::coeff, rlwe_.device(), 3, s);
   product_coeff(a, b, {c.polys[0].data(), c.polys[1].data(), c.polys[2].data()}, s);
   auto& be = rlwe_.backend();
   be.ntt_forward_async(c.polys[0].data(), q.on(be), 3, s);
@@ -273,7 +275,8 @@ Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b,
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
   rlwe_.check_device(relin.device(), "relinearize: the key");
   auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
+  const Stream s = a.stream();
+  const backend::StreamJoin join(be, s, {b.stream()});
   const RnsBasis& q = level(a.level).q;
   const std::size_t qn = q.size() * n();
   if (a.form() == Form::coeff || b.form() == Form::coeff) {

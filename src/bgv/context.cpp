@@ -106,9 +106,8 @@ RnsPoly Context::decrypt_low(const Ciphertext& ct, const SecretKey& sk, u64& fac
   for (std::size_t i = 1; i <= ct.level; ++i)
     factor = mul_mod(factor, inverse_mod(prime(i) % t, t), mt);
   auto& be = rlwe_.backend();
-  RnsPoly low(rlwe_.q_basis(0), ring::Form::coeff, rlwe_.device());
-  to_q0_[ct.level]->apply_coeff_async(low.data(), v.data(), v.data() + n(), be,
-                                      be.default_stream());
+  RnsPoly low(rlwe_.q_basis(0), ring::Form::coeff, rlwe_.device(), v.stream());
+  to_q0_[ct.level]->apply_coeff_async(low.data(), v.data(), v.data() + n(), be, v.stream());
   return low;
 }
 

@@ -136,7 +136,7 @@ std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale, bool 
   const Modulus m1 = make_modulus(limbs > 1 ? q1 : 2);
   const u64 q0_inv = limbs > 1 ? inverse_mod(q0 % q1, q1) : 0;
   auto& be = m.backend();
-  const auto s = be.default_stream();
+  const auto s = m.stream();
   // With three primes or more, the backend checks on the device that every coefficient's value
   // is the one its first two residues give (ring::rows::two_prime_value_holds): then only those
   // two rows travel, and |v| < q0 q1 / 4 <= Q_l / 4 needs no wrap check.
@@ -208,14 +208,14 @@ Ciphertext Context::mod_raise(const Ciphertext& a, std::size_t level) const {
     throw ParameterError("mod_raise: target level must be in [1, " + std::to_string(max_level()) +
                          "]");
   auto& be = rlwe_.backend();
-  const auto s = be.default_stream();
+  const auto s = a.stream();
   const ring::BaseConverter& conv = raise_converter(level);
   const std::size_t n = rlwe_.n();
   Ciphertext c = like(a, 0, level);  // the polynomials are built below
   for (const auto& p : a.polys) {
     RnsPoly low = p.copy();
     low.intt_inplace();
-    RnsPoly out(rlwe_.q_basis(level), Form::coeff, rlwe_.device());
+    RnsPoly out(rlwe_.q_basis(level), Form::coeff, rlwe_.device(), s);
     // q_0's row is the residue itself; the other primes get the centered value's residues.
     be.copy_async(out.data(), low.data(), n * sizeof(u64), s);
     conv.convert_async(out.data() + n, low.data(), be, s);

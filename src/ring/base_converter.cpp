@@ -204,9 +204,9 @@ RnsPoly BaseConverter::convert(const RnsPoly& a) const {
     throw MismatchError("base conversion: the input's basis is not the converter's source basis");
   if (a.form() != Form::coeff)
     throw MismatchError("base conversion needs coeff form; call intt() first");
-  RnsPoly out(to_, Form::coeff, a.device());
+  RnsPoly out(to_, Form::coeff, a.device(), a.stream());
   auto& be = a.backend();
-  convert_async(out.data(), a.data(), be, be.default_stream());
+  convert_async(out.data(), a.data(), be, a.stream());
   return out;
 }
 

@@ -67,7 +67,7 @@ CrtConverter::DeviceTables& CrtConverter::tables_on(backend::Backend& be, std::s
     for (std::size_t j = 0; j < i; ++j) ginv[i * L + j] = inverse_mod(q[j] % q[i], q[i]);
   }
   auto t = std::make_shared<DeviceTables>();
-  auto s = be.default_stream();
+  auto s = backend::Stream{};
   t->pow2_64k = Buffer::from_host(be, pow2.data(), pow2.size() * sizeof(u64), s);
   t->garner_inv = Buffer::from_host(be, ginv.data(), ginv.size() * sizeof(u64), s);
   be.synchronize(s);
@@ -81,7 +81,7 @@ RnsPoly CrtConverter::to_rns(const u64* words, std::size_t words_per_value, Devi
   if (words_per_value == 0) throw ParameterError("to_rns: each value needs at least one word");
   RnsPoly out(basis_, Form::coeff, device);
   auto& be = out.backend();
-  auto s = be.default_stream();
+  auto s = backend::Stream{};
   const std::size_t total = basis_.n() * words_per_value;
   Buffer in = Buffer::from_host(be, words, total * sizeof(u64), s);
   be.rns_from_words_async(out.data(), in.as<const u64>(), tables_on(be, words_per_value).view,
@@ -94,7 +94,7 @@ std::vector<u64> CrtConverter::from_rns(const RnsPoly& a) const {
   if (a.basis() != basis_) throw MismatchError("from_rns: the polynomial is over another basis");
   if (a.form() != Form::coeff) throw MismatchError("from_rns needs coeff form; call intt() first");
   auto& be = a.backend();
-  auto s = be.default_stream();
+  auto s = a.stream();
   const std::size_t total = basis_.n() * output_words();
   Buffer out(be, total * sizeof(u64), s);
   be.words_from_rns_async(out.as<u64>(), a.data(), tables_on(be, 0).view, a.view(), s);

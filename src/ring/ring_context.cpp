@@ -97,7 +97,7 @@ RingContext::DeviceTables& RingContext::device_tables(Backend& be) const {
     ni[i] = t.n_inv;
     nis[i] = t.n_inv_shoup;
   }
-  auto s = be.default_stream();
+  auto s = backend::Stream{};
   auto up = [&](const auto& v) {
     return Buffer::from_host(be, v.data(), v.size() * sizeof(v[0]), s);
   };
@@ -138,7 +138,7 @@ BasisView RingContext::basis_on(Backend& be, const std::vector<u32>& ids) const 
   if (it == dt.bases.end()) {
     auto entry = std::make_unique<DeviceTables::Ids>();
     entry->host = ids;
-    auto s = be.default_stream();
+    auto s = backend::Stream{};
     entry->device = Buffer::from_host(be, ids.data(), ids.size() * sizeof(u32), s);
     be.synchronize(s);
     it = dt.bases.emplace(ids, std::move(entry)).first;

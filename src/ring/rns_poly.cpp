@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "ember/backend/stream_join.h"
 #include "ember/core/errors.h"
 
 namespace ember::ring {
@@ -15,29 +16,29 @@ Form form_from_name(const std::string& name) {
   throw ParameterError("unknown form '" + name + "': use 'coeff' or 'eval'");
 }
 
-RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device)
-    : basis_(std::move(basis)), form_(form), device_(device) {
+RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device, backend::Stream stream)
+    : basis_(std::move(basis)), form_(form), device_(device), stream_(stream) {
   auto& be = backend::backend_for(device_);
-  storage_ = std::make_shared<backend::Buffer>(be, words() * sizeof(u64), be.default_stream());
+  storage_ = std::make_shared<backend::Buffer>(be, words() * sizeof(u64), stream_);
 }
 
-RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device, std::shared_ptr<backend::Buffer> storage,
-                 std::size_t offset)
+RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device, backend::Stream stream,
+                 std::shared_ptr<backend::Buffer> storage, std::size_t offset)
     : basis_(std::move(basis)),
       form_(form),
       device_(device),
+      stream_(stream),
       storage_(std::move(storage)),
       offset_(offset) {}
 
 std::vector<RnsPoly> RnsPoly::batch(const RnsBasis& basis, Form form, Device device,
-                                    std::size_t count) {
+                                    std::size_t count, backend::Stream stream) {
   auto& be = backend::backend_for(device);
   const std::size_t words = basis.size() * basis.n();
-  const auto storage =
-      std::make_shared<backend::Buffer>(be, count * words * sizeof(u64), be.default_stream());
+  const auto storage = std::make_shared<backend::Buffer>(be, count * words * sizeof(u64), stream);
   std::vector<RnsPoly> polys;
   for (std::size_t k = 0; k < count; ++k)
-    polys.push_back(RnsPoly(basis, form, device, storage, k * words));
+    polys.push_back(RnsPoly(basis, form, device, stream, storage, k * words));
   return polys;
 }
 
@@ -47,8 +48,8 @@ RnsPoly RnsPoly::zeros(RnsBasis basis, Form form, Device device) {
   std::vector<u64> z(basis.size() * basis.n(), 0);
   RnsPoly p(std::move(basis), form, device);
   auto& be = p.backend();
-  be.copy_from_host_async(p.data(), z.data(), z.size() * sizeof(u64), be.default_stream());
-  be.synchronize(be.default_stream());
+  be.copy_from_host_async(p.data(), z.data(), z.size() * sizeof(u64), p.stream_);
+  be.synchronize(p.stream_);
   return p;
 }
 
@@ -64,24 +65,32 @@ RnsPoly RnsPoly::from_host(RnsBasis basis, Form form, Device device, const u64* 
   }
   RnsPoly p(std::move(basis), form, device);
   auto& be = p.backend();
-  be.copy_from_host_async(p.data(), data, p.words() * sizeof(u64), be.default_stream());
-  be.synchronize(be.default_stream());
+  be.copy_from_host_async(p.data(), data, p.words() * sizeof(u64), p.stream_);
+  be.synchronize(p.stream_);
   return p;
 }
 
 RnsPoly RnsPoly::from_signed(RnsBasis basis, Form form, Device device, const std::int64_t* values) {
   RnsPoly p(std::move(basis), Form::coeff, device);
   auto& be = p.backend();
-  be.embed_signed_async(p.data(), values, p.view(), be.default_stream());
-  be.synchronize(be.default_stream());
+  be.embed_signed_async(p.data(), values, p.view(), p.stream_);
+  be.synchronize(p.stream_);
   if (form == Form::eval) p.ntt_inplace();
   return p;
 }
 
 RnsPoly RnsPoly::copy() const {
-  RnsPoly p(basis_, form_, device_);
+  RnsPoly p(basis_, form_, device_, stream_);
   auto& be = backend();
-  be.copy_async(p.data(), data(), words() * sizeof(u64), be.default_stream());
+  be.copy_async(p.data(), data(), words() * sizeof(u64), stream_);
+  return p;
+}
+
+RnsPoly RnsPoly::on_stream(backend::Stream stream) const {
+  RnsPoly p(basis_, form_, device_, stream);
+  auto& be = backend();
+  const backend::StreamJoin join(be, stream, {stream_});
+  be.copy_async(p.data(), data(), words() * sizeof(u64), stream);
   return p;
 }
 
@@ -89,15 +98,15 @@ RnsPoly RnsPoly::to(Device device) const {
   if (device == device_) return copy();
   RnsPoly p(basis_, form_, device);
   auto &dst = p.backend(), &src = backend();
-  backend::copy_between_devices(dst, p.data(), dst.default_stream(), src, data(),
-                                src.default_stream(), words() * sizeof(u64));
+  backend::copy_between_devices(dst, p.data(), p.stream_, src, data(), stream_,
+                                words() * sizeof(u64));
   return p;
 }
 
 void RnsPoly::to_host(u64* out) const {
   auto& be = backend();
-  be.copy_to_host_async(out, data(), words() * sizeof(u64), be.default_stream());
-  be.synchronize(be.default_stream());
+  be.copy_to_host_async(out, data(), words() * sizeof(u64), stream_);
+  be.synchronize(stream_);
 }
 
 std::vector<u64> RnsPoly::to_host() const {
@@ -122,7 +131,7 @@ void RnsPoly::check_same(const RnsPoly& o, const char* op) const {
 RnsPoly& RnsPoly::ntt_inplace() {
   if (form_ != Form::coeff) throw MismatchError("ntt: the polynomial is already in eval form");
   auto& be = backend();
-  be.ntt_forward_async(data(), view(), 1, be.default_stream());
+  be.ntt_forward_async(data(), view(), 1, stream_);
   form_ = Form::eval;
   return *this;
 }
@@ -130,7 +139,7 @@ RnsPoly& RnsPoly::ntt_inplace() {
 RnsPoly& RnsPoly::intt_inplace() {
   if (form_ != Form::eval) throw MismatchError("intt: the polynomial is already in coeff form");
   auto& be = backend();
-  be.ntt_inverse_async(data(), view(), 1, be.default_stream());
+  be.ntt_inverse_async(data(), view(), 1, stream_);
   form_ = Form::coeff;
   return *this;
 }
@@ -146,36 +155,38 @@ RnsPoly RnsPoly::intt() const {
 }
 
 RnsPoly RnsPoly::transformed(bool forward) const {
-  RnsPoly r(basis_, forward ? Form::eval : Form::coeff, device_);
+  RnsPoly r(basis_, forward ? Form::eval : Form::coeff, device_, stream_);
   auto& be = backend();
   const u64* src = data();
   if (forward)
-    be.ntt_forward_async(r.data(), &src, view(), 1, be.default_stream());
+    be.ntt_forward_async(r.data(), &src, view(), 1, stream_);
   else
-    be.ntt_inverse_async(r.data(), &src, view(), 1, be.default_stream());
+    be.ntt_inverse_async(r.data(), &src, view(), 1, stream_);
   return r;
 }
 
 RnsPoly RnsPoly::add(const RnsPoly& o) const {
   check_same(o, "add");
-  RnsPoly r(basis_, form_, device_);
+  RnsPoly r(basis_, form_, device_, stream_);
   auto& be = backend();
-  be.add_async(r.data(), data(), o.data(), view(), be.default_stream());
+  const backend::StreamJoin join(be, stream_, {o.stream_});
+  be.add_async(r.data(), data(), o.data(), view(), stream_);
   return r;
 }
 
 RnsPoly RnsPoly::sub(const RnsPoly& o) const {
   check_same(o, "sub");
-  RnsPoly r(basis_, form_, device_);
+  RnsPoly r(basis_, form_, device_, stream_);
   auto& be = backend();
-  be.sub_async(r.data(), data(), o.data(), view(), be.default_stream());
+  const backend::StreamJoin join(be, stream_, {o.stream_});
+  be.sub_async(r.data(), data(), o.data(), view(), stream_);
   return r;
 }
 
 RnsPoly RnsPoly::negate() const {
-  RnsPoly r(basis_, form_, device_);
+  RnsPoly r(basis_, form_, device_, stream_);
   auto& be = backend();
-  be.negate_async(r.data(), data(), view(), be.default_stream());
+  be.negate_async(r.data(), data(), view(), stream_);
   return r;
 }
 
@@ -183,9 +194,10 @@ RnsPoly RnsPoly::multiply(const RnsPoly& o) const {
   check_same(o, "multiply");
   if (form_ != Form::eval)
     throw MismatchError("multiply: pointwise product needs eval form; call ntt() on both first");
-  RnsPoly r(basis_, form_, device_);
+  RnsPoly r(basis_, form_, device_, stream_);
   auto& be = backend();
-  be.multiply_async(r.data(), data(), o.data(), view(), be.default_stream());
+  const backend::StreamJoin join(be, stream_, {o.stream_});
+  be.multiply_async(r.data(), data(), o.data(), view(), stream_);
   return r;
 }
 
@@ -195,7 +207,8 @@ RnsPoly& RnsPoly::multiply_accumulate_inplace(const RnsPoly& a, const RnsPoly& b
   if (form_ != Form::eval)
     throw MismatchError("multiply_accumulate: needs eval form; call ntt() first");
   auto& be = backend();
-  be.multiply_accumulate_async(data(), a.data(), b.data(), view(), be.default_stream());
+  const backend::StreamJoin join(be, stream_, {a.stream_, b.stream_});
+  be.multiply_accumulate_async(data(), a.data(), b.data(), view(), stream_);
   return *this;
 }
 
@@ -207,9 +220,9 @@ RnsPoly RnsPoly::multiply_scalar(const std::vector<u64>& per_limb) const {
   if (per_limb.size() != limbs())
     throw ParameterError("multiply_scalar: got " + std::to_string(per_limb.size()) +
                          " scalars for " + std::to_string(limbs()) + " limbs; give one per limb");
-  RnsPoly r(basis_, form_, device_);
+  RnsPoly r(basis_, form_, device_, stream_);
   auto& be = backend();
-  be.multiply_scalar_async(r.data(), data(), per_limb, view(), be.default_stream());
+  be.multiply_scalar_async(r.data(), data(), per_limb, view(), stream_);
   return r;
 }
 
@@ -217,9 +230,9 @@ RnsPoly RnsPoly::automorphism(u64 k) const {
   if (k % 2 == 0 || k >= 2 * n())
     throw ParameterError("automorphism: exponent " + std::to_string(k) +
                          " must be odd and below 2N=" + std::to_string(2 * n()));
-  RnsPoly r(basis_, form_, device_);
+  RnsPoly r(basis_, form_, device_, stream_);
   auto& be = backend();
-  be.automorphism_async(r.data(), data(), k, form_ == Form::eval, view(), be.default_stream());
+  be.automorphism_async(r.data(), data(), k, form_ == Form::eval, view(), stream_);
   return r;
 }
 

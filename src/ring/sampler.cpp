@@ -59,7 +59,7 @@ const ChaChaKey& Sampler::key() {
 RnsPoly Sampler::uniform(const RnsBasis& basis, Device device, Form form) {
   RnsPoly p(basis, form, device);
   auto& be = p.backend();
-  be.sample_uniform_async(p.data(), key(), next_nonce(), p.view(), be.default_stream());
+  be.sample_uniform_async(p.data(), key(), next_nonce(), p.view(), backend::Stream{});
   return p;
 }
 
@@ -79,7 +79,7 @@ void Sampler::uniform_into(u64* out, const ChaChaKey& key, u64 nonce, const RnsB
 RnsPoly Sampler::ternary(const RnsBasis& basis, Device device, double prob_nonzero) {
   RnsPoly p(basis, Form::coeff, device);
   auto& be = p.backend();
-  ternary_into(p.data(), basis, be, be.default_stream(), prob_nonzero);
+  ternary_into(p.data(), basis, be, backend::Stream{}, prob_nonzero);
   return p;
 }
 
@@ -153,7 +153,7 @@ const u64* device_cdt(backend::Backend& be, double sigma, int& bound) {
   auto& entry = cache[{be.device().str(), sigma}];
   if (!entry.first) {
     const auto cdt = gaussian_cdt(sigma, entry.second);
-    auto s = be.default_stream();
+    auto s = backend::Stream{};
     entry.first = new Buffer(Buffer::from_host(be, cdt.data(), cdt.size() * sizeof(u64), s));
     be.synchronize(s);
   }
@@ -201,7 +201,7 @@ RnsPoly Sampler::wide_gaussian(const RnsBasis& basis, Device device, double sigm
 RnsPoly Sampler::gaussian(const RnsBasis& basis, Device device, double sigma) {
   RnsPoly p(basis, Form::coeff, device);
   auto& be = p.backend();
-  gaussian_into(p.data(), basis, be, be.default_stream(), sigma);
+  gaussian_into(p.data(), basis, be, backend::Stream{}, sigma);
   return p;
 }
 

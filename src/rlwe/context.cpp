@@ -195,11 +195,12 @@ PublicKey Context::make_public_key(RnsPoly b, const ChaChaKey& seed, u64 nonce, 
   expect(b.basis() == q && b.form() == Form::eval && b.device() == device_, "public key");
   auto& be = backend();
   PublicKey pk{std::move(b), RnsPoly(q, Form::eval, device_)};
-  ring::Sampler::uniform_into(pk.a.data(), seed, nonce, q, be, be.default_stream());
+  ring::Sampler::uniform_into(pk.a.data(), seed, nonce, q, be, Stream{});
   pk.seed = seed;
   pk.seed_nonce = nonce;
   pk.key_id = key_id;
   pk.params_id = params_id_;
+  be.synchronize(Stream{});  // keys are complete when made (see SwitchKey)
   return pk;
 }
 
@@ -214,15 +215,15 @@ SwitchKey Context::make_switch_key(const std::vector<RnsPoly>& b, const ChaChaKe
   const std::size_t poly_words = key.rows * n_;
   for (std::size_t j = 0; j < dnum_; ++j)
     be.copy_async(key.data.as<u64>() + 2 * j * poly_words, b[j].data(), poly_words * sizeof(u64),
-                  be.default_stream());
-  be.synchronize(be.default_stream());
+                  Stream{});
+  be.synchronize(Stream{});
   return key;
 }
 
 SwitchKey Context::switch_key_with_uniform_parts(const ChaChaKey& seed, u64 nonce, u64 galois,
                                                  u64 key_id) const {
   auto& be = backend();
-  const Stream st = be.default_stream();
+  const Stream st = Stream{};
   const std::size_t rows = q_count_ + p_count_;
   const std::size_t poly_words = rows * n_;
   SwitchKey key;
@@ -245,9 +246,8 @@ namespace {
 RnsPoly copy_key_poly(const SwitchKey& key, std::size_t index, const RnsBasis& full, std::size_t n,
                       backend::Backend& be, Device device) {
   RnsPoly p(full, Form::eval, device);
-  be.copy_async(p.data(), key.words() + index * key.rows * n, key.rows * n * sizeof(u64),
-                be.default_stream());
-  be.synchronize(be.default_stream());
+  be.copy_async(p.data(), key.words() + index * key.rows * n, key.rows * n * sizeof(u64), Stream{});
+  be.synchronize(Stream{});
   return p;
 }
 }  // namespace
@@ -288,6 +288,7 @@ SecretKey Context::keygen(ring::Sampler& sampler, std::size_t hamming_weight) co
   RnsPoly s = hamming_weight ? sampler.ternary_hamming(full_, device_, hamming_weight)
                              : sampler.ternary(full_, device_, 2.0 / 3.0);
   s.ntt_inplace();
+  backend().synchronize(Stream{});  // keys are complete when made (see SwitchKey)
   return SecretKey{std::move(s), random_id(), params_id_};
 }
 
@@ -295,7 +296,7 @@ PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const
   check_params(sk.params_id, "the secret key");
   check_device(sk.s.device(), "the secret key");
   auto& be = backend();
-  const Stream st = be.default_stream();
+  const Stream st = Stream{};
   const RnsBasis& q = q_basis(max_level());
   PublicKey pk{RnsPoly(q, Form::eval, device_), RnsPoly(q, Form::eval, device_)};
   // The uniform half comes from a derived key: it is published as the seed, the sampler's own
@@ -309,6 +310,7 @@ PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const
   be.sub_async(pk.b.data(), e.as<u64>(), pk.b.data(), v, st);
   pk.key_id = sk.key_id;
   pk.params_id = params_id_;
+  be.synchronize(st);  // keys are complete when made (see SwitchKey)
   return pk;
 }
 
@@ -319,7 +321,7 @@ SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::
   // Seeded uniform halves from a derived key (published with the key), never the sampler's key.
   SwitchKey key = switch_key_with_uniform_parts(sampler.derive_key(), 0, galois, sk.key_id);
   auto& be = backend();
-  const Stream st = be.default_stream();
+  const Stream st = Stream{};
   const std::size_t rows = key.rows;
   const std::size_t poly_words = rows * n_;
   const auto v = full_.on(be);
@@ -334,6 +336,7 @@ SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::
     be.sub_async(b, e.as<u64>() + j * poly_words, b, v, st);
     be.add_async(b, b, scaled.data(), v, st);
   }
+  be.synchronize(st);  // keys are complete when made (see SwitchKey)
   return key;
 }
 
@@ -341,7 +344,7 @@ SwitchKey Context::switch_key_level0(const RnsPoly& s_from, const SecretKey& sk,
                                      ring::Sampler& sampler) const {
   SwitchKey key = switch_key(s_from, sk, sampler, 0);
   auto& be = backend();
-  const Stream st = be.default_stream();
+  const Stream st = Stream{};
   const std::size_t rows = key.rows;
   const RnsPoly zeros = RnsPoly::zeros(full_, Form::eval, device_);
   for (std::size_t j = 0; j < dnum_; ++j) {
@@ -351,6 +354,7 @@ SwitchKey Context::switch_key_level0(const RnsPoly& s_from, const SecretKey& sk,
     if (last > first)
       be.copy_async(b + first * n_, zeros.data(), (last - first) * n_ * sizeof(u64), st);
   }
+  be.synchronize(st);  // keys are complete when made (see SwitchKey)
   return key;
 }
 
@@ -376,7 +380,7 @@ Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler
   check_device(pk.b.device(), "the public key");
   const std::size_t level = plaintext_level(m);
   auto& be = backend();
-  const Stream st = be.default_stream();
+  const Stream st = Stream{};
   const RnsBasis& q = q_basis(level);
   const auto v = q.on(be);
   // u, e0, e1 drawn into one buffer.
@@ -413,7 +417,7 @@ Ciphertext Context::encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
   check_device(sk.s.device(), "the secret key");
   const std::size_t level = plaintext_level(m);
   auto& be = backend();
-  const Stream st = be.default_stream();
+  const Stream st = Stream{};
   const RnsBasis& q = q_basis(level);
   const auto v = q.on(be);
   // a is drawn in eval form; for a coefficient-form plaintext, a s and a go to coefficient form
@@ -444,10 +448,10 @@ RnsPoly Context::decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::si
   check_device(sk.s.device(), "the secret key");
   for (const auto& p : ct.polys) check_device(p.device(), "the ciphertext");
   auto& be = backend();
-  const Stream st = be.default_stream();
+  const Stream st = ct.stream();  // the secret key is complete (keys are)
   const RnsBasis& q = q_basis(limbs - 1);
   const auto v = q.on(be);
-  RnsPoly out(q, Form::eval, device_);
+  RnsPoly out(q, Form::eval, device_, st);
   const bool coeff = ct.form() == Form::coeff;
   // Coefficient form: c1 (c2) transformed on their first `limbs` rows, c0 added at the end.
   Buffer c12;
@@ -467,7 +471,7 @@ RnsPoly Context::decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::si
     be.multiply_accumulate_async(out.data(), c1, sk.s.data(), v, st);
   }
   if (c2) {
-    RnsPoly s2(q, Form::eval, device_);
+    RnsPoly s2(q, Form::eval, device_, st);
     be.multiply_async(s2.data(), sk.s.data(), sk.s.data(), v, st);
     be.multiply_accumulate_async(out.data(), c2, s2.data(), v, st);
   }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "ember/backend/stream_join.h"
 #include "ember/core/errors.h"
 #include "ember/core/numtheory.h"
 
@@ -48,14 +49,14 @@ Ciphertext Evaluator::to_form(const Ciphertext& a, Form form) const {
   auto& be = rlwe_.backend();
   const ring::RnsBasis& q = rlwe_.q_basis(a.level);
   Ciphertext c = like(a, 0);
-  c.polys = ring::RnsPoly::batch(q, form, rlwe_.device(), a.polys.size());
+  c.polys = ring::RnsPoly::batch(q, form, rlwe_.device(), a.polys.size(), a.stream());
   std::vector<const u64*> in;
   for (const auto& p : a.polys) in.push_back(p.data());
   // The polynomials back to back in one allocation: one launch transforms them all.
   if (form == Form::eval)
-    be.ntt_forward_async(c.polys[0].data(), in.data(), q.on(be), in.size(), be.default_stream());
+    be.ntt_forward_async(c.polys[0].data(), in.data(), q.on(be), in.size(), a.stream());
   else
-    be.ntt_inverse_async(c.polys[0].data(), in.data(), q.on(be), in.size(), be.default_stream());
+    be.ntt_inverse_async(c.polys[0].data(), in.data(), q.on(be), in.size(), a.stream());
   return c;
 }
 
@@ -68,7 +69,8 @@ const Ciphertext& Evaluator::eval_form(const Ciphertext& a, Ciphertext& holder) 
 Ciphertext Evaluator::like(const Ciphertext& a, std::size_t polys, std::size_t level) const {
   Ciphertext c;
   const ring::RnsBasis& q = rlwe_.q_basis(level);
-  for (std::size_t i = 0; i < polys; ++i) c.polys.emplace_back(q, a.form(), rlwe_.device());
+  for (std::size_t i = 0; i < polys; ++i)
+    c.polys.emplace_back(q, a.form(), rlwe_.device(), a.stream());
   c.level = level;
   c.scale = a.scale;
   c.factor = a.factor;
@@ -109,7 +111,8 @@ Ciphertext Evaluator::add(const Ciphertext& a_in, const Ciphertext& b_in) const 
   const Ciphertext& b = mixed ? eval_form(b_in, hb) : b_in;
   auto& be = rlwe_.backend();
   const auto v = rlwe_.q_basis(a.level).on(be);
-  const Stream s = be.default_stream();
+  const Stream s = a.stream();
+  const backend::StreamJoin join(be, s, {b.stream()});
   const std::size_t k = std::max(a.polys.size(), b.polys.size());
   Ciphertext c = like(a, k);
   for (std::size_t i = 0; i < k; ++i) {
@@ -132,7 +135,7 @@ Ciphertext Evaluator::negate(const Ciphertext& a) const {
   const auto v = rlwe_.q_basis(a.level).on(be);
   Ciphertext c = like(a, a.polys.size());
   for (std::size_t i = 0; i < a.polys.size(); ++i)
-    be.negate_async(c.polys[i].data(), a.polys[i].data(), v, be.default_stream());
+    be.negate_async(c.polys[i].data(), a.polys[i].data(), v, a.stream());
   return c;
 }
 
@@ -147,7 +150,8 @@ Ciphertext Evaluator::add_plain(const Ciphertext& a, const RnsPoly& p) const {
   const RnsPoly* q = holder ? &*holder : &p;
   Ciphertext c = a.copy();
   auto& be = rlwe_.backend();
-  be.add_async(c.polys[0].data(), a.polys[0].data(), q->data(), q->view(), be.default_stream());
+  const backend::StreamJoin join(be, a.stream(), {q->stream()});
+  be.add_async(c.polys[0].data(), a.polys[0].data(), q->data(), q->view(), a.stream());
   return c;
 }
 
@@ -164,9 +168,9 @@ Ciphertext Evaluator::multiply_plain(const Ciphertext& a_in, const RnsPoly& p) c
   const Ciphertext& a = eval_form(a_in, holder);
   auto& be = rlwe_.backend();
   Ciphertext c = like(a, a.polys.size());
+  const backend::StreamJoin join(be, a.stream(), {p.stream()});
   for (std::size_t i = 0; i < a.polys.size(); ++i)
-    be.multiply_async(c.polys[i].data(), a.polys[i].data(), p.data(), p.view(),
-                      be.default_stream());
+    be.multiply_async(c.polys[i].data(), a.polys[i].data(), p.data(), p.view(), a.stream());
   return c;
 }
 
@@ -178,8 +182,7 @@ Ciphertext Evaluator::multiply_scalar(const Ciphertext& a, const std::vector<u64
   const auto v = rlwe_.q_basis(a.level).on(be);
   Ciphertext c = like(a, a.polys.size());
   for (std::size_t i = 0; i < a.polys.size(); ++i)
-    be.multiply_scalar_async(c.polys[i].data(), a.polys[i].data(), residues, v,
-                             be.default_stream());
+    be.multiply_scalar_async(c.polys[i].data(), a.polys[i].data(), residues, v, a.stream());
   return c;
 }
 
@@ -226,7 +229,10 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& c
     return linear_combination(evals, scalars, constant, level);
   }
   auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
+  const Stream s = first.stream();
+  std::vector<Stream> operand_streams;
+  for (const Ciphertext* c : cts) operand_streams.push_back(c->stream());
+  const backend::StreamJoin join(be, s, operand_streams);
   const auto v = rlwe_.q_basis(level).on(be);
   Ciphertext c = like(first, 2, level);
   u64* o0 = c.polys[0].data();
@@ -265,7 +271,8 @@ Ciphertext Evaluator::multiply_no_relin(const Ciphertext& a_in, const Ciphertext
   const Ciphertext& a = eval_form(a_in, ha);
   const Ciphertext& b = eval_form(b_in, hb);
   auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
+  const Stream s = a.stream();
+  const backend::StreamJoin join(be, s, {b.stream()});
   const auto v = rlwe_.q_basis(a.level).on(be);
   Ciphertext c = like(a, 3);
   be.tensor_async(c.polys[0].data(), c.polys[1].data(), c.polys[2].data(), a.polys[0].data(),
@@ -281,7 +288,7 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const SwitchKey& relin) c
   if (relin.key_id != a.key_id || relin.galois != 0)
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
   rlwe_.check_device(relin.device(), "relinearize: the key");
-  const Stream s = rlwe_.backend().default_stream();
+  const Stream s = a.stream();
   Ciphertext c = like(a, 2);
   if (a.form() == Form::coeff) {
     rlwe_.key_switch_coeff(a.polys[2].data(), a.level, relin, 0, c.polys[0].data(),
@@ -313,6 +320,12 @@ Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts_in,
     rlwe_.check_device(p->device(), "dot_plain: a plaintext");
   }
   auto& be = rlwe_.backend();
+  std::vector<Stream> operand_streams;
+  for (std::size_t i = 0; i < cts.size(); ++i) {
+    operand_streams.push_back(cts[i]->stream());
+    operand_streams.push_back(pts[i]->stream());
+  }
+  const backend::StreamJoin join(be, first.stream(), operand_streams);
   Ciphertext c = like(first, 2);
   std::vector<const u64*> a0, a1, p;
   for (std::size_t i = 0; i < cts.size(); ++i) {
@@ -320,7 +333,7 @@ Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts_in,
     a1.push_back(cts[i]->polys[1].data());
     p.push_back(pts[i]->data());
   }
-  dot_plain_rows(c.polys[0].data(), c.polys[1].data(), a0, a1, p, q.on(be), be.default_stream());
+  dot_plain_rows(c.polys[0].data(), c.polys[1].data(), a0, a1, p, q.on(be), first.stream());
   return c;
 }
 
@@ -333,7 +346,11 @@ Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x_in,
   if (x.polys.size() != 2) throw ParameterError("linear transform: relinearize the input first");
   if (giants.empty()) throw ParameterError("linear transform: no giant steps");
   auto& be = rlwe_.backend();
-  const Stream s = be.default_stream();
+  const Stream s = x.stream();
+  std::vector<Stream> plain_streams;
+  for (const auto& g : giants)
+    for (const auto& term : g.terms) plain_streams.push_back(term.second->stream());
+  const backend::StreamJoin join(be, s, plain_streams);
   const std::size_t level = x.level, n = rlwe_.n();
   const std::size_t q_rows = level + 1, rows = q_rows + rlwe_.p_count();
   const ring::RnsBasis& q = rlwe_.q_basis(level);
@@ -489,7 +506,7 @@ Ciphertext Evaluator::switch_key(const Ciphertext& a_in, const SwitchKey& key) c
   if (key.key_id != a.key_id || key.galois != 0)
     throw MismatchError("switch_key: the key is not a plain switching key of this key set");
   rlwe_.check_device(key.device(), "switch_key: the key");
-  const Stream s = rlwe_.backend().default_stream();
+  const Stream s = a.stream();
   Ciphertext c = like(a, 2);
   const ModUp ext = rlwe_.mod_up(a.polys[1].data(), a.level, s, /*once=*/true);
   rlwe_.key_switch(a.polys[1].data(), ext, a.level, key, 0, c.polys[0].data(), c.polys[1].data(), s,
@@ -506,7 +523,7 @@ Ciphertext Evaluator::drop_level(const Ciphertext& a, std::size_t level) const {
   Ciphertext c = like(a, a.polys.size(), level);
   for (std::size_t p = 0; p < a.polys.size(); ++p)
     be.copy_async(c.polys[p].data(), a.polys[p].data(), c.polys[p].words() * sizeof(u64),
-                  be.default_stream());
+                  a.stream());
   return c;
 }
 
@@ -514,7 +531,7 @@ std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
     const Ciphertext& a_in, const std::vector<const SwitchKey*>& keys) const {
   check_one(a_in, "rotate");
   if (a_in.polys.size() != 2) throw ParameterError("rotate: relinearize the ciphertext first");
-  const Stream s = rlwe_.backend().default_stream();
+  const Stream s = a_in.stream();
   for (const SwitchKey* key : keys)
     if (key->key_id != a_in.key_id || key->galois == 0)
       throw MismatchError("rotate: the key is not a Galois key of this key set");
@@ -568,8 +585,7 @@ Ciphertext Evaluator::divide_by_last_prime(const Ciphertext& a_in) const {
     outs.push_back(c.polys[k].data());
     ins.push_back(a.polys[k].data());
   }
-  rlwe_.rescale_polys(outs.data(), ins.data(), outs.size(), a.level,
-                      rlwe_.backend().default_stream());
+  rlwe_.rescale_polys(outs.data(), ins.data(), outs.size(), a.level, a.stream());
   return c;
 }
 
@@ -597,7 +613,8 @@ Ciphertext Evaluator::multiply_divide(const Ciphertext& a, const Ciphertext& b,
   if (relin.key_id != t.key_id || relin.galois != 0)
     throw MismatchError("relinearize: the key is not this key set's relinearization key");
   rlwe_.check_device(relin.device(), "relinearize: the key");
-  const Stream s = rlwe_.backend().default_stream();
+  const Stream s = t.stream();
+  const backend::StreamJoin join(rlwe_.backend(), s, {sub ? sub->stream() : s});
   Ciphertext c = divided_like(t, 2);
   const ModUp ext = rlwe_.mod_up(t.polys[2].data(), t.level, s, /*once=*/true);
   rlwe_.key_switch_divide(t.polys[2].data(), ext, t.level, relin, 0, c.polys[0].data(),

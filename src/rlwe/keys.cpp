@@ -3,20 +3,30 @@
 
 namespace ember::rlwe {
 
+namespace {
+/// Keys are complete when moved: operations on any stream of the device may read them.
+void settle(backend::Device device) { backend::backend_for(device).synchronize({}); }
+}  // namespace
+
 SecretKey SecretKey::to(backend::Device device) const {
-  return SecretKey{s.to(device), key_id, params_id};
+  SecretKey k{s.to(device), key_id, params_id};
+  settle(device);
+  return k;
 }
 
 PublicKey PublicKey::to(backend::Device device) const {
-  return PublicKey{b.to(device), a.to(device), seed, seed_nonce, key_id, params_id};
+  PublicKey k{b.to(device), a.to(device), seed, seed_nonce, key_id, params_id};
+  settle(device);
+  return k;
 }
 
 SwitchKey SwitchKey::to(backend::Device device) const {
   auto& src = *data.backend();
   auto& dst = backend::backend_for(device);
-  backend::Buffer moved(dst, data.bytes(), dst.default_stream());
-  backend::copy_between_devices(dst, moved.as<void>(), dst.default_stream(), src,
-                                data.as<const void>(), src.default_stream(), data.bytes());
+  backend::Buffer moved(dst, data.bytes(), backend::Stream{});
+  backend::copy_between_devices(dst, moved.as<void>(), backend::Stream{}, src,
+                                data.as<const void>(), backend::Stream{}, data.bytes());
+  settle(device);
   return SwitchKey{std::move(moved), dnum, rows, seed, seed_nonce, galois, key_id, params_id};
 }
 
@@ -27,12 +37,22 @@ Ciphertext Ciphertext::to(backend::Device device) const {
     c.polys = RnsPoly::batch(polys[0].basis(), polys[0].form(), device, polys.size());
     for (std::size_t i = 0; i < polys.size(); ++i) {
       auto &dst = c.polys[i].backend(), &src = polys[i].backend();
-      backend::copy_between_devices(dst, c.polys[i].data(), dst.default_stream(), src,
-                                    polys[i].data(), src.default_stream(),
-                                    polys[i].words() * sizeof(u64));
+      backend::copy_between_devices(dst, c.polys[i].data(), backend::Stream{}, src, polys[i].data(),
+                                    polys[i].stream(), polys[i].words() * sizeof(u64));
       c.polys[i].set_form(polys[i].form());
     }
   }
+  c.level = level;
+  c.scale = scale;
+  c.factor = factor;
+  c.key_id = key_id;
+  c.params_id = params_id;
+  return c;
+}
+
+Ciphertext Ciphertext::on_stream(backend::Stream stream) const {
+  Ciphertext c;
+  for (const auto& p : polys) c.polys.push_back(p.on_stream(stream));
   c.level = level;
   c.scale = scale;
   c.factor = factor;

@@ -108,3 +108,25 @@ def test_ring_polynomials_copy_between_gpus():
     assert p1.device == GPUS[1]
     assert np.array_equal(p1.to_numpy(), data) and np.array_equal(p1.to("cpu").to_numpy(), data)
     assert np.array_equal(p1.ntt().to_numpy(), p0.ntt().to_numpy())
+
+
+def test_two_streams_give_the_words_of_one(kit, gpu):
+    """Two independent CKKS multiplications (and rotations) on two streams of one GPU, mixed
+    with the default stream, give the words computed on the default stream alone."""
+    ctx, sk, _xs, cts = kit
+    g = ctx.to(gpu)
+    a, b, c, d = (x.to(gpu) for x in cts[:4])
+    ref1, ref2 = (a * b).rotate(1), (c * d).rotate(7)
+    s1, s2 = ember.Stream(gpu), ember.Stream(gpu)
+    a1, b1 = a.on_stream(s1), b.on_stream(s1)
+    c2, d2 = c.on_stream(s2), d.on_stream(s2)
+    for _ in range(3):  # several rounds queued back to back on both streams
+        r1 = (a1 * b1).rotate(1)
+        r2 = (c2 * d2).rotate(7)
+    mixed = r1 + r2  # operands of two streams: ordered with events
+    s1.synchronize()
+    s2.synchronize()
+    assert same_words(r1, ref1) and same_words(r2, ref2)
+    assert same_words(mixed, ref1 + ref2)
+    assert np.array_equal(g.decrypt(r1, sk.to(gpu)), g.decrypt(ref1, sk.to(gpu)))
+    assert same_words(r2.to("cpu"), (cts[2] * cts[3]).rotate(7))

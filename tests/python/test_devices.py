@@ -222,3 +222,18 @@ def test_integer_map_over_devices():
     for z, x, a in zip(zs, xs, cts, strict=True):
         assert np.array_equal(ctx.decrypt(z, sk) % t, x * x % t)
         assert same_words(z, a * a)
+
+
+# ---------------------------------------------------------------- streams
+def test_streams_on_the_cpu_give_the_same_words(kit):
+    _ctx, _sk, _xs, cts = kit
+    s1, s2 = ember.Stream("cpu"), ember.Stream("cpu")
+    assert s1.device == "cpu"
+    a, b = cts[0].on_stream(s1), cts[1].on_stream(s2)
+    assert same_words(a, cts[0])
+    assert same_words(a * b, cts[0] * cts[1])
+    s1.synchronize()
+    with pytest.raises(ember.MismatchError, match="stream is on cpu:1"):
+        cts[0].on_stream(ember.Stream("cpu:1"))
+    with pytest.raises(ember.ParameterError, match="ember.Stream"):
+        cts[0].on_stream("cpu")

@@ -36,7 +36,8 @@ struct Device {
 inline constexpr int kMaxCpuDevices = 64;
 
 /// An ordered queue of work on one device (a cudaStream_t on CUDA; the CPU backend runs work
-/// when it is enqueued, so its streams are null handles).
+/// when it is enqueued, so its streams are null handles). The null Stream, `Stream{}`, is the
+/// device's default stream: what callers pass when they have no stream of their own.
 struct Stream {
   void* handle = nullptr;
 };
@@ -240,7 +241,8 @@ class Backend {
   virtual Stream default_stream() = 0;
 
   // Streams and events. A created stream runs concurrently with the others of its device;
-  // destroy_stream waits for its work first. An event records the work queued on a stream so far;
+  // destroy_stream waits for its work first and keeps the handle valid (for reuse) until the
+  // backend goes, so objects still holding it never see a dangling stream. An event records the work queued on a stream so far;
   // wait_event makes later work of a stream (of this device) wait for it without blocking the
   // host. CPU: null handles, and every call returns at once.
   virtual Stream create_stream() = 0;

@@ -15,7 +15,7 @@ namespace ember::backend {
 /// A host vector copied into a new buffer on `be` (stream-ordered on its default stream).
 template <class T>
 Buffer upload(Backend& be, const std::vector<T>& v) {
-  return Buffer::from_host(be, v.data(), v.size() * sizeof(T), be.default_stream());
+  return Buffer::from_host(be, v.data(), v.size() * sizeof(T), Stream{});
 }
 
 template <class T>
@@ -30,7 +30,7 @@ class PerDevice {
     auto it = entries_.find(key);
     if (it == entries_.end()) {
       auto entry = std::make_shared<T>(make(be));
-      be.synchronize(be.default_stream());
+      be.synchronize(Stream{});
       it = entries_.emplace(key, std::move(entry)).first;
     }
     return *it->second;

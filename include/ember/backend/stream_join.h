@@ -23,14 +23,10 @@ inline bool same_stream(Backend& be, Stream a, Stream b) {
 class StreamJoin {
  public:
   StreamJoin(Backend& be, Stream on, std::initializer_list<Stream> others) : be_(be), on_(on) {
-    for (Stream o : others)
-      if (!same_stream(be, o, on)) {
-        Event e = be.create_event();
-        be.record_event(e, o);
-        be.wait_event(on, e);
-        be.destroy_event(e);
-        others_.push_back(o);
-      }
+    for (Stream o : others) join(o);
+  }
+  StreamJoin(Backend& be, Stream on, const std::vector<Stream>& others) : be_(be), on_(on) {
+    for (Stream o : others) join(o);
   }
   ~StreamJoin() {
     for (Stream o : others_) {
@@ -47,6 +43,16 @@ class StreamJoin {
   StreamJoin& operator=(const StreamJoin&) = delete;
 
  private:
+  void join(Stream o) {
+    if (same_stream(be_, o, on_)) return;
+    for (Stream seen : others_)
+      if (same_stream(be_, o, seen)) return;
+    Event e = be_.create_event();
+    be_.record_event(e, o);
+    be_.wait_event(on_, e);
+    be_.destroy_event(e);
+    others_.push_back(o);
+  }
   Backend& be_;
   Stream on_;
   std::vector<Stream> others_;

@@ -23,14 +23,16 @@ Form form_from_name(const std::string& name);
 
 class RnsPoly {
  public:
-  /// Uninitialized storage (its contents are unspecified until written).
-  RnsPoly(RnsBasis basis, Form form, Device device);
+  /// Uninitialized storage (its contents are unspecified until written), allocated in the order
+  /// of `stream` (the null Stream: the device's default stream). A polynomial keeps its stream:
+  /// the operations on it run there (see stream()).
+  RnsPoly(RnsBasis basis, Form form, Device device, backend::Stream stream = {});
   static RnsPoly zeros(RnsBasis basis, Form form, Device device);
   /// `count` uninitialized polynomials stored back to back in one allocation (released with the
   /// last of them), so that one batched primitive can process them all (see
   /// Backend::ntt_forward_async's count).
   static std::vector<RnsPoly> batch(const RnsBasis& basis, Form form, Device device,
-                                    std::size_t count);
+                                    std::size_t count, backend::Stream stream = {});
   /// Copies limbs x N words from host memory; throws ParameterError if a word is not reduced
   /// modulo its limb's prime.
   static RnsPoly from_host(RnsBasis basis, Form form, Device device, const u64* data);
@@ -40,8 +42,11 @@ class RnsPoly {
   RnsPoly(RnsPoly&&) noexcept = default;
   RnsPoly& operator=(RnsPoly&&) noexcept = default;
   RnsPoly copy() const;
-  /// A copy on another device.
+  /// A copy on another device (on its default stream).
   RnsPoly to(Device device) const;
+  /// A copy on `stream` of this device, ordered after this polynomial's writes: later operations
+  /// on the copy run on that stream.
+  RnsPoly on_stream(backend::Stream stream) const;
   /// Copies limbs x N words to host memory (synchronizes).
   void to_host(u64* out) const;
   std::vector<u64> to_host() const;
@@ -49,6 +54,9 @@ class RnsPoly {
   const RnsBasis& basis() const { return basis_; }
   Form form() const { return form_; }
   Device device() const { return device_; }
+  /// The stream this polynomial's operations run on (allocated, written and released there);
+  /// operations with operands on other streams order the streams with events (StreamJoin).
+  backend::Stream stream() const { return stream_; }
   std::size_t limbs() const { return basis_.size(); }
   std::size_t n() const { return basis_.n(); }
   std::size_t words() const { return limbs() * n(); }
@@ -82,14 +90,15 @@ class RnsPoly {
 
  private:
   /// Words [offset, offset + words) of `storage`.
-  RnsPoly(RnsBasis basis, Form form, Device device, std::shared_ptr<backend::Buffer> storage,
-          std::size_t offset);
+  RnsPoly(RnsBasis basis, Form form, Device device, backend::Stream stream,
+          std::shared_ptr<backend::Buffer> storage, std::size_t offset);
   /// The NTT (forward) or INTT of this polynomial into a new one, without a copy.
   RnsPoly transformed(bool forward) const;
   void check_same(const RnsPoly& o, const char* op) const;
   RnsBasis basis_;
   Form form_;
   Device device_;
+  backend::Stream stream_;
   std::shared_ptr<backend::Buffer> storage_;  // shared by the polynomials of one batch
   std::size_t offset_ = 0;                    // in words
 };

@@ -34,6 +34,8 @@ struct PublicKey {
 /// A hybrid key-switching key from s' to s: for each digit j, (b_j, a_j) over Q u P with
 /// b_j = -a_j s + e_j + P [Q/Q_j]_{...} s' (the CRT gadget), in evaluation form.
 /// Layout [dnum][2][L + 1 + k][N]. a_j is expanded from (seed, seed_nonce + j).
+/// Keys are written on their device's default stream and complete when made or moved (their
+/// constructors synchronize), so operations on any stream may read them.
 struct SwitchKey {
   backend::Buffer data;
   std::size_t dnum = 0;
@@ -64,8 +66,13 @@ struct Ciphertext {
   /// Every polynomial's form: eval, or coefficient for BFV's products, relinearizations and
   /// rotations of coefficient-form ciphertexts (as SEAL and Phantom keep them).
   ring::Form form() const { return polys.empty() ? ring::Form::eval : polys[0].form(); }
-  /// A copy on `device` (GPU to GPU peer to peer where the GPUs allow it).
+  /// A copy on `device` (GPU to GPU peer to peer where the GPUs allow it), on its default
+  /// stream.
   Ciphertext to(backend::Device device) const;
+  /// The stream its operations run on (its polynomials'; see RnsPoly::stream).
+  backend::Stream stream() const { return polys.empty() ? backend::Stream{} : polys[0].stream(); }
+  /// A copy whose operations run on `stream` (same device), ordered after this one's writes.
+  Ciphertext on_stream(backend::Stream stream) const;
   Ciphertext copy() const {
     Ciphertext c;
     for (const auto& p : polys) c.polys.push_back(p.copy());

@@ -27,8 +27,6 @@ using cuda::check;
 using cuda::check_launch;
 namespace k = cuda::kernels;
 
-cudaStream_t raw(Stream s) { return static_cast<cudaStream_t>(s.handle); }
-
 /// Grid for a grid-stride loop over `items`.
 dim3 grid_for(std::size_t items, u32 threads = 256) {
   const std::size_t blocks = (items + threads - 1) / threads;
@@ -47,6 +45,12 @@ __global__ void spin_kernel(long long cycles) {
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int index) : ctx_(index) {}
+
+  /// A stream's CUDA handle; the null Stream is this GPU's default stream (never CUDA's legacy
+  /// stream 0, which would synchronize with every other stream).
+  cudaStream_t raw(Stream s) const {
+    return s.handle ? static_cast<cudaStream_t>(s.handle) : ctx_.stream();
+  }
 
   Device device() const override { return Device{DeviceKind::cuda, ctx_.index()}; }
 
@@ -70,17 +74,9 @@ class CudaBackend final : public Backend {
   }
   Stream default_stream() override { return Stream{ctx_.stream()}; }
 
-  Stream create_stream() override {
-    ctx_.activate();
-    cudaStream_t st = nullptr;
-    check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
-    return Stream{st};
-  }
+  Stream create_stream() override { return Stream{ctx_.take_stream()}; }
   void destroy_stream(Stream s) noexcept override {
-    if (!s.handle || s.handle == ctx_.stream()) return;
-    cudaSetDevice(ctx_.index());
-    cudaStreamSynchronize(raw(s));
-    cudaStreamDestroy(raw(s));
+    if (s.handle && s.handle != ctx_.stream()) ctx_.give_back_stream(raw(s));
   }
   Event create_event() override {
     ctx_.activate();

@@ -28,6 +28,11 @@ DeviceContext::DeviceContext(int index) : index_(index) {
 }
 
 DeviceContext::~DeviceContext() {
+  cudaSetDevice(index_);
+  for (cudaStream_t s : all_streams_) {
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+  }
   if (stream_) {
     cudaSetDevice(index_);
     cudaStreamSynchronize(stream_);
@@ -52,6 +57,27 @@ void* DeviceContext::allocate(std::size_t bytes, cudaStream_t stream) {
   }
   check(st, "cudaMallocFromPoolAsync");
   return p;
+}
+
+cudaStream_t DeviceContext::take_stream() {
+  std::lock_guard lock(streams_mutex_);
+  if (!free_streams_.empty()) {
+    cudaStream_t s = free_streams_.back();
+    free_streams_.pop_back();
+    return s;
+  }
+  activate();
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  all_streams_.push_back(s);
+  return s;
+}
+
+void DeviceContext::give_back_stream(cudaStream_t stream) noexcept {
+  cudaSetDevice(index_);
+  cudaStreamSynchronize(stream);
+  std::lock_guard lock(streams_mutex_);
+  free_streams_.push_back(stream);
 }
 
 void DeviceContext::enable_peer(int peer) {
