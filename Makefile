@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 OUT    ?= gpu-out
 
-.PHONY: venv install demo test test-cpp test-python gpu-check sanitize gpu-sanitize format lint clean
+.PHONY: venv install demo test test-cpp test-python gpu-check multi-gpu-check sanitize gpu-sanitize format lint clean
 
 $(VENV)/.ready: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ test-python: install
 # GPU equivalence suite and the benchmarks, writes JSON and logs under $(OUT).
 gpu-check:
 	bash bench/gpu_check.sh $(OUT)
+
+# On a machine with several GPUs: the GPU suite on cuda:0 and cuda:1, and ember bench multi.
+multi-gpu-check:
+	bash bench/multi_gpu_check.sh $(OUT)
 
 # AddressSanitizer + UBSan (CPU only): builds the library, the GoogleTest suite and the Python
 # module in $(SAN_DIR) (the normal .venv and build stay untouched), runs the C++ tests, then the
