@@ -20,6 +20,18 @@ void check_length(const U64Vector& v, std::size_t n) {
 }
 }  // namespace
 
+/// BFV/BGV decryption as a numpy array: the decryption without the GIL, the array with it.
+template <class Ctx>
+nb::ndarray<nb::numpy, u64, nb::ndim<1>> decrypt_to_numpy(const Ctx& x, const Ciphertext& ct,
+                                                          const SecretKey& sk) {
+  std::vector<u64> v;
+  {
+    nb::gil_scoped_release unlocked;
+    v = x.decrypt(ct, sk);
+  }
+  return bind::to_numpy(std::move(v));
+}
+
 void bind_bfv_bgv(nb::module_& m) {
   m.def("bfv_aux_primes", &bfv::choose_aux_primes, nb::arg("n"), nb::arg("q_primes"),
         nb::arg("p_primes"), nb::arg("plain_modulus"), nb::arg("aux_bits") = 0,
@@ -57,21 +69,8 @@ void bind_bfv_bgv(nb::module_& m) {
              return x.encrypt_symmetric(x.scale_plain_host(py::aligned(m, copy), x.max_level()), sk,
                                         s);
            })
-      .def("decrypt",
-           [](const bfv::Context& x, const Ciphertext& ct, const SecretKey& sk) {
-             std::vector<u64> v;
-             {
-               nb::gil_scoped_release unlocked;  // the numpy array is made with the GIL held
-               v = x.decrypt(ct, sk);
-             }
-             return bind::to_numpy(std::move(v));
-           })
-      .def(
-          "mod_switch",
-          [](const bfv::Context& x, const Ciphertext& a, std::size_t l) {
-            return x.mod_switch(a, l);
-          },
-          bind::release)
+      .def("decrypt", &decrypt_to_numpy<bfv::Context>)
+      .def("mod_switch", &bfv::Context::mod_switch, bind::release)
       .def("noise_budget", &bfv::Context::noise_budget);
 
   nb::class_<bgv::Context> g(m, "BgvContext");
@@ -91,20 +90,7 @@ void bind_bfv_bgv(nb::module_& m) {
       .def("encrypt_symmetric",
            [](const bgv::Context& x, const ring::RnsPoly& p, const SecretKey& sk,
               ring::Sampler& s) { return x.rlwe().encrypt_symmetric(p, sk, s); })
-      .def("decrypt",
-           [](const bgv::Context& x, const Ciphertext& ct, const SecretKey& sk) {
-             std::vector<u64> v;
-             {
-               nb::gil_scoped_release unlocked;  // the numpy array is made with the GIL held
-               v = x.decrypt(ct, sk);
-             }
-             return bind::to_numpy(std::move(v));
-           })
-      .def(
-          "mod_switch",
-          [](const bgv::Context& x, const Ciphertext& a, std::size_t l) {
-            return x.mod_switch(a, l);
-          },
-          bind::release)
+      .def("decrypt", &decrypt_to_numpy<bgv::Context>)
+      .def("mod_switch", &bgv::Context::mod_switch, bind::release)
       .def("noise_budget", &bgv::Context::noise_budget);
 }

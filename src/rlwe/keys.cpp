@@ -31,34 +31,23 @@ SwitchKey SwitchKey::to(backend::Device device) const {
 }
 
 Ciphertext Ciphertext::to(backend::Device device) const {
-  Ciphertext c;
-  if (!polys.empty()) {
-    // Back to back in one allocation, as the evaluator makes them (one launch can take them all).
-    c.polys = RnsPoly::batch(polys[0].basis(), polys[0].form(), device, polys.size());
-    for (std::size_t i = 0; i < polys.size(); ++i) {
-      auto &dst = c.polys[i].backend(), &src = polys[i].backend();
-      backend::copy_between_devices(dst, c.polys[i].data(), backend::Stream{}, src, polys[i].data(),
-                                    polys[i].stream(), polys[i].words() * sizeof(u64));
-      c.polys[i].set_form(polys[i].form());
-    }
+  if (polys.empty()) return with_polys({});
+  // Back to back in one allocation, as the evaluator makes them (one launch can take them all).
+  std::vector<RnsPoly> moved =
+      RnsPoly::batch(polys[0].basis(), polys[0].form(), device, polys.size());
+  for (std::size_t i = 0; i < polys.size(); ++i) {
+    auto &dst = moved[i].backend(), &src = polys[i].backend();
+    backend::copy_between_devices(dst, moved[i].data(), backend::Stream{}, src, polys[i].data(),
+                                  polys[i].stream(), polys[i].words() * sizeof(u64));
+    moved[i].set_form(polys[i].form());
   }
-  c.level = level;
-  c.scale = scale;
-  c.factor = factor;
-  c.key_id = key_id;
-  c.params_id = params_id;
-  return c;
+  return with_polys(std::move(moved));
 }
 
 Ciphertext Ciphertext::on_stream(backend::Stream stream) const {
-  Ciphertext c;
-  for (const auto& p : polys) c.polys.push_back(p.on_stream(stream));
-  c.level = level;
-  c.scale = scale;
-  c.factor = factor;
-  c.key_id = key_id;
-  c.params_id = params_id;
-  return c;
+  std::vector<RnsPoly> moved;
+  for (const auto& p : polys) moved.push_back(p.on_stream(stream));
+  return with_polys(std::move(moved));
 }
 
 }  // namespace ember::rlwe

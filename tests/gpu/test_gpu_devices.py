@@ -6,23 +6,20 @@ Skipped without a GPU by this directory's conftest; the two-GPU tests also skip 
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import ember
 import numpy as np
 import pytest
 from ember import bgv, ckks, ring
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from ctwords import same_words
+
 KEY = bytes(range(32))
 GPUS = [f"cuda:{g.index}" for g in ember._ember.cuda_devices()]
 two_gpus = pytest.mark.skipif(len(GPUS) < 2, reason="needs two GPUs")
-
-
-def words(ct) -> list[np.ndarray]:
-    raw = ct._raw if ct._raw.form == "eval" else ct._ctx._raw.to_form(ct._raw, "eval")
-    return [raw.poly(i).to_numpy() for i in range(raw.size)]
-
-
-def same_words(a, b) -> bool:
-    return all(np.array_equal(x, y) for x, y in zip(words(a), words(b), strict=True))
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import threading
 import ember
 import numpy as np
 import pytest
+from ctwords import same_words
 from ember import _ember, bfv, bgv, ckks
 
 CKKS = ckks.Params(
@@ -24,16 +25,6 @@ BFV = bfv.Params(log_n=11, plain_modulus=12289, q_bits=(50, 50), special_bits=(5
 BGV = bgv.Params(
     log_n=11, plain_modulus=12289, q_bits=(45, 36, 36, 36), special_bits=(50,), insecure=True
 )
-
-
-def words(ct) -> list[np.ndarray]:
-    """Every word of a ciphertext, read on the host (eval form)."""
-    raw = ct._raw if ct._raw.form == "eval" else ct._ctx._raw.to_form(ct._raw, "eval")
-    return [raw.poly(i).to_numpy() for i in range(raw.size)]
-
-
-def same_words(a, b) -> bool:
-    return all(np.array_equal(x, y) for x, y in zip(words(a), words(b), strict=True))
 
 
 @pytest.fixture(scope="module")

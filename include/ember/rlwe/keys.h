@@ -74,8 +74,14 @@ struct Ciphertext {
   /// A copy whose operations run on `stream` (same device), ordered after this one's writes.
   Ciphertext on_stream(backend::Stream stream) const;
   Ciphertext copy() const {
+    std::vector<RnsPoly> copies;
+    for (const auto& p : polys) copies.push_back(p.copy());
+    return with_polys(std::move(copies));
+  }
+  /// A ciphertext of `new_polys` with this one's level, scale, factor, key set and parameters.
+  Ciphertext with_polys(std::vector<RnsPoly> new_polys) const {
     Ciphertext c;
-    for (const auto& p : polys) c.polys.push_back(p.copy());
+    c.polys = std::move(new_polys);
     c.level = level;
     c.scale = scale;
     c.factor = factor;
