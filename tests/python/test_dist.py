@@ -220,3 +220,15 @@ def test_device_sets_and_exchanges():
     with pytest.raises(ember.ParameterError, match="at most 8"):
         nine.all_reduce(polys)
     nine.broadcast(polys, 4)  # no sum: any number of devices
+
+
+def test_bench_dist_smoke():
+    from ember.bench import bench_dist
+
+    out = bench_dist(cpus(2), quick=True)
+    assert out["devices"] == ["cpu", "cpu:1"] and out["limbs"] == 8
+    assert {(r["op"], r["devices"]) for r in out["results"]} == {
+        ("all_gather", 2),
+        ("reduce_scatter", 2),
+    }
+    assert all(r["exchange"] == "copy" and r["busbw_gb_s"] > 0 for r in out["results"])
