@@ -2,7 +2,8 @@
 #
 # NCCL needs the CUDA backend. It is looked for, in order, in NCCL_ROOT (a cache variable or the
 # environment), in the nvidia-nccl-cu13 wheel of the Python environment that builds Ember
-# (site-packages/nvidia/nccl/{include,lib}, asked of ${Python_EXECUTABLE}), and in the system
+# (site-packages/nvidia/nccl/{include,lib}, asked of ${Python_EXECUTABLE} by find_nccl_wheel.py,
+# which also looks in the base installation of a virtual environment), and in the system
 # (/usr/local/cuda*/, /usr). Nothing is downloaded. At run time the module finds libnccl.so.2
 # through its RPATH: $ORIGIN/../nvidia/nccl/lib (the wheel beside an installed ember package) and
 # the absolute directory it was linked against (see ember_nccl_rpath below and docs/multi_gpu.md).
@@ -32,9 +33,7 @@ if(NOT EMBER_NCCL STREQUAL "OFF")
     endif()
     if(Python_EXECUTABLE)
       execute_process(
-        COMMAND "${Python_EXECUTABLE}" -c
-                "import importlib.util as u; s = u.find_spec('nvidia.nccl'); \
-print(list(s.submodule_search_locations)[0] if s and s.submodule_search_locations else '')"
+        COMMAND "${Python_EXECUTABLE}" "${CMAKE_CURRENT_LIST_DIR}/find_nccl_wheel.py"
         OUTPUT_VARIABLE _nccl_wheel OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
       if(_nccl_wheel)
         list(APPEND _nccl_hints "${_nccl_wheel}")
