@@ -16,8 +16,8 @@ set(EMBER_WITH_NCCL OFF)
 if(NOT EMBER_NCCL STREQUAL "OFF")
   if(NOT EMBER_WITH_CUDA)
     if(EMBER_NCCL STREQUAL "ON")
-      message(FATAL_ERROR "EMBER_NCCL=ON needs the CUDA backend, which is not built "
-                          "(EMBER_CUDA=${EMBER_CUDA}, nvcc found: ${CMAKE_CUDA_COMPILER})")
+      message(FATAL_ERROR "EMBER_NCCL=ON needs the CUDA backend, which this configuration does "
+                          "not build (EMBER_CUDA=${EMBER_CUDA}); set EMBER_CUDA=ON or EMBER_NCCL=AUTO")
     endif()
   else()
     set(_nccl_hints "")

@@ -12,6 +12,7 @@ import ember
 def cmd_info(_args) -> int:
     print(f"ember {ember.__version__}")
     print(f"backends: {', '.join(ember.backends())}")
+    print(f"nccl: {'compiled in' if ember._ember.nccl_compiled() else 'no'}")
     gpus = [d for d in ember.devices() if d.kind == "cuda"]
     if not gpus:
         print("gpus: none visible")
