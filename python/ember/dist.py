@@ -176,7 +176,8 @@ class Communicator:
     against). CPU devices (cpu:0, cpu:1, ...) always copy.
 
     With ``sync=False`` a collective returns once queued; it is ordered after and before the
-    other work of each device (RnsPoly operations), and ``synchronize()`` waits for it. Not
+    other work on its polynomials' streams (RnsPoly operations), and ``synchronize()`` waits
+    for it. Not
     thread-safe: one collective at a time per Communicator."""
 
     def __init__(self, devices="all", exchange: str = "auto"):

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/backend/stream_join.h"
 #include "ember/core/errors.h"
 #include "exchange.h"
 
@@ -25,35 +26,27 @@ bool nccl_compiled() {
 struct Communicator::State {
   DeviceSet devices;
   Ranks ranks;
-  std::vector<backend::Event> before, after;  // per rank: default stream -> ours, and back
   std::unique_ptr<ExchangeImpl> exchange;
 
   explicit State(DeviceSet set) : devices(std::move(set)) {}
   ~State() {
-    for (std::size_t d = 0; d < ranks.size(); ++d) {
-      auto& be = *ranks.backends[d];
-      be.destroy_stream(ranks.streams[d]);  // waits for its work
-      if (d < before.size()) be.destroy_event(before[d]);
-      if (d < after.size()) be.destroy_event(after[d]);
-    }
+    for (std::size_t d = 0; d < ranks.size(); ++d)
+      ranks.backends[d]->destroy_stream(ranks.streams[d]);  // waits for its work
     exchange.reset();
   }
 
-  /// Our streams wait for the work queued on each device's default stream.
-  void enter() {
+  /// Joins rank d's stream with the streams of the polynomials a collective reads or writes
+  /// there: it waits for their queued work, and (when the joins go) they wait for the collective.
+  template <class... Lists>
+  std::vector<std::unique_ptr<backend::StreamJoin>> join(const Lists&... lists) {
+    std::vector<std::unique_ptr<backend::StreamJoin>> joins;
     for (std::size_t d = 0; d < ranks.size(); ++d) {
-      auto& be = *ranks.backends[d];
-      be.record_event(before[d], be.default_stream());
-      be.wait_event(ranks.streams[d], before[d]);
+      std::vector<backend::Stream> streams;
+      (streams.push_back((*lists[d]).stream()), ...);
+      joins.push_back(
+          std::make_unique<backend::StreamJoin>(*ranks.backends[d], ranks.streams[d], streams));
     }
-  }
-  /// Later work on each default stream waits for the collective.
-  void leave() {
-    for (std::size_t d = 0; d < ranks.size(); ++d) {
-      auto& be = *ranks.backends[d];
-      be.record_event(after[d], ranks.streams[d]);
-      be.wait_event(be.default_stream(), after[d]);
-    }
+    return joins;
   }
 
   /// Throws unless `polys` holds one polynomial per rank, on that rank's device, of one ring and
@@ -102,8 +95,6 @@ Communicator::Communicator(DeviceSet devices, Exchange exchange)
     auto& be = backend::backend_for(d);  // DeviceError for a device that does not exist
     s.ranks.backends.push_back(&be);
     s.ranks.streams.push_back(be.create_stream());
-    s.before.push_back(be.create_event());
-    s.after.push_back(be.create_event());
   }
 #if defined(EMBER_WITH_NCCL)
   if (gpus && exchange != Exchange::copy) s.exchange = make_nccl_exchange(s.devices);
@@ -133,9 +124,8 @@ void Communicator::broadcast_async(const PolyRefs& polys, std::size_t root) {
                          s.devices.str());
   std::vector<u64*> bufs;
   for (RnsPoly* p : polys) bufs.push_back(p->data());
-  s.enter();
+  const auto joins = s.join(polys);
   s.exchange->broadcast(s.ranks, bufs, polys[root]->words(), root);
-  s.leave();
 }
 
 namespace {
@@ -177,9 +167,8 @@ void Communicator::all_gather_into_async(const ConstPolyRefs& parts, const PolyR
     out.push_back(wholes[d]->data());
     wholes[d]->set_form(parts[0]->form());
   }
-  s.enter();
+  const auto joins = s.join(parts, wholes);
   s.exchange->all_gather(s.ranks, in, out, ranges, parts[0]->n());
-  s.leave();
 }
 
 std::vector<RnsPoly> Communicator::all_gather_async(const ConstPolyRefs& parts) {
@@ -188,7 +177,7 @@ std::vector<RnsPoly> Communicator::all_gather_async(const ConstPolyRefs& parts) 
   const RnsBasis whole(parts[0]->basis().context(), joined_ids(parts));
   std::vector<RnsPoly> wholes;
   for (std::size_t d = 0; d < size(); ++d)
-    wholes.emplace_back(whole, parts[0]->form(), devices()[d]);
+    wholes.emplace_back(whole, parts[0]->form(), devices()[d], parts[d]->stream());
   all_gather_into_async(parts, refs(wholes));
   return wholes;
 }
@@ -217,9 +206,8 @@ void Communicator::reduce_scatter_into_async(const ConstPolyRefs& wholes, const 
     views.push_back(wholes[d]->view());
     parts[d]->set_form(wholes[0]->form());
   }
-  s.enter();
+  const auto joins = s.join(wholes, parts);
   s.exchange->reduce_scatter(s.ranks, in, out, ranges, wholes[0]->n(), views);
-  s.leave();
 }
 
 std::vector<RnsPoly> Communicator::reduce_scatter_async(const ConstPolyRefs& wholes,
@@ -232,7 +220,7 @@ std::vector<RnsPoly> Communicator::reduce_scatter_async(const ConstPolyRefs& who
   std::vector<RnsPoly> parts;
   for (std::size_t d = 0; d < size(); ++d)
     parts.emplace_back(RnsBasis(basis.context(), slice(basis.ids(), split[d])), wholes[0]->form(),
-                       devices()[d]);
+                       devices()[d], wholes[d]->stream());
   reduce_scatter_into_async(wholes, refs(parts));
   return parts;
 }
@@ -247,9 +235,8 @@ void Communicator::all_reduce_async(const PolyRefs& polys) {
     bufs.push_back(p->data());
     views.push_back(p->view());
   }
-  s.enter();
+  const auto joins = s.join(polys);
   s.exchange->all_reduce(s.ranks, bufs, polys[0]->limbs(), polys[0]->n(), views);
-  s.leave();
 }
 
 void Communicator::synchronize() {
@@ -286,8 +273,8 @@ RnsPoly take_rows(const RnsPoly& whole, RowRange range, backend::Device device) 
   RnsPoly part(RnsBasis(whole.basis().context(), slice(ids, range)), whole.form(), device);
   auto& dst = part.backend();
   auto& src = whole.backend();
-  backend::copy_between_devices(dst, part.data(), dst.default_stream(), src,
-                                whole.data() + range.begin * whole.n(), src.default_stream(),
+  backend::copy_between_devices(dst, part.data(), part.stream(), src,
+                                whole.data() + range.begin * whole.n(), whole.stream(),
                                 range.size() * whole.n() * sizeof(u64));
   return part;
 }

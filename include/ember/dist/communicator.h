@@ -45,10 +45,11 @@ inline ConstPolyRefs const_refs(const std::vector<ring::RnsPoly>& polys) {
 /// whole basis, the range sizes given by the parts' limbs.
 ///
 /// Ordering: each rank has its own stream. A collective waits (on the device, the host does not)
-/// for the work queued so far on each device's default stream, where RnsPoly operations run, and
-/// later work on the default streams waits for it: the `_async` forms are ordered like any other
-/// RnsPoly operation and return once the work is queued (the CPU finishes before returning). The
-/// forms without the suffix return when the results are written.
+/// for the work queued so far on the streams of the polynomials it reads and writes (RnsPoly::
+/// stream()), and later work on those streams waits for it (StreamJoin): the `_async` forms are
+/// ordered like any other RnsPoly operation and return once the work is queued (the CPU finishes
+/// before returning). New outputs are made on the stream of the rank's input. The forms without
+/// the suffix return when the results are written.
 ///
 /// Sums are modulo each row's prime; inputs must be reduced (words below their prime, as every
 /// RnsPoly is). A Communicator is not thread-safe: one collective at a time per object.
