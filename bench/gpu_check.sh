@@ -30,6 +30,10 @@ if [ -x .peers/phantom_ntt_bench ]; then
 fi
 $PY bench/compare_ntt.py "$OUT/bench_ntt.json" "$OUT/phantom_ntt.jsonl" | tee "$OUT/ntt_table.md"
 $PY -m ember.cli bench ckks --device cuda --json "$OUT/bench_ckks.json" >/dev/null || status=1
+# Collectives over every GPU (NCCL where compiled in, and the peer-to-peer copies) on 2+ GPUs.
+if [ "$($PY -c 'import ember; print(len(ember._ember.cuda_devices()))')" -ge 2 ]; then
+  $PY -m ember.cli bench dist --json "$OUT/bench_dist.json" >/dev/null || status=1
+fi
 # Peers, when their binaries / wheels were brought along (never built or committed here).
 if [ -x .peers/phantom_ckks_bench ]; then
   .peers/phantom_ckks_bench >"$OUT/phantom_ckks.jsonl" 2>"$OUT/phantom_ckks.log" || status=1

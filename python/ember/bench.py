@@ -262,6 +262,86 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
     }
 
 
+def _collective_ms(into, args, sync, iters: int) -> float:
+    """Mean ms of `iters` collectives queued back to back (after one warm-up)."""
+    into(*args, sync=False)
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        into(*args, sync=False)
+    sync()
+    return (time.perf_counter() - t0) * 1e3 / iters
+
+
+def bench_dist(
+    devices=None,
+    quick: bool = False,
+    log_n: int = 16,
+    limbs: int = 40,
+    iters: int = 20,
+    exchanges=None,
+) -> dict:
+    """All-gather and reduce-scatter of one polynomial of ``limbs`` limbs at N = 2^log_n over
+    k = 2, 4, 8, ... and all devices of ``devices`` ("all" or None: every GPU; without a GPU the
+    CPU devices cpu:0 and cpu:1), for each exchange ("nccl" where compiled in, "copy"). Times
+    ``iters`` collectives queued back to back (mean ms each); bandwidth as nccl-tests reports it:
+    algbw = S / t for a polynomial of S bytes, busbw = algbw (k - 1) / k (the bytes each device
+    sends or receives over its link, comparable to the link's bandwidth). The reduce-scatter
+    includes the reduction modulo each row's prime."""
+    import numpy as np
+
+    from . import dist, ring
+
+    names = dist.device_set("all" if devices in (None, "auto") else devices)
+    if len(names) < 2 and names[0].startswith("cpu"):
+        names = ["cpu:0", "cpu:1"]
+    if quick:
+        log_n, limbs, iters = min(log_n, 12), min(limbs, 8), min(iters, 3)
+    gpus = names[0].startswith("cuda")
+    if exchanges is None:
+        exchanges = (["nccl"] if gpus and dist.nccl_available() else []) + ["copy"]
+    n = 1 << log_n
+    _, basis = ring.make_ring(n, bits=50, count=limbs)
+    rng = np.random.default_rng(0)
+    q = np.array(basis.primes, dtype=np.uint64)[:, None]
+    words = (rng.integers(0, 2**62, size=(limbs, n), dtype=np.uint64) % q).astype(np.uint64)
+    size_bytes = limbs * n * 8
+    ks = sorted({k for k in (2, 4, 8) if k <= len(names)} | {len(names)})
+    rows = []
+    for exchange in exchanges:
+        for k in ks:
+            if k > limbs:
+                continue
+            comm = dist.Communicator(names[:k], exchange=exchange)
+            wholes = [ring.poly(basis, words, "eval", d) for d in comm.devices]
+            parts = comm.reduce_scatter(wholes)
+            outs = comm.all_gather(parts)
+            for op, args in (("all_gather", (parts, outs)), ("reduce_scatter", (wholes, parts))):
+                ms = _collective_ms(getattr(comm, op + "_into"), args, comm.synchronize, iters)
+                algbw = size_bytes / (ms * 1e-3) / 1e9
+                rows.append(
+                    {
+                        "op": op,
+                        "exchange": comm.exchange,
+                        "devices": k,
+                        "ms": round(ms, 4),
+                        "algbw_gb_s": round(algbw, 2),
+                        "busbw_gb_s": round(algbw * (k - 1) / k, 2),
+                    }
+                )
+    return {
+        "benchmark": "dist",
+        "devices": names,
+        "device_name": _device_name(names[0]),
+        "nccl_compiled": dist.nccl_available(),
+        "log_n": log_n,
+        "limbs": limbs,
+        "poly_bytes": size_bytes,
+        "iters": iters,
+        "results": rows,
+    }
+
+
 def run_bench(
     what: str,
     device: str | None = None,
@@ -269,6 +349,8 @@ def run_bench(
     prime_bits: int = 50,
     devices: str | list | None = None,
 ) -> dict:
+    if what == "dist":
+        return bench_dist(devices, quick)
     if what == "ntt":
         return bench_ntt(device, quick, prime_bits)
     if what == "ckks":
@@ -281,4 +363,6 @@ def run_bench(
         from .bench_multi import bench_multi
 
         return bench_multi(devices or "all", quick)
-    raise ParameterError(f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, multi")
+    raise ParameterError(
+        f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, multi, dist"
+    )

@@ -12,6 +12,7 @@ import ember
 def cmd_info(_args) -> int:
     print(f"ember {ember.__version__}")
     print(f"backends: {', '.join(ember.backends())}")
+    print(f"nccl: {'compiled in' if ember._ember.nccl_compiled() else 'no'}")
     gpus = [d for d in ember.devices() if d.kind == "cuda"]
     if not gpus:
         print("gpus: none visible")
@@ -75,12 +76,12 @@ def main(argv=None) -> int:
     demo.add_argument("--device", default="auto")
     demo.set_defaults(fn=cmd_demo)
     bench = sub.add_parser("bench", help="benchmarks; prints JSON")
-    bench.add_argument("what", choices=["ntt", "ckks", "boot", "bfv", "bgv", "multi"])
+    bench.add_argument("what", choices=["ntt", "ckks", "boot", "bfv", "bgv", "multi", "dist"])
     bench.add_argument("--device", default="auto")
     bench.add_argument(
         "--devices",
         default="all",
-        help="multi only: 'all' (every GPU) or a comma-separated list such as cpu:0,cpu:1",
+        help="multi and dist: 'all' (every GPU) or a comma-separated list such as cpu:0,cpu:1",
     )
     bench.add_argument("--json", default=None, help="also write the JSON to this file")
     bench.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")

@@ -1,9 +1,12 @@
-"""Several devices: device sets, moves of Ember objects between devices, and the throughput
+"""Several devices: device sets, moves of Ember objects between devices, the throughput
 scheduler behind ``ctx.map`` (independent operations spread over a device set, one host thread
-per device, evaluation keys replicated once per device)."""
+per device, evaluation keys replicated once per device), and collectives of RNS polynomials over
+a device set (``Communicator``: broadcast, all-gather, reduce-scatter, all-reduce; NCCL between
+GPUs when it is compiled in, see ``nccl_available()``)."""
 
 from __future__ import annotations
 
+import numbers
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -11,7 +14,14 @@ from concurrent.futures import ThreadPoolExecutor
 from . import _ember
 from .errors import ParameterError
 
-__all__ = ["device_set", "map_over_devices", "move"]
+__all__ = [
+    "Communicator",
+    "device_set",
+    "map_over_devices",
+    "move",
+    "nccl_available",
+    "partition_rows",
+]
 
 
 def device_set(devices) -> list[str]:
@@ -119,3 +129,112 @@ class ReplicaSet:
                 pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"ember-{device}")
                 self._workers[device] = pool
             return pool
+
+
+# ---------------------------------------------------------------- collectives
+
+
+def nccl_available() -> bool:
+    """Whether this build has NCCL (EMBER_NCCL): a Communicator over GPUs then uses it, else it
+    copies peer to peer. The answer is about the build, not about the GPUs present."""
+    return bool(_ember.nccl_compiled())
+
+
+def partition_rows(rows: int, parts: int) -> list[tuple[int, int]]:
+    """``parts`` balanced contiguous row ranges ``(begin, end)`` covering ``[0, rows)``; the first
+    ``rows % parts`` have one row more. Every part holds a row (``1 <= parts <= rows``)."""
+    return [tuple(r) for r in _ember.partition_rows(int(rows), int(parts))]
+
+
+def _ranges(spec, rows: int, parts: int) -> list[tuple[int, int]]:
+    """Row ranges from None (balanced), a list of row counts, or a list of (begin, end) pairs."""
+    if spec is None:
+        return partition_rows(rows, parts)
+    spec = list(spec)
+    if spec and all(isinstance(x, numbers.Integral) for x in spec):
+        bounds = [0]
+        for count in spec:
+            bounds.append(bounds[-1] + int(count))
+        return list(zip(bounds[:-1], bounds[1:]))
+    try:
+        return [(int(b), int(e)) for b, e in spec]
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"row ranges are None, a list of row counts or a list of (begin, end) pairs, got {spec!r}"
+        ) from None
+
+
+class Communicator:
+    """Collectives of ``ember.ring.RnsPoly`` over a device set in this process.
+
+    ``devices`` is what ``device_set`` takes ("all", a list of names); rank d is the d-th device.
+    Every collective takes one polynomial per rank, rank d's on device d, all of one ring and
+    form. A polynomial split by rows ("parts") has part d over rows ``[r_d, r_{d+1})`` of the
+    whole basis (limb-major, so each part is a contiguous block of rows). Sums are modulo each
+    row's prime. ``exchange``: "auto" (NCCL between GPUs when compiled in, else copies), "nccl" or
+    "copy" (copy_between_devices and modular sums on each device: the reference NCCL is tested
+    against). CPU devices (cpu:0, cpu:1, ...) always copy.
+
+    With ``sync=False`` a collective returns once queued; it is ordered after and before the
+    other work on its polynomials' streams (RnsPoly operations), and ``synchronize()`` waits
+    for it. Not
+    thread-safe: one collective at a time per Communicator."""
+
+    def __init__(self, devices="all", exchange: str = "auto"):
+        self._raw = _ember.Communicator(device_set(devices), exchange)
+
+    @property
+    def devices(self) -> list[str]:
+        return list(self._raw.devices)
+
+    @property
+    def exchange(self) -> str:
+        """ "nccl" or "copy": how this communicator moves words."""
+        return self._raw.exchange
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __repr__(self) -> str:
+        return f"Communicator({self.devices}, exchange={self.exchange!r})"
+
+    def broadcast(self, polys: list, root: int = 0, *, sync: bool = True) -> list:
+        """Every rank's polynomial becomes root's, in place; returns ``polys``."""
+        self._raw.broadcast(list(polys), int(root), sync)
+        return polys
+
+    def all_gather(self, parts: list, *, sync: bool = True) -> list:
+        """New whole polynomials, one per rank: the parts' rows in rank order."""
+        return self._raw.all_gather(list(parts), sync)
+
+    def all_gather_into(self, parts: list, wholes: list, *, sync: bool = True) -> list:
+        """all_gather into existing polynomials (basis: the parts' primes in rank order)."""
+        self._raw.all_gather_into(list(parts), list(wholes), sync)
+        return wholes
+
+    def reduce_scatter(self, wholes: list, ranges=None, *, sync: bool = True) -> list:
+        """Part d = rows ``ranges[d]`` of the sum mod q of every rank's polynomial. ``ranges``:
+        None (balanced, ``partition_rows``), row counts per rank, or (begin, end) pairs."""
+        ranges = _ranges(ranges, wholes[0].limbs if wholes else 0, len(self)) if ranges else []
+        return self._raw.reduce_scatter(list(wholes), ranges, sync)
+
+    def reduce_scatter_into(self, wholes: list, parts: list, *, sync: bool = True) -> list:
+        """reduce_scatter into existing parts (their limbs give the row ranges)."""
+        self._raw.reduce_scatter_into(list(wholes), list(parts), sync)
+        return parts
+
+    def all_reduce(self, polys: list, *, sync: bool = True) -> list:
+        """Every rank's polynomial becomes the sum mod q of all of them, in place; returns them."""
+        self._raw.all_reduce(list(polys), sync)
+        return polys
+
+    def scatter_rows(self, whole, ranges=None) -> list:
+        """Rows ``ranges[d]`` of one polynomial copied to rank d (balanced when None)."""
+        ranges = _ranges(ranges, whole.limbs, len(self))
+        if len(ranges) != len(self):
+            raise ParameterError(f"{len(ranges)} row ranges for {len(self)} devices")
+        return [_ember.take_rows(whole, b, e, d) for (b, e), d in zip(ranges, self.devices)]
+
+    def synchronize(self) -> None:
+        """Waits until every collective queued so far is done."""
+        self._raw.synchronize()

@@ -17,6 +17,7 @@ void bind_ckks(nb::module_& m);
 void bind_bfv_bgv(nb::module_& m);
 void bind_options(nb::module_& m);
 void bind_runtime(nb::module_& m);
+void bind_dist(nb::module_& m);
 namespace ember::bind {
 void bind_rlwe_types(nb::module_& m);
 }
@@ -73,4 +74,5 @@ NB_MODULE(_ember, m) {
   bind_bfv_bgv(m);
   bind_options(m);
   bind_runtime(m);
+  bind_dist(m);
 }

@@ -1,0 +1,121 @@
+// Python bindings of the dist layer: Communicator, row partitions, nccl_compiled.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/core/errors.h"
+#include "ember/dist/communicator.h"
+
+namespace nb = nanobind;
+using namespace ember;
+using namespace ember::dist;
+using ember::ring::RnsPoly;
+
+namespace {
+
+using Ranges = std::vector<std::pair<std::size_t, std::size_t>>;
+
+Exchange exchange_from_name(const std::string& name) {
+  if (name == "auto") return Exchange::automatic;
+  if (name == "nccl") return Exchange::nccl;
+  if (name == "copy") return Exchange::copy;
+  throw ParameterError("unknown exchange '" + name + "': use 'auto', 'nccl' or 'copy'");
+}
+
+ConstPolyRefs as_const(const std::vector<RnsPoly*>& polys) {
+  return ConstPolyRefs(polys.begin(), polys.end());
+}
+
+std::vector<RowRange> to_ranges(const Ranges& r) {
+  std::vector<RowRange> out;
+  for (const auto& [b, e] : r) out.push_back({b, e});
+  return out;
+}
+
+Ranges from_ranges(const std::vector<RowRange>& r) {
+  Ranges out;
+  for (const auto& x : r) out.emplace_back(x.begin, x.end);
+  return out;
+}
+
+}  // namespace
+
+void bind_dist(nb::module_& m) {
+  using Release = nb::call_guard<nb::gil_scoped_release>;
+  m.def("nccl_compiled", &nccl_compiled);
+  m.def(
+      "partition_rows",
+      [](std::size_t rows, std::size_t parts) { return from_ranges(partition_rows(rows, parts)); },
+      nb::arg("rows"), nb::arg("parts"));
+  m.def(
+      "take_rows",
+      [](const RnsPoly& whole, std::size_t begin, std::size_t end, const std::string& device) {
+        return take_rows(whole, {begin, end}, backend::parse_device(device));
+      },
+      nb::arg("whole"), nb::arg("begin"), nb::arg("end"), nb::arg("device"));
+
+  nb::class_<Communicator>(m, "Communicator")
+      .def(
+          "__init__",
+          [](Communicator* self, const std::vector<std::string>& devices,
+             const std::string& exchange) {
+            new (self) Communicator(DeviceSet::parse(devices), exchange_from_name(exchange));
+          },
+          nb::arg("devices"), nb::arg("exchange") = "auto")
+      .def_prop_ro("devices",
+                   [](const Communicator& c) {
+                     std::vector<std::string> out;
+                     for (const auto& d : c.devices().devices()) out.push_back(d.str());
+                     return out;
+                   })
+      .def_prop_ro("exchange", &Communicator::exchange_name)
+      .def("__len__", &Communicator::size)
+      .def(
+          "broadcast",
+          [](Communicator& c, const std::vector<RnsPoly*>& polys, std::size_t root, bool sync) {
+            sync ? c.broadcast(polys, root) : c.broadcast_async(polys, root);
+          },
+          nb::arg("polys"), nb::arg("root") = 0, nb::arg("sync") = true, Release())
+      .def(
+          "all_gather",
+          [](Communicator& c, const std::vector<RnsPoly*>& parts, bool sync) {
+            return sync ? c.all_gather(as_const(parts)) : c.all_gather_async(as_const(parts));
+          },
+          nb::arg("parts"), nb::arg("sync") = true, Release())
+      .def(
+          "all_gather_into",
+          [](Communicator& c, const std::vector<RnsPoly*>& parts,
+             const std::vector<RnsPoly*>& wholes, bool sync) {
+            c.all_gather_into_async(as_const(parts), wholes);
+            if (sync) c.synchronize();
+          },
+          nb::arg("parts"), nb::arg("wholes"), nb::arg("sync") = true, Release())
+      .def(
+          "reduce_scatter",
+          [](Communicator& c, const std::vector<RnsPoly*>& wholes, const Ranges& ranges,
+             bool sync) {
+            return sync ? c.reduce_scatter(as_const(wholes), to_ranges(ranges))
+                        : c.reduce_scatter_async(as_const(wholes), to_ranges(ranges));
+          },
+          nb::arg("wholes"), nb::arg("ranges") = Ranges{}, nb::arg("sync") = true, Release())
+      .def(
+          "reduce_scatter_into",
+          [](Communicator& c, const std::vector<RnsPoly*>& wholes,
+             const std::vector<RnsPoly*>& parts, bool sync) {
+            c.reduce_scatter_into_async(as_const(wholes), parts);
+            if (sync) c.synchronize();
+          },
+          nb::arg("wholes"), nb::arg("parts"), nb::arg("sync") = true, Release())
+      .def(
+          "all_reduce",
+          [](Communicator& c, const std::vector<RnsPoly*>& polys, bool sync) {
+            sync ? c.all_reduce(polys) : c.all_reduce_async(polys);
+          },
+          nb::arg("polys"), nb::arg("sync") = true, Release())
+      .def("synchronize", &Communicator::synchronize, Release());
+}
