@@ -114,6 +114,8 @@ void bind_ring(nb::module_& m) {
       .def("copy", &RnsPoly::copy)
       .def("to",
            [](const RnsPoly& p, const std::string& d) { return p.to(backend::parse_device(d)); })
+      .def_prop_ro("stream", &RnsPoly::stream)
+      .def("on_stream", &RnsPoly::on_stream, nb::arg("stream"))
       .def("ntt_inplace", [](RnsPoly& p) { p.ntt_inplace(); })
       .def("intt_inplace", [](RnsPoly& p) { p.intt_inplace(); })
       .def("ntt", &RnsPoly::ntt)
