@@ -6,6 +6,7 @@
 set -uo pipefail
 OUT=${1:-gpu-out}
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 PY=${PYTHON:-python3}
 status=0
 export EMBER_CUDA=ON PYTHONUNBUFFERED=1
@@ -25,7 +26,7 @@ EMBER_EQUIV_DEVICE=cuda:1 $PY -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | 
   tee "$OUT/tests_gpu_cuda1.txt" || status=1
 
 step "benchmark: independent multiplications over 1, 2, 4 GPUs"
-(cd /tmp && $PY -m ember.cli bench multi --devices all --json "$OLDPWD/$OUT/bench_multi.json" \
+(cd /tmp && $PY -m ember.cli bench multi --devices all --json "$OUT/bench_multi.json" \
   >/dev/null) || status=1
 $PY - "$OUT/bench_multi.json" <<'PYEOF'
 import json, sys
@@ -37,5 +38,5 @@ for r in d["results"]:
 PYEOF
 step "benchmark: collectives (NCCL and copy)"
 $PY -c "import ember.dist as d; print('nccl compiled in:', d.nccl_available())" | tee -a "$OUT/gpu.txt"
-(cd /tmp && $PY -m ember.cli bench dist --json "$OLDPWD/$OUT/bench_dist.json" >/dev/null) || status=1
+(cd /tmp && $PY -m ember.cli bench dist --json "$OUT/bench_dist.json" >/dev/null) || status=1
 exit $status
