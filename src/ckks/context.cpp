@@ -138,7 +138,7 @@ std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale, bool 
   auto& be = m.backend();
   const auto s = m.stream();
   // With three primes or more, the backend checks on the device that every coefficient's value
-  // is the one its first two residues give (ring::rows::two_prime_value_holds): then only those
+  // is the one its first two residues give (backend::rows::two_prime_value_holds): then only those
   // two rows travel, and |v| < q0 q1 / 4 <= Q_l / 4 needs no wrap check.
   bool two_rows = limbs <= 2;
   if (!two_rows) {

@@ -1,9 +1,9 @@
 // Fast and exact base conversion tables and launches.
 #include "ember/ring/base_converter.h"
 
+#include "ember/backend/rows.h"
 #include "ember/core/errors.h"
 #include "ember/core/numtheory.h"
-#include "ember/ring/rows.h"
 
 namespace ember::ring {
 
@@ -21,7 +21,7 @@ std::vector<u32> byte_planes_of(const std::vector<std::vector<u64>>& w, std::siz
       for (std::size_t b = 0; b < 8; ++b) {
         const u32 byte = static_cast<u32>(w[k][j] >> (8 * b)) & 0xff;
         planes[(b * to_pad + j) * words +
-               rows::byte_plane_slot(static_cast<u32>(k / 4), static_cast<u32>(blocks))] |=
+               backend::rows::byte_plane_slot(static_cast<u32>(k / 4), static_cast<u32>(blocks))] |=
             byte << (8 * (k % 4));
       }
   return planes;

@@ -181,7 +181,7 @@ class RingOps {
 
   /// Adds to *count (backend memory, one word) the number of coefficients of `a` (coefficient
   /// form, b.limbs >= 2) whose value needs more than the first two primes to decode:
-  /// ring::rows::two_prime_value_holds is false for them. q0_inv: q_0^-1 mod q_1. CKKS decoding
+  /// backend::rows::two_prime_value_holds is false for them. q0_inv: q_0^-1 mod q_1. CKKS decoding
   /// reads two rows instead of every row when the count is 0.
   virtual void count_wide_coefficients_async(u64* count, const u64* a, u64 q0_inv,
                                              const BasisView& b, Stream stream) = 0;

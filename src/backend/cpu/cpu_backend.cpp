@@ -12,14 +12,14 @@
 #include "cpu_ntt.h"
 #include "cpu_threads.h"
 #include "ember/backend/backend.h"
+#include "ember/backend/rows.h"
 #include "ember/core/errors.h"
-#include "ember/ring/rows.h"
 
 namespace ember::backend {
 
 namespace {
 
-using ring::rows::kWordsPerBlock;
+using backend::rows::kWordsPerBlock;
 
 class CpuBackend final : public Backend {
  public:
@@ -187,7 +187,7 @@ class CpuBackend final : public Backend {
     const std::size_t n = b.ring->n, terms = p.size();
     per_limb(b, [&](long l, const Modulus& m) {
       for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
-        ring::rows::Wide s0, s1;
+        backend::rows::Wide s0, s1;
         for (std::size_t t = 0; t < terms; ++t) {
           s0.add_product(a0[t][i], p[t][i]);
           s1.add_product(a1[t][i], p[t][i]);
@@ -217,7 +217,7 @@ class CpuBackend final : public Backend {
       const u64* src = a + l * n;
       u64* dst = out + l * n;
       for (std::size_t j = 0; j < n; ++j) {
-        const u64 v = src[ring::rows::automorphism_eval_source(static_cast<u32>(j), k, log_n)];
+        const u64 v = src[backend::rows::automorphism_eval_source(static_cast<u32>(j), k, log_n)];
         dst[j] = add_mod(dst[j], mul_shoup(v, s, ss, m.value), m.value);
       }
     });
@@ -231,11 +231,11 @@ class CpuBackend final : public Backend {
       u64* dst = out + l * n;
       if (eval) {
         for (std::size_t j = 0; j < n; ++j)
-          dst[j] = src[ring::rows::automorphism_eval_source(static_cast<u32>(j), k, log_n)];
+          dst[j] = src[backend::rows::automorphism_eval_source(static_cast<u32>(j), k, log_n)];
       } else {
         for (std::size_t i = 0; i < n; ++i) {
           bool neg;
-          u32 d = ring::rows::automorphism_coeff_dest(static_cast<u32>(i), k, log_n, neg);
+          u32 d = backend::rows::automorphism_coeff_dest(static_cast<u32>(i), k, log_n, neg);
           dst[d] = neg ? neg_mod(src[i], m.value) : src[i];
         }
       }
@@ -254,7 +254,7 @@ class CpuBackend final : public Backend {
       for (std::size_t t = 0; t < terms; ++t) s[t] = barrett_reduce_64(scalars[t][l], m);
       const u64 c = barrett_reduce_64(constant[l], m);
       for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
-        ring::rows::Wide s0, s1;
+        backend::rows::Wide s0, s1;
         if (!constant_coeff || i == l * n) s0.add_product(c, 1);
         for (std::size_t t = 0; t < terms; ++t) {
           s0.add_product(a0[t][i], s[t]);
@@ -287,10 +287,10 @@ class CpuBackend final : public Backend {
     const std::size_t n = b.ring->n;
     std::vector<u64> rem(n);
     for (std::size_t c = 0; c < n; ++c)
-      rem[c] = ring::rows::scale_plain_remainder(m[c], t, q_mod_t);
+      rem[c] = backend::rows::scale_plain_remainder(m[c], t, q_mod_t);
     per_limb(b, [&](long l, const Modulus& mod) {
       for (std::size_t c = 0; c < n; ++c)
-        out[l * n + c] = ring::rows::scale_plain_value(m[c], rem[c], q_div_t[l], mod);
+        out[l * n + c] = backend::rows::scale_plain_value(m[c], rem[c], q_div_t[l], mod);
     });
   }
   void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
@@ -302,10 +302,10 @@ class CpuBackend final : public Backend {
       u64* o0 = in_q ? q0 + r * n : p0 + (r - kp.q_rows) * n;
       u64* o1 = in_q ? q1 + r * n : p1 + (r - kp.q_rows) * n;
       for (std::size_t c = 0; c < n; ++c) {
-        const std::size_t src =
-            kp.galois ? ring::rows::automorphism_eval_source(static_cast<u32>(c), kp.galois, log_n)
-                      : c;
-        ring::rows::key_product_row(kp, n, static_cast<u32>(r), c, src, m, o0[c], o1[c]);
+        const std::size_t src = kp.galois ? backend::rows::automorphism_eval_source(
+                                                static_cast<u32>(c), kp.galois, log_n)
+                                          : c;
+        backend::rows::key_product_row(kp, n, static_cast<u32>(r), c, src, m, o0[c], o1[c]);
       }
     });
   }
@@ -315,7 +315,7 @@ class CpuBackend final : public Backend {
     const u32 log_n = static_cast<u32>(qlp.ring->log_n);
     per_limb(qlp, [&](long r, const Modulus& m) {
       for (std::size_t c = 0; c < n; ++c)
-        ring::rows::baby_giant_row(v, n, log_n, static_cast<u32>(r), c, m);
+        backend::rows::baby_giant_row(v, n, log_n, static_cast<u32>(r), c, m);
     });
   }
 
@@ -336,16 +336,16 @@ class CpuBackend final : public Backend {
     std::vector<u64> y(L * n);
     per_limb(from, [&](long i, const Modulus& m) {
       for (std::size_t c = 0; c < n; ++c)
-        y[c * L + i] = ring::rows::conversion_input(
-            ring::rows::conversion_word(a, sub, i * n + c, m.value), i, conv, m.value);
+        y[c * L + i] = backend::rows::conversion_input(
+            backend::rows::conversion_word(a, sub, i * n + c, m.value), i, conv, m.value);
     });
     std::vector<u64> overflow(n, 0);
     if (conv.inv_q)
       for (std::size_t c = 0; c < n; ++c)
-        overflow[c] = ring::rows::conversion_overflow(&y[c * L], 1, L, conv.inv_q);
+        overflow[c] = backend::rows::conversion_overflow(&y[c * L], 1, L, conv.inv_q);
     per_limb(to, [&](long j, const Modulus& m) {
       for (std::size_t c = 0; c < n; ++c)
-        out[j * n + c] = ring::rows::convert_row(&y[c * L], 1, conv, j, overflow[c], m);
+        out[j * n + c] = backend::rows::convert_row(&y[c * L], 1, conv, j, overflow[c], m);
     });
   }
 
@@ -375,8 +375,8 @@ class CpuBackend final : public Backend {
 #pragma omp for schedule(static)
       for (long c = 0; c < static_cast<long>(n); ++c) {
         auto residue = [&](std::size_t l) { return a[l * n + c]; };
-        ring::rows::garner_row(residue, *b.ring, b.host_ids, L, crt.garner_inv, digits.data(),
-                               out + c * L, 1);
+        backend::rows::garner_row(residue, *b.ring, b.host_ids, L, crt.garner_inv, digits.data(),
+                                  out + c * L, 1);
       }
     }
   }
@@ -388,7 +388,7 @@ class CpuBackend final : public Backend {
 #pragma omp parallel for schedule(static) reduction(+ : wide) num_threads(threads_.team())
     for (long c = 0; c < n; ++c)
       wide +=
-          ring::rows::two_prime_value_holds(a, n, c, b.ring->moduli, b.host_ids, b.limbs, q0_inv)
+          backend::rows::two_prime_value_holds(a, n, c, b.ring->moduli, b.host_ids, b.limbs, q0_inv)
               ? 0
               : 1;
     *count += wide;
@@ -406,7 +406,7 @@ class CpuBackend final : public Backend {
       for (int t = 0; t < 4; ++t) {
         const std::size_t idx = blk * 4 + t;
         const Modulus& m = b.ring->moduli[b.host_ids[idx / n]];
-        out[idx] = ring::rows::uniform_residue(w[2 * t + 1], w[2 * t], m);
+        out[idx] = backend::rows::uniform_residue(w[2 * t + 1], w[2 * t], m);
       }
     }
   }
@@ -421,9 +421,9 @@ class CpuBackend final : public Backend {
       chacha20_words(key, static_cast<u64>(blk), nonce, w);
       for (int t = 0; t < kWordsPerBlock; ++t) {
         const std::size_t c = blk * kWordsPerBlock + t;
-        const std::int64_t v = ring::rows::small_from_word(w[t], dist);
+        const std::int64_t v = backend::rows::small_from_word(w[t], dist);
         for (std::size_t l = 0; l < b.limbs; ++l)
-          out[l * n + c] = ring::rows::signed_to_residue(v, b.ring->moduli[b.host_ids[l]].value);
+          out[l * n + c] = backend::rows::signed_to_residue(v, b.ring->moduli[b.host_ids[l]].value);
       }
     }
   }
@@ -433,7 +433,7 @@ class CpuBackend final : public Backend {
     const std::size_t n = b.ring->n;
     per_limb(b, [&](long l, const Modulus& m) {
       for (std::size_t c = 0; c < n; ++c)
-        out[l * n + c] = ring::rows::signed_to_residue(values[c], m.value);
+        out[l * n + c] = backend::rows::signed_to_residue(values[c], m.value);
     });
   }
 

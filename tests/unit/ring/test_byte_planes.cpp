@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
+#include "ember/backend/rows.h"
 #include "ember/core/numtheory.h"
 #include "ember/ring/base_converter.h"
 #include "ember/ring/ring_context.h"
-#include "ember/ring/rows.h"
 
 namespace {
 
@@ -19,7 +19,7 @@ using ember::Modulus;
 using ember::u32;
 using ember::u64;
 using namespace ember::ring;
-namespace rows = ember::ring::rows;
+namespace rows = ember::backend::rows;
 
 /// Byte k of the row of one coefficient: the bytes of y_i, then the overflow's.
 std::vector<u32> input_bytes(const std::vector<u64>& y, u64 overflow, bool exact,

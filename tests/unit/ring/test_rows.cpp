@@ -1,5 +1,5 @@
 // Tests of the per-coefficient building blocks shared by the CPU backend and the CUDA kernels
-// (ember/ring/rows.h) against unsigned __int128 references.
+// (ember/backend/rows.h) against unsigned __int128 references.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,8 +8,8 @@
 #include <set>
 #include <vector>
 
+#include "ember/backend/rows.h"
 #include "ember/core/numtheory.h"
-#include "ember/ring/rows.h"
 #include "ember/ring/sampler.h"
 
 namespace {
@@ -18,7 +18,7 @@ using ember::Modulus;
 using ember::u32;
 using ember::u64;
 using u128 = unsigned __int128;
-namespace rows = ember::ring::rows;
+namespace rows = ember::backend::rows;
 
 TEST(Rows, DotModAnyLengthMatchesReference) {
   // The 128-bit accumulator is folded every 32 terms; lengths around and far past 32 must be exact

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "ember/backend/backend.h"
-#include "ember/ring/rows.h"
+#include "ember/backend/rows.h"
 #include "kernels/ntt.cuh"
 
 namespace ember::cuda::kernels {
@@ -30,7 +30,7 @@ struct KeyProductSums {
   __device__ __forceinline__ static V from_word(u64 x) { return x; }
   __device__ __forceinline__ void add(int poly, int i, u64 x, u64 k) const {
     ulonglong2& w = at(poly, i);
-    ring::rows::Wide acc{w.x, w.y};
+    backend::rows::Wide acc{w.x, w.y};
     acc.add_product(x, k);
     w = make_ulonglong2(acc.hi, acc.lo);
   }
@@ -44,7 +44,7 @@ struct KeyProductSums {
   }
   __device__ __forceinline__ u64 result(int poly, int i) const {
     const ulonglong2 w = at(poly, i);
-    return ring::rows::Wide{w.x, w.y}.reduce(*m);
+    return backend::rows::Wide{w.x, w.y}.reduce(*m);
   }
 };
 
@@ -101,12 +101,12 @@ struct ChunkSource {
     chunk = out_chunk;
     local_of = table;
     if constexpr (kPermuted) {
-      chunk = ring::rows::automorphism_eval_source(out_chunk * 256u, galois, log_n) >> 8;
+      chunk = backend::rows::automorphism_eval_source(out_chunk * 256u, galois, log_n) >> 8;
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         const u32 p = out_chunk * 256u + lane * 8u + i;
         table[i * 32 + lane] = static_cast<std::uint8_t>(
-            ring::rows::automorphism_eval_source(p, galois, log_n) & 255u);
+            backend::rows::automorphism_eval_source(p, galois, log_n) & 255u);
       }
     }
   }
@@ -204,12 +204,12 @@ __device__ __forceinline__ void key_product_rows(const NttBatch& a,
     prefetch_l2(key1 + at);
     if (j + 1 < kp.digits) {
       bool next_own;
-      const u32 next = ring::rows::digit_row(kp, j + 1, r, next_own);
+      const u32 next = backend::rows::digit_row(kp, j + 1, r, next_own);
       prefetch_l2((next_own ? kp.d : kp.ext) + next * n + source_at + lane * 8u);
     }
     const KeyProductAccumulate<kPermuted, Sums> acc{key0, key1, at, sums, source, exchange};
     bool own;
-    const u32 row = ring::rows::digit_row(kp, j, r, own);
+    const u32 row = backend::rows::digit_row(kp, j, r, own);
     if (own) {
       wait_for_previous_kernels();
       u64 w[8];

@@ -1,9 +1,9 @@
 // CUDA kernels of the pointwise ring primitives, automorphisms, base conversion, CRT and sampling.
-// Each kernel is a thin loop around the shared row functions in ember/ring/rows.h.
+// Each kernel is a thin loop around the shared row functions in ember/backend/rows.h.
 #pragma once
 
 #include "ember/backend/backend.h"
-#include "ember/ring/rows.h"
+#include "ember/backend/rows.h"
 #include "kernels/affine_args.cuh"
 #include "kernels/dependent_launch.cuh"
 
@@ -53,7 +53,7 @@ __global__ void automorphism_eval_kernel(u64* out, const u64* a, u64 k, LimbMap 
        i += std::size_t{gridDim.x} * blockDim.x) {
     const std::size_t row = i & ~static_cast<std::size_t>(mask);
     out[i] =
-        a[row + ring::rows::automorphism_eval_source(static_cast<u32>(i & mask), k, map.log_n)];
+        a[row + backend::rows::automorphism_eval_source(static_cast<u32>(i & mask), k, map.log_n)];
   }
 }
 
@@ -67,7 +67,7 @@ __global__ void automorphism_coeff_kernel(u64* out, const u64* a, u64 k, LimbMap
     const u32 limb = static_cast<u32>(i >> map.log_n);
     bool neg;
     const u32 d =
-        ring::rows::automorphism_coeff_dest(static_cast<u32>(i & mask), k, map.log_n, neg);
+        backend::rows::automorphism_coeff_dest(static_cast<u32>(i & mask), k, map.log_n, neg);
     out[row + d] = neg ? neg_mod(a[i], map.mod(limb).value) : a[i];
   }
 }
@@ -81,7 +81,7 @@ __global__ void bconv_scale_kernel(u64* y, const u64* a, const u64* sub, BaseCon
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> from.log_n);
     const u64 q = from.mod(limb).value;
-    y[i] = ring::rows::conversion_input(ring::rows::conversion_word(a, sub, i, q), limb, conv, q);
+    y[i] = backend::rows::conversion_input(backend::rows::conversion_word(a, sub, i, q), limb, conv, q);
   }
 }
 
@@ -102,7 +102,7 @@ __device__ __forceinline__ void bconv_fused_block(u64* out, const u64* a, const 
   for (int i = 0; i < kMax; ++i)
     if (i < count) {
       const u64 q = from.mod(i).value;
-      y[i] = ring::rows::conversion_input(ring::rows::conversion_word(a, sub, i * n + c, q), i,
+      y[i] = backend::rows::conversion_input(backend::rows::conversion_word(a, sub, i * n + c, q), i,
                                           conv, q);
     }
   u64 overflow = 0;
@@ -135,7 +135,7 @@ __device__ __forceinline__ void bconv_fused_block(u64* out, const u64* a, const 
     }
     if (conv.inv_q)
       v = sub_mod(v, mul_mod(barrett_reduce_64(overflow, m), conv.q_mod_p[j], m), m.value);
-    out[j * n + c] = ring::rows::conversion_output(v, j, conv, m.value);
+    out[j * n + c] = backend::rows::conversion_output(v, j, conv, m.value);
   }
 }
 
@@ -222,7 +222,7 @@ __device__ __forceinline__ void bconv_bytes_tiles(u64* out, const BaseConvView& 
       }
 #pragma unroll
       for (int q = 0; q < 4; ++q)
-        ring::rows::add_byte_plane_pair(low[q], high[q], d[0][q], d[1][q], pair);
+        backend::rows::add_byte_plane_pair(low[q], high[q], d[0][q], d[1][q], pair);
     }
 #pragma unroll
     for (int col = 0; col < 2; ++col) {
@@ -232,8 +232,8 @@ __device__ __forceinline__ void bconv_bytes_tiles(u64* out, const BaseConvView& 
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         u64 hi, lo;
-        ring::rows::join_byte_planes(low[2 * r + col], high[2 * r + col], hi, lo);
-        const u64 v = ring::rows::reduce_small_quotient(hi, lo, target.prime, target.inv_prime);
+        backend::rows::join_byte_planes(low[2 * r + col], high[2 * r + col], hi, lo);
+        const u64 v = backend::rows::reduce_small_quotient(hi, lo, target.prime, target.inv_prime);
         out[j * n + c0 + g + 8 * r] = add_mod(v, target.out_add, target.prime);
       }
     }
@@ -360,7 +360,7 @@ __global__ void dot_plain_kernel(u64* out0, u64* out1, const u64* add0, const u6
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const Modulus& m = map.mod(static_cast<u32>(i >> map.log_n));
-    ring::rows::Wide s0, s1;
+    backend::rows::Wide s0, s1;
     for (u32 t = 0; t < args.terms; ++t) {
       const u64 p = args.p[t][i];
       s0.add_product(args.a0[t][i], p);
@@ -408,8 +408,8 @@ __global__ void bconv_sum_kernel(u64* out, const u64* y, BaseConvView conv, Limb
     const u32 j = static_cast<u32>(i >> to.log_n);
     const std::size_t c = i & (n - 1);
     const u64 overflow =
-        conv.inv_q ? ring::rows::conversion_overflow(y + c, n, conv.from_limbs, conv.inv_q) : 0;
-    out[i] = ring::rows::convert_row(y + c, n, conv, j, overflow, to.mod(j));
+        conv.inv_q ? backend::rows::conversion_overflow(y + c, n, conv.from_limbs, conv.inv_q) : 0;
+    out[i] = backend::rows::convert_row(y + c, n, conv, j, overflow, to.mod(j));
   }
 }
 
@@ -433,7 +433,7 @@ __global__ void linear_combination_kernel(u64* out0, u64* out1,
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> map.log_n);
-    ring::rows::Wide s0, s1;
+    backend::rows::Wide s0, s1;
     const bool first = (i & ((std::size_t{1} << map.log_n) - 1)) == 0;
     if (!args.constant_coeff || first) s0.add_product(args.constant[limb], 1);
     for (u32 t = 0; t < args.terms; ++t) {
@@ -466,7 +466,7 @@ __global__ void automorphism_accumulate_kernel(u64* out, const u64* a, u64 k, Sc
     const u32 limb = static_cast<u32>(i >> map.log_n);
     const u64 q = map.mod(limb).value;
     const u64 v =
-        a[row + ring::rows::automorphism_eval_source(static_cast<u32>(i & mask), k, map.log_n)];
+        a[row + backend::rows::automorphism_eval_source(static_cast<u32>(i & mask), k, map.log_n)];
     out[i] = add_mod(out[i], mul_shoup(v, sc.value[limb], sc.shoup[limb], q), q);
   }
 }
@@ -491,9 +491,9 @@ __global__ void scale_plain_kernel(u64* out, const u64* m, u64 t, u64 q_mod_t, c
   for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
        c += std::size_t{gridDim.x} * blockDim.x) {
     const u64 mc = m[c];
-    const u64 rem = ring::rows::scale_plain_remainder(mc, t, q_mod_t);
+    const u64 rem = backend::rows::scale_plain_remainder(mc, t, q_mod_t);
     for (u32 l = 0; l < map.limbs; ++l)
-      out[l * n + c] = ring::rows::scale_plain_value(mc, rem, q_div_t[l], map.mod(l));
+      out[l * n + c] = backend::rows::scale_plain_value(mc, rem, q_div_t[l], map.mod(l));
   }
 }
 
@@ -508,13 +508,13 @@ __global__ void key_inner_product_kernel(u64* q0, u64* q1, u64* p0, u64* p1,
     const u32 r = static_cast<u32>(i >> map.log_n);
     const std::size_t c = i & (n - 1);
     const std::size_t src =
-        kp.galois ? ring::rows::automorphism_eval_source(static_cast<u32>(c), kp.galois, map.log_n)
+        kp.galois ? backend::rows::automorphism_eval_source(static_cast<u32>(c), kp.galois, map.log_n)
                   : c;
     const std::size_t dst =
         r < kp.q_rows ? i : i - (static_cast<std::size_t>(kp.q_rows) << map.log_n);
     u64* o0 = r < kp.q_rows ? q0 : p0;
     u64* o1 = r < kp.q_rows ? q1 : p1;
-    ring::rows::key_product_row(kp, n, r, c, src, map.mod(r), o0[dst], o1[dst]);
+    backend::rows::key_product_row(kp, n, r, c, src, map.mod(r), o0[dst], o1[dst]);
   }
 }
 
@@ -530,7 +530,7 @@ __global__ void __launch_bounds__(128, kGiants <= 4 ? 6 : 4)
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 r = static_cast<u32>(i >> map.log_n);
-    ring::rows::baby_giant_row<kGiants>(v, n, map.log_n, r, i & (n - 1), map.mod(r));
+    backend::rows::baby_giant_row<kGiants>(v, n, map.log_n, r, i & (n - 1), map.mod(r));
   }
 }
 
@@ -586,7 +586,7 @@ __global__ void convert_affine_sub_kernel(const __grid_constant__ AffineArgs arg
       u64 x;
       if (galois_inv) {
         bool negate;
-        x = addend[ring::rows::automorphism_coeff_dest(static_cast<u32>(c), galois_inv, map.log_n,
+        x = addend[backend::rows::automorphism_coeff_dest(static_cast<u32>(c), galois_inv, map.log_n,
                                                        negate)];
         x = negate ? neg_mod(x, m.value) : x;
       } else {
@@ -623,7 +623,7 @@ __global__ void words_from_rns_kernel(u64* out, u64* scratch, const u64* a, CrtV
   for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
        c += std::size_t{gridDim.x} * blockDim.x) {
     auto residue = [&](std::size_t l) { return a[l * n + c]; };
-    ring::rows::garner_row(residue, ring, ids, limbs, crt.garner_inv, scratch + c * limbs,
+    backend::rows::garner_row(residue, ring, ids, limbs, crt.garner_inv, scratch + c * limbs,
                            out + c * limbs, 1);
   }
 }
@@ -641,7 +641,7 @@ __global__ void sample_uniform_kernel(u64* out, ChaChaKey key, u64 nonce, LimbMa
     for (int t = 0; t < 4; ++t) {
       const std::size_t idx = blk * 4 + t;
       out[idx] =
-          ring::rows::uniform_residue(w[2 * t + 1], w[2 * t], map.mod(static_cast<u32>(idx / n)));
+          backend::rows::uniform_residue(w[2 * t + 1], w[2 * t], map.mod(static_cast<u32>(idx / n)));
     }
   }
 }
@@ -662,11 +662,11 @@ __global__ void sample_small_kernel(u64* out, ChaChaKey key, u64 nonce, SmallSam
     chacha20_words(key, blk, nonce, w);
     std::int64_t v[8];
 #pragma unroll
-    for (int t = 0; t < 8; ++t) v[t] = ring::rows::small_from_word(w[t], dist);
+    for (int t = 0; t < 8; ++t) v[t] = backend::rows::small_from_word(w[t], dist);
     for (u32 l = l0; l < l1; ++l) {
       const u64 q = map.mod(l).value;
 #pragma unroll
-      for (int t = 0; t < 8; ++t) out[l * n + blk * 8 + t] = ring::rows::signed_to_residue(v[t], q);
+      for (int t = 0; t < 8; ++t) out[l * n + blk * 8 + t] = backend::rows::signed_to_residue(v[t], q);
     }
   }
 }
@@ -680,7 +680,7 @@ __global__ void count_wide_coefficients_kernel(unsigned long long* count, const 
   for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
        c += std::size_t{gridDim.x} * blockDim.x)
     wide +=
-        ring::rows::two_prime_value_holds(a, n, c, map.moduli, map.ids, map.limbs, q0_inv) ? 0 : 1;
+        backend::rows::two_prime_value_holds(a, n, c, map.moduli, map.ids, map.limbs, q0_inv) ? 0 : 1;
   wide = __reduce_add_sync(0xffffffffu, wide);
   if ((threadIdx.x & 31) == 0 && wide) atomicAdd(count, static_cast<unsigned long long>(wide));
 }
@@ -692,7 +692,7 @@ __global__ void embed_signed_kernel(u64* out, const std::int64_t* values, LimbMa
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> map.log_n);
-    out[i] = ring::rows::signed_to_residue(values[i & (n - 1)], map.mod(limb).value);
+    out[i] = backend::rows::signed_to_residue(values[i & (n - 1)], map.mod(limb).value);
   }
 }
 

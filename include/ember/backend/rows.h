@@ -1,5 +1,5 @@
-// Per-coefficient building blocks of the ring primitives, shared by the CPU backend and CUDA
-// kernels.
+// Per-coefficient building blocks of the ring primitives (host and device code), shared by the
+// CPU backend, the CUDA kernels and the ring layer (which sits above the backend: no cycle).
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include "ember/core/chacha20.h"
 #include "ember/core/modarith.h"
 
-namespace ember::ring::rows {
+namespace ember::backend::rows {
 
 /// Words per ChaCha20 block; samplers assign whole blocks to one thread.
 inline constexpr int kWordsPerBlock = 8;
@@ -360,4 +360,4 @@ EMBER_HD void garner_row(Residue residue, const backend::RingTablesView& ring, c
   }
 }
 
-}  // namespace ember::ring::rows
+}  // namespace ember::backend::rows
