@@ -34,8 +34,9 @@ class OwnedStream {
 }  // namespace
 
 void bind_runtime(nb::module_& m) {
-  nb::class_<Stream>(m, "StreamHandle")
-      .def_prop_ro("is_default", [](const Stream& s) { return s.handle == nullptr; });
+  nb::class_<Stream>(m, "StreamHandle").def_prop_ro("is_default", [](const Stream& s) {
+    return s.handle == nullptr;
+  });
   nb::class_<OwnedStream>(m, "Stream")
       .def(nb::init<const std::string&>(), nb::arg("device"))
       .def_prop_ro("device", &OwnedStream::device)

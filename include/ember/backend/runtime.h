@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-
 namespace ember::backend {
 
 enum class DeviceKind { cpu, cuda };

@@ -81,7 +81,8 @@ __global__ void bconv_scale_kernel(u64* y, const u64* a, const u64* sub, BaseCon
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> from.log_n);
     const u64 q = from.mod(limb).value;
-    y[i] = backend::rows::conversion_input(backend::rows::conversion_word(a, sub, i, q), limb, conv, q);
+    y[i] = backend::rows::conversion_input(backend::rows::conversion_word(a, sub, i, q), limb, conv,
+                                           q);
   }
 }
 
@@ -102,8 +103,8 @@ __device__ __forceinline__ void bconv_fused_block(u64* out, const u64* a, const 
   for (int i = 0; i < kMax; ++i)
     if (i < count) {
       const u64 q = from.mod(i).value;
-      y[i] = backend::rows::conversion_input(backend::rows::conversion_word(a, sub, i * n + c, q), i,
-                                          conv, q);
+      y[i] = backend::rows::conversion_input(backend::rows::conversion_word(a, sub, i * n + c, q),
+                                             i, conv, q);
     }
   u64 overflow = 0;
   if (conv.inv_q) {
@@ -507,9 +508,9 @@ __global__ void key_inner_product_kernel(u64* q0, u64* q1, u64* p0, u64* p1,
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 r = static_cast<u32>(i >> map.log_n);
     const std::size_t c = i & (n - 1);
-    const std::size_t src =
-        kp.galois ? backend::rows::automorphism_eval_source(static_cast<u32>(c), kp.galois, map.log_n)
-                  : c;
+    const std::size_t src = kp.galois ? backend::rows::automorphism_eval_source(
+                                            static_cast<u32>(c), kp.galois, map.log_n)
+                                      : c;
     const std::size_t dst =
         r < kp.q_rows ? i : i - (static_cast<std::size_t>(kp.q_rows) << map.log_n);
     u64* o0 = r < kp.q_rows ? q0 : p0;
@@ -586,8 +587,8 @@ __global__ void convert_affine_sub_kernel(const __grid_constant__ AffineArgs arg
       u64 x;
       if (galois_inv) {
         bool negate;
-        x = addend[backend::rows::automorphism_coeff_dest(static_cast<u32>(c), galois_inv, map.log_n,
-                                                       negate)];
+        x = addend[backend::rows::automorphism_coeff_dest(static_cast<u32>(c), galois_inv,
+                                                          map.log_n, negate)];
         x = negate ? neg_mod(x, m.value) : x;
       } else {
         x = addend[c];
@@ -624,7 +625,7 @@ __global__ void words_from_rns_kernel(u64* out, u64* scratch, const u64* a, CrtV
        c += std::size_t{gridDim.x} * blockDim.x) {
     auto residue = [&](std::size_t l) { return a[l * n + c]; };
     backend::rows::garner_row(residue, ring, ids, limbs, crt.garner_inv, scratch + c * limbs,
-                           out + c * limbs, 1);
+                              out + c * limbs, 1);
   }
 }
 
@@ -640,8 +641,8 @@ __global__ void sample_uniform_kernel(u64* out, ChaChaKey key, u64 nonce, LimbMa
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
       const std::size_t idx = blk * 4 + t;
-      out[idx] =
-          backend::rows::uniform_residue(w[2 * t + 1], w[2 * t], map.mod(static_cast<u32>(idx / n)));
+      out[idx] = backend::rows::uniform_residue(w[2 * t + 1], w[2 * t],
+                                                map.mod(static_cast<u32>(idx / n)));
     }
   }
 }
@@ -666,7 +667,8 @@ __global__ void sample_small_kernel(u64* out, ChaChaKey key, u64 nonce, SmallSam
     for (u32 l = l0; l < l1; ++l) {
       const u64 q = map.mod(l).value;
 #pragma unroll
-      for (int t = 0; t < 8; ++t) out[l * n + blk * 8 + t] = backend::rows::signed_to_residue(v[t], q);
+      for (int t = 0; t < 8; ++t)
+        out[l * n + blk * 8 + t] = backend::rows::signed_to_residue(v[t], q);
     }
   }
 }
@@ -679,8 +681,9 @@ __global__ void count_wide_coefficients_kernel(unsigned long long* count, const 
   u32 wide = 0;
   for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
        c += std::size_t{gridDim.x} * blockDim.x)
-    wide +=
-        backend::rows::two_prime_value_holds(a, n, c, map.moduli, map.ids, map.limbs, q0_inv) ? 0 : 1;
+    wide += backend::rows::two_prime_value_holds(a, n, c, map.moduli, map.ids, map.limbs, q0_inv)
+                ? 0
+                : 1;
   wide = __reduce_add_sync(0xffffffffu, wide);
   if ((threadIdx.x & 31) == 0 && wide) atomicAdd(count, static_cast<unsigned long long>(wide));
 }
