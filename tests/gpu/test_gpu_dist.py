@@ -11,11 +11,16 @@ test code). Run: cd tests && python -m pytest -q gpu/test_gpu_dist.py
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import ember
 import numpy as np
 import pytest
 from ember import _ember, ckks, dist, ring
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from rowsref import bounds, mod_sum
 
 SELF_CHECK = os.environ.get("EMBER_EQUIV_DEVICE", "cuda") == "cpu"
 
@@ -45,20 +50,6 @@ def random_words(basis, rng) -> np.ndarray:
     w = (rng.integers(0, 2**63, size=(len(basis), basis.n), dtype=np.uint64) % q).astype(np.uint64)
     w[:, :2] = q - 1  # the largest sums
     return w
-
-
-def mod_sum(basis, arrays) -> np.ndarray:
-    total = sum(a.astype(object) for a in arrays)
-    q = np.array([int(p) for p in basis.primes], dtype=object)[:, None]
-    return (total % q).astype(np.uint64)
-
-
-def bounds(sizes):
-    out, at = [], 0
-    for s in sizes:
-        out.append((at, at + s))
-        at += s
-    return out
 
 
 def run_all(comm, basis, words, ranges, form):

@@ -9,6 +9,7 @@ import ember
 import numpy as np
 import pytest
 from ember import _ember, dist, ring
+from rowsref import bounds, mod_sum
 
 N = 32
 
@@ -27,23 +28,8 @@ def random_words(basis, rng) -> np.ndarray:
     return w
 
 
-def mod_sum(basis, arrays) -> np.ndarray:
-    """The sum of the arrays modulo each row's prime, in Python integers."""
-    total = sum(a.astype(object) for a in arrays)
-    q = np.array([int(p) for p in basis.primes], dtype=object)[:, None]
-    return (total % q).astype(np.uint64)
-
-
 def cpus(k: int) -> list[str]:
     return [f"cpu:{i}" for i in range(k)]
-
-
-def bounds(sizes):
-    out, at = [], 0
-    for s in sizes:
-        out.append((at, at + s))
-        at += s
-    return out
 
 
 CASES = [
