@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a machine with several GPUs (nvcc, no internet): build the CUDA backend, run the GPU suite on
-# cuda:0 and again against cuda:1 (moves between GPUs included), the multi-GPU benchmark and the
-# collectives' benchmark;
+# cuda:0 and again against cuda:1 (moves between GPUs included), the multi-GPU benchmarks (independent
+# operations, one split operation) and the collectives' benchmark;
 # logs and JSON under the output folder ($1, default gpu-out).
 set -uo pipefail
 OUT=${1:-gpu-out}
@@ -36,6 +36,10 @@ for r in d["results"]:
           f"   8/GPU {r['weak_ms']:7.2f} ms  x{r['weak_throughput_ratio']:.2f}"
           f"   moved {r['strong_moved_ms']:7.2f} ms  x{r['strong_moved_speedup']:.2f}")
 PYEOF
+step "benchmark: one multiplication and one rotation split over 1, 2, 4 GPUs"
+(cd /tmp && $PY -m ember.cli bench split --devices all --json "$OUT/bench_split.json" \
+  >/dev/null) || status=1
+$PY bench/split_summary.py "$OUT/bench_split.json"
 step "benchmark: collectives (NCCL and copy)"
 $PY -c "import ember.dist as d; print('nccl compiled in:', d.nccl_available())" | tee -a "$OUT/gpu.txt"
 (cd /tmp && $PY -m ember.cli bench dist --json "$OUT/bench_dist.json" >/dev/null) || status=1

@@ -363,6 +363,10 @@ def run_bench(
         from .bench_multi import bench_multi
 
         return bench_multi(devices or "all", quick)
+    if what == "split":
+        from .bench_multi import bench_split
+
+        return bench_split(devices or "all", quick)
     raise ParameterError(
-        f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, multi, dist"
+        f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, multi, split, dist"
     )

@@ -116,3 +116,45 @@ def _name(dev: str) -> str:
     from .bench import _device_name
 
     return _device_name(dev)
+
+
+def _split_sets(quick: bool, cuda: bool) -> list[tuple]:
+    """(name, scheme, log_n, q_bits, p_bits, dnum) of the single-operation split benchmark:
+    Phantom's CKKS N16_36+4 (the issue's set), HE-Booster's N = 2^15 with 16 levels."""
+    if quick or not cuda:
+        return [("ckks_N12_L9", "ckks", 12, [60] + [40] * 9, [60, 60], 3)]
+    return [
+        ("ckks_N16_36+4", "ckks", 16, [60] + [40] * 35, [60] * 4, 9),
+        ("ckks_N15_L16", "ckks", 15, [60] + [40] * 16, [60, 60], 9),
+        ("bgv_N15_L16", "bgv", 15, [55] * 17, [55, 55], 9),
+    ]
+
+
+def bench_split(devices="all", quick: bool = False) -> dict:
+    """``ember bench split``: ONE multiplication (with relinearization) and ONE rotation split
+    over 1, 2, 4, ... devices (ctx.split), each against the same operation on the first device;
+    every split result is checked word for word against it. Operands already split (resident,
+    as in HE-Booster's experiment). ``*_ms``: host wall clock per operation over 10 back-to-back
+    operations, devices synchronized (median of runs); ``*_latency_ms``: one operation,
+    synchronized."""
+    names = device_set(devices)
+    cuda = names[0].startswith("cuda")
+    counts = [k for k in (1, 2, 4, 8) if k <= len(names)]
+    rows = []
+    for name, scheme, log_n, q_bits, p_bits, dnum in _split_sets(quick, cuda):
+        r = _ember.bench_split(
+            scheme, log_n, q_bits, p_bits, dnum, 65537, names, counts, 5 if quick else 15
+        )
+        for s in r["splits"]:
+            for op in ("multiply_relin", "rotate"):
+                s[f"{op}_speedup"] = r[f"{op}_ms"] / s[f"{op}_ms"]
+                s[f"{op}_latency_speedup"] = r[f"{op}_latency_ms"] / s[f"{op}_latency_ms"]
+        r["set"] = name
+        rows.append(r)
+    return {
+        "benchmark": "split",
+        "date": time.strftime("%Y-%m-%d"),
+        "devices": names,
+        "device_names": [_name(d) for d in names],
+        "results": rows,
+    }

@@ -76,12 +76,14 @@ def main(argv=None) -> int:
     demo.add_argument("--device", default="auto")
     demo.set_defaults(fn=cmd_demo)
     bench = sub.add_parser("bench", help="benchmarks; prints JSON")
-    bench.add_argument("what", choices=["ntt", "ckks", "boot", "bfv", "bgv", "multi", "dist"])
+    bench.add_argument(
+        "what", choices=["ntt", "ckks", "boot", "bfv", "bgv", "multi", "split", "dist"]
+    )
     bench.add_argument("--device", default="auto")
     bench.add_argument(
         "--devices",
         default="all",
-        help="multi and dist: 'all' (every GPU) or a comma-separated list such as cpu:0,cpu:1",
+        help="multi, split and dist: 'all' (every GPU) or a comma-separated list such as cpu:0,cpu:1",
     )
     bench.add_argument("--json", default=None, help="also write the JSON to this file")
     bench.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")

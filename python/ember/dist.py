@@ -6,6 +6,7 @@ GPUs when it is compiled in, see ``nccl_available()``)."""
 
 from __future__ import annotations
 
+import copy
 import numbers
 import threading
 from collections.abc import Callable, Iterable
@@ -16,6 +17,8 @@ from .errors import ParameterError
 
 __all__ = [
     "Communicator",
+    "Split",
+    "SplitCiphertext",
     "device_set",
     "map_over_devices",
     "move",
@@ -238,3 +241,110 @@ class Communicator:
     def synchronize(self) -> None:
         """Waits until every collective queued so far is done."""
         self._raw.synchronize()
+
+
+class SplitCiphertext:
+    """A ciphertext whose polynomials are split by rows over the devices of a ``Split``: device
+    d holds rows ``rows[d]`` (primes q_b .. q_e-1) of each. Made by ``Split.scatter`` and the
+    split operations; ``Split.gather`` makes it whole again."""
+
+    def __init__(self, split: Split, raw, like):
+        self._split, self._raw, self._like = split, raw, like
+
+    @property
+    def level(self) -> int:
+        return self._raw.level
+
+    @property
+    def scale(self) -> float:
+        return self._raw.scale
+
+    @property
+    def rows(self) -> list[tuple[int, int]]:
+        return list(self._raw.rows)
+
+    @property
+    def devices(self) -> list[str]:
+        return self._split.devices
+
+    def __repr__(self) -> str:
+        return f"SplitCiphertext(level={self.level}, rows={self.rows}, devices={self.devices})"
+
+
+class Split:
+    """One multiplication or rotation spread over several devices (HE-Booster's single-operation
+    split): every polynomial's Q rows are divided among the devices, each device computes its
+    rows of the key switch (and the special primes P itself), and one all-gather of the input's
+    coefficients is the only exchange. Results are word for word those of one device.
+
+    ``ctx``: a CKKS or BGV context (BFV rotations work, its product is not split) whose
+    evaluation keys are set; they are copied to each device once. ``devices``: as ``device_set``
+    takes them ("all", ["cuda:0", "cuda:1"], ["cpu:0", "cpu:1"]). A level must have at least one
+    row per device. Not thread-safe: one operation at a time per Split.
+
+    >>> sp = ctx.split(devices=["cuda:0", "cuda:1"])
+    >>> z = sp.gather(sp.multiply(sp.scatter(x), sp.scatter(y)))   # == relinearized x * y
+    """
+
+    def __init__(self, ctx, devices="all", exchange: str = "auto"):
+        self._ctx = ctx
+        self._devices = device_set(devices)
+        self._raw = _ember.SplitEvaluator(ctx._raw, self._devices, exchange)
+
+    @property
+    def devices(self) -> list[str]:
+        return list(self._devices)
+
+    @property
+    def exchange(self) -> str:
+        """ "nccl" or "copy": how the all-gather moves words."""
+        return self._raw.exchange
+
+    def __repr__(self) -> str:
+        return f"Split({self.devices}, exchange={self.exchange!r})"
+
+    def _keys_on_devices(self):
+        ek = self._ctx._keys()
+        return [ek.to(d) for d in self._devices]
+
+    def scatter(self, ct) -> SplitCiphertext:
+        """``ct`` (a ciphertext of this context, on any device) split over the devices."""
+        raw = ct._raw if ct.form == "eval" else ct._ctx._raw.to_form(ct._raw, "eval")
+        return SplitCiphertext(self, self._raw.split(raw), ct)
+
+    def gather(self, sct: SplitCiphertext, device: str | None = None):
+        """The whole ciphertext on ``device`` (this context's by default), eval form."""
+        self._check(sct)
+        ctx = self._ctx._context_on(device) if device else self._ctx
+        out = copy.copy(sct._like)
+        out._ctx, out._raw = ctx, self._raw.gather(sct._raw, ctx.device)
+        return out
+
+    def _check(self, sct) -> None:
+        if not isinstance(sct, SplitCiphertext) or sct._split is not self:
+            raise ParameterError(
+                "this split ciphertext was not made by this Split: scatter it here"
+            )
+
+    def multiply(self, a: SplitCiphertext, b: SplitCiphertext) -> SplitCiphertext:
+        """a * b relinearized, not rescaled (CKKS: scale a.scale * b.scale; rescale the gathered
+        result with ctx.rescale). BGV's factor is the product of the operands'."""
+        self._check(a)
+        self._check(b)
+        relin = [k.relin for k in self._keys_on_devices()]
+        return SplitCiphertext(self, self._raw.multiply(a._raw, b._raw, relin), a._like)
+
+    def rotate(self, a: SplitCiphertext, steps: int) -> SplitCiphertext:
+        """The slots rotated by ``steps`` with that step's own Galois key (MissingKeyError when the
+        evaluation keys lack it: split rotations take no decomposition into other steps)."""
+        from .rlwe import galois_element
+
+        self._check(a)
+        g = galois_element(int(steps), self._ctx.params.n)
+        self._ctx._galois_key(g)  # MissingKeyError when absent
+        keys = [k.galois[g] for k in self._keys_on_devices()]
+        return SplitCiphertext(self, self._raw.apply_galois(a._raw, keys), a._like)
+
+    def synchronize(self, sct: SplitCiphertext) -> None:
+        """Waits until the work queued for ``sct`` on every device is done."""
+        self._raw.synchronize(sct._raw)

@@ -428,6 +428,14 @@ class KeyedContext:
         on this context's device (gather=False leaves each on the device that computed it)."""
         return map_over_devices(self, fn, iterables, devices, pass_context, gather)
 
+    def split(self, devices="all", exchange: str = "auto"):
+        """One multiplication or rotation spread over several devices, bit-identical to one
+        device (see ember.dist.Split): ``sp = ctx.split(["cuda:0", "cuda:1"])``, then
+        ``sp.gather(sp.multiply(sp.scatter(x), sp.scatter(y)))``."""
+        from .dist import Split
+
+        return Split(self, devices, exchange)
+
     def _check_device(self, obj_device: str, what: str, how: str) -> None:
         if obj_device != self.device:
             raise MismatchError(

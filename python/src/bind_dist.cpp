@@ -1,4 +1,5 @@
-// Python bindings of the dist layer: Communicator, row partitions, nccl_compiled.
+// Python bindings of the dist layer: Communicator, row partitions, nccl_compiled, and the split
+// evaluator (one operation over several devices).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -8,8 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "ember/bfv/context.h"
+#include "ember/bgv/context.h"
+#include "ember/ckks/context.h"
 #include "ember/core/errors.h"
 #include "ember/dist/communicator.h"
+#include "ember/rlwe/split_evaluator.h"
 
 namespace nb = nanobind;
 using namespace ember;
@@ -41,6 +46,64 @@ Ranges from_ranges(const std::vector<RowRange>& r) {
   Ranges out;
   for (const auto& x : r) out.emplace_back(x.begin, x.end);
   return out;
+}
+
+std::vector<std::string> device_names(const DeviceSet& set) {
+  std::vector<std::string> out;
+  for (const auto& d : set.devices()) out.push_back(d.str());
+  return out;
+}
+
+template <class Ctx>
+void split_init(nb::class_<rlwe::SplitEvaluator>& c) {
+  c.def(
+      "__init__",
+      [](rlwe::SplitEvaluator* self, const Ctx& ctx, const std::vector<std::string>& devices,
+         const std::string& exchange) {
+        new (self) rlwe::SplitEvaluator(ctx.rlwe(), DeviceSet::parse(devices),
+                                        exchange_from_name(exchange));
+      },
+      nb::arg("ctx"), nb::arg("devices"), nb::arg("exchange") = "auto", nb::keep_alive<1, 2>());
+}
+
+void bind_split(nb::module_& m) {
+  using Release = nb::call_guard<nb::gil_scoped_release>;
+  using rlwe::SplitCiphertext;
+  using rlwe::SplitEvaluator;
+  using rlwe::SwitchKey;
+  nb::class_<SplitCiphertext>(m, "SplitCiphertext")
+      .def_ro("level", &SplitCiphertext::level)
+      .def_ro("scale", &SplitCiphertext::scale)
+      .def_ro("factor", &SplitCiphertext::factor)
+      .def_ro("key_id", &SplitCiphertext::key_id)
+      .def_ro("params_id", &SplitCiphertext::params_id)
+      .def_prop_ro("size", &SplitCiphertext::polys)
+      .def_prop_ro("rows", [](const SplitCiphertext& a) { return from_ranges(a.rows); })
+      .def(
+          "part",
+          [](const SplitCiphertext& a, std::size_t rank, std::size_t poly) {
+            return a.parts.at(rank).at(poly).copy();
+          },
+          nb::arg("rank"), nb::arg("poly"));
+  nb::class_<SplitEvaluator> c(m, "SplitEvaluator");
+  split_init<ckks::Context>(c);
+  split_init<bgv::Context>(c);
+  split_init<bfv::Context>(c);
+  c.def_prop_ro("devices", [](const SplitEvaluator& e) { return device_names(e.devices()); })
+      .def_prop_ro("exchange",
+                   [](const SplitEvaluator& e) { return e.communicator().exchange_name(); })
+      .def("rows_at",
+           [](const SplitEvaluator& e, std::size_t level) { return from_ranges(e.rows_at(level)); })
+      .def("split", &SplitEvaluator::split, Release())
+      .def(
+          "gather",
+          [](const SplitEvaluator& e, const SplitCiphertext& a, const std::string& device) {
+            return e.gather(a, backend::parse_device(device));
+          },
+          Release())
+      .def("multiply", &SplitEvaluator::multiply, Release())
+      .def("apply_galois", &SplitEvaluator::apply_galois, Release())
+      .def("synchronize", &SplitEvaluator::synchronize, Release());
 }
 
 }  // namespace
@@ -118,4 +181,5 @@ void bind_dist(nb::module_& m) {
           },
           nb::arg("polys"), nb::arg("sync") = true, Release())
       .def("synchronize", &Communicator::synchronize, Release());
+  bind_split(m);
 }
