@@ -107,37 +107,43 @@ nb::dict run(Ctx& ctx, const std::vector<std::size_t>& counts,
   nb::list splits;
   for (std::size_t k : counts) {
     if (k > devices.size()) continue;
-    const std::vector<backend::Device> set(devices.begin(), devices.begin() + k);
-    SplitEvaluator split(r, dist::DeviceSet(set));
-    std::vector<SwitchKey> relins, rots;
-    std::vector<const SwitchKey*> relin_ptrs, rot_ptrs;
-    for (const auto& dev : set) {
-      relins.push_back(relin.to(dev));
-      rots.push_back(rot.to(dev));
+    // Between GPUs both exchanges: NCCL and peer copies (copy_between_devices).
+    const bool gpus = devices[0].kind == backend::DeviceKind::cuda && k > 1;
+    for (const auto exchange :
+         gpus ? std::vector<dist::Exchange>{dist::Exchange::automatic, dist::Exchange::copy}
+              : std::vector<dist::Exchange>{dist::Exchange::automatic}) {
+      const std::vector<backend::Device> set(devices.begin(), devices.begin() + k);
+      SplitEvaluator split(r, dist::DeviceSet(set), exchange);
+      std::vector<SwitchKey> relins, rots;
+      std::vector<const SwitchKey*> relin_ptrs, rot_ptrs;
+      for (const auto& dev : set) {
+        relins.push_back(relin.to(dev));
+        rots.push_back(rot.to(dev));
+      }
+      for (std::size_t i = 0; i < k; ++i) {
+        relin_ptrs.push_back(&relins[i]);
+        rot_ptrs.push_back(&rots[i]);
+      }
+      const SplitCiphertext sa = split.split(a), sb = split.split(b);
+      auto sync = [&] { split.synchronize(sa); };
+      const bool mul_ok =
+          same_words(split.gather(split.multiply(sa, sb, relin_ptrs), r.device()), want_mul);
+      const bool rot_ok =
+          same_words(split.gather(split.apply_galois(sa, rot_ptrs), r.device()), want_rot);
+      nb::dict s;
+      s["devices"] = k;
+      s["exchange"] = split.communicator().exchange_name();
+      s["multiply_bit_identical"] = mul_ok;
+      s["rotate_bit_identical"] = rot_ok;
+      s["multiply_relin_ms"] = wall_ms([&] { split.multiply(sa, sb, relin_ptrs); }, sync, reps);
+      s["rotate_ms"] = wall_ms([&] { split.apply_galois(sa, rot_ptrs); }, sync, reps);
+      s["multiply_relin_latency_ms"] =
+          latency_ms([&] { split.multiply(sa, sb, relin_ptrs); }, sync, reps);
+      s["rotate_latency_ms"] = latency_ms([&] { split.apply_galois(sa, rot_ptrs); }, sync, reps);
+      s["multiply_relin_issue_ms"] =
+          issue_ms([&] { split.multiply(sa, sb, relin_ptrs); }, sync, reps);
+      splits.append(s);
     }
-    for (std::size_t i = 0; i < k; ++i) {
-      relin_ptrs.push_back(&relins[i]);
-      rot_ptrs.push_back(&rots[i]);
-    }
-    const SplitCiphertext sa = split.split(a), sb = split.split(b);
-    auto sync = [&] { split.synchronize(sa); };
-    const bool mul_ok =
-        same_words(split.gather(split.multiply(sa, sb, relin_ptrs), r.device()), want_mul);
-    const bool rot_ok =
-        same_words(split.gather(split.apply_galois(sa, rot_ptrs), r.device()), want_rot);
-    nb::dict s;
-    s["devices"] = k;
-    s["exchange"] = split.communicator().exchange_name();
-    s["multiply_bit_identical"] = mul_ok;
-    s["rotate_bit_identical"] = rot_ok;
-    s["multiply_relin_ms"] = wall_ms([&] { split.multiply(sa, sb, relin_ptrs); }, sync, reps);
-    s["rotate_ms"] = wall_ms([&] { split.apply_galois(sa, rot_ptrs); }, sync, reps);
-    s["multiply_relin_latency_ms"] =
-        latency_ms([&] { split.multiply(sa, sb, relin_ptrs); }, sync, reps);
-    s["rotate_latency_ms"] = latency_ms([&] { split.apply_galois(sa, rot_ptrs); }, sync, reps);
-    s["multiply_relin_issue_ms"] =
-        issue_ms([&] { split.multiply(sa, sb, relin_ptrs); }, sync, reps);
-    splits.append(s);
   }
   d["splits"] = splits;
   return d;

@@ -264,13 +264,14 @@ void Communicator::all_reduce(const PolyRefs& polys) {
   synchronize();
 }
 
-RnsPoly take_rows(const RnsPoly& whole, RowRange range, backend::Device device) {
+RnsPoly take_rows(const RnsPoly& whole, RowRange range, backend::Device device,
+                  backend::Stream stream) {
   if (range.end <= range.begin || range.end > whole.limbs())
     throw ParameterError("take_rows: rows [" + std::to_string(range.begin) + ", " +
                          std::to_string(range.end) + ") of a polynomial of " +
                          std::to_string(whole.limbs()) + " rows");
   const auto& ids = whole.basis().ids();
-  RnsPoly part(RnsBasis(whole.basis().context(), slice(ids, range)), whole.form(), device);
+  RnsPoly part(RnsBasis(whole.basis().context(), slice(ids, range)), whole.form(), device, stream);
   auto& dst = part.backend();
   auto& src = whole.backend();
   backend::copy_between_devices(dst, part.data(), part.stream(), src,

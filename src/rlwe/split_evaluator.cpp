@@ -2,7 +2,6 @@
 #include "ember/rlwe/split_evaluator.h"
 
 #include <algorithm>
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -36,18 +35,18 @@ struct SplitEvaluator::Plan {
   /// (null: none) and those own primes among the rank's rows, [own.begin, own.end) locally.
   struct Digit {
     std::unique_ptr<BaseConverter> before, after;
-    dist::RowRange own;        // local rows of qp
-    std::size_t own_from = 0;  // the first own row's index in Q_level
+    backend::ConvJob before_job, after_job;  // their views on the rank's device (no in / out)
+    dist::RowRange own;                      // local rows of qp
+    std::size_t own_from = 0;                // the first own row's index in Q_level
   };
   std::vector<Digit> digits;
-  std::unique_ptr<ring::DivideRound> mod_down;  // q u P -> q
-  std::vector<u64> p_mod_q;                     // P mod q_i, the rank's rows
+  std::unique_ptr<ring::DivideRound> mod_down;   // q u P -> q
+  std::vector<u64> p_mod_q;                      // P mod q_i, the rank's rows
+  backend::BasisView q_view, qp_view, ext_view;  // on the rank's device, looked up once
 };
 
 SplitEvaluator::SplitEvaluator(const Context& ctx, dist::DeviceSet devices, dist::Exchange exchange)
-    : ctx_(ctx),
-      comm_(std::make_unique<dist::Communicator>(std::move(devices), exchange)),
-      workers_(std::make_unique<dist::RankWorkers>(comm_->size())) {}
+    : ctx_(ctx), comm_(std::make_unique<dist::Communicator>(std::move(devices), exchange)) {}
 
 SplitEvaluator::~SplitEvaluator() = default;
 
@@ -71,6 +70,7 @@ const SplitEvaluator::Plan& SplitEvaluator::plan(std::size_t rank, std::size_t l
   if (slot) return *slot;
   auto p = std::make_unique<Plan>();
   const auto& ring = ctx_.ring();
+  auto& be = backend::backend_for(devices()[rank]);
   p->rows = rows_at(level)[rank];
   const u32 b = static_cast<u32>(p->rows.begin), e = static_cast<u32>(p->rows.end);
   const u32 qc = static_cast<u32>(ctx_.q_count()), pc = static_cast<u32>(ctx_.p_count());
@@ -96,12 +96,19 @@ const SplitEvaluator::Plan& SplitEvaluator::plan(std::size_t rank, std::size_t l
     }
     after.insert(after.end(), p_basis.ids().begin(), p_basis.ids().end());
     // The same fast conversion as one device's (Context's digit_conv), to fewer targets.
-    if (!before.empty()) d.before = std::make_unique<BaseConverter>(digit, RnsBasis(ring, before));
+    if (!before.empty()) {
+      d.before = std::make_unique<BaseConverter>(digit, RnsBasis(ring, before));
+      d.before_job = d.before->job(nullptr, nullptr, be);
+    }
     d.after = std::make_unique<BaseConverter>(digit, RnsBasis(ring, after));
+    d.after_job = d.after->job(nullptr, nullptr, be);
     p->digits.push_back(std::move(d));
     ext_ids.insert(ext_ids.end(), p->qp.ids().begin(), p->qp.ids().end());
   }
   p->ext = RnsBasis::unchecked(ring, ext_ids);
+  p->q_view = p->q.on(be);
+  p->qp_view = p->qp.on(be);
+  p->ext_view = p->ext.on(be);
   p->mod_down = std::make_unique<ring::DivideRound>(p->q, p_basis, ctx_.error_factor());
   p->p_mod_q.assign(ctx_.p_mod_q().begin() + b, ctx_.p_mod_q().begin() + e);
   slot = std::move(p);
@@ -161,7 +168,9 @@ SplitCiphertext SplitEvaluator::split(const Ciphertext& a) const {
   s.params_id = a.params_id;
   for (std::size_t d = 0; d < devices().size(); ++d) {
     std::vector<RnsPoly> polys;
-    for (const RnsPoly& p : a.polys) polys.push_back(dist::take_rows(p, s.rows[d], devices()[d]));
+    // On the communicator's stream of the rank: the all-gather then joins no other stream.
+    for (const RnsPoly& p : a.polys)
+      polys.push_back(dist::take_rows(p, s.rows[d], devices()[d], comm_->stream(d)));
     s.parts.push_back(std::move(polys));
   }
   return s;
@@ -208,10 +217,9 @@ SplitCiphertext SplitEvaluator::multiply(const SplitCiphertext& a, const SplitCi
   check_keys(relin, a, 0, "split multiply");
   const std::size_t ranks = devices().size();
   std::vector<std::vector<RnsPoly>> tensor(ranks);
-  std::vector<std::optional<RnsPoly>> d_coeff(ranks);
+  std::vector<RnsPoly> d_coeff;
   std::vector<const u64*> add0(ranks), add1(ranks), none(ranks, nullptr);
-  // Step 1 on every rank at once (each rank's host thread queues its own device's work).
-  workers_->run([&](std::size_t d) {
+  for (std::size_t d = 0; d < ranks; ++d) {
     const Plan& p = plan(d, a.level);
     const auto& x = a.parts[d];
     const auto& y = b.parts[d];
@@ -220,13 +228,13 @@ SplitCiphertext SplitEvaluator::multiply(const SplitCiphertext& a, const SplitCi
     const backend::StreamJoin join(be, s, {y[0].stream()});
     tensor[d] = RnsPoly::batch(p.q, Form::eval, devices()[d], 3, s);
     be.tensor_async(tensor[d][0].data(), tensor[d][1].data(), tensor[d][2].data(), x[0].data(),
-                    x[1].data(), y[0].data(), y[1].data(), p.q.on(be), s);
-    d_coeff[d].emplace(p.q, Form::coeff, devices()[d], s);
+                    x[1].data(), y[0].data(), y[1].data(), p.q_view, s);
+    d_coeff.emplace_back(p.q, Form::coeff, devices()[d], s);
     const u64* c2 = tensor[d][2].data();
-    be.ntt_inverse_async(d_coeff[d]->data(), &c2, p.q.on(be), 1, s);
+    be.ntt_inverse_async(d_coeff[d].data(), &c2, p.q_view, 1, s);
     add0[d] = tensor[d][0].data();
     add1[d] = tensor[d][1].data();
-  });
+  }
   SplitCiphertext out;
   key_switch(d_coeff, a, relin, 0, add0, add1, none, out.parts);
   out.rows = a.rows;
@@ -248,17 +256,17 @@ SplitCiphertext SplitEvaluator::apply_galois(const SplitCiphertext& a,
   const u64 galois = keys[0]->galois;
   check_keys(keys, a, galois, "split rotate");
   const std::size_t ranks = devices().size();
-  std::vector<std::optional<RnsPoly>> d_coeff(ranks);
+  std::vector<RnsPoly> d_coeff;
   std::vector<const u64*> rotated0(ranks), none(ranks, nullptr);
-  workers_->run([&](std::size_t d) {
+  for (std::size_t d = 0; d < ranks; ++d) {
     const Plan& p = plan(d, a.level);
     auto& be = a.parts[d][0].backend();
     const Stream s = a.parts[d][0].stream();
-    d_coeff[d].emplace(p.q, Form::coeff, devices()[d], s);
+    d_coeff.emplace_back(p.q, Form::coeff, devices()[d], s);
     const u64* c1 = a.parts[d][1].data();
-    be.ntt_inverse_async(d_coeff[d]->data(), &c1, p.q.on(be), 1, s);
+    be.ntt_inverse_async(d_coeff[d].data(), &c1, p.q_view, 1, s);
     rotated0[d] = a.parts[d][0].data();
-  });
+  }
   SplitCiphertext out;
   key_switch(d_coeff, a, keys, galois, none, none, rotated0, out.parts);
   out.rows = a.rows;
@@ -270,8 +278,7 @@ SplitCiphertext SplitEvaluator::apply_galois(const SplitCiphertext& a,
   return out;
 }
 
-void SplitEvaluator::key_switch(std::vector<std::optional<RnsPoly>>& d_coeff,
-                                const SplitCiphertext& like,
+void SplitEvaluator::key_switch(std::vector<RnsPoly>& d_coeff, const SplitCiphertext& like,
                                 const std::vector<const SwitchKey*>& keys, u64 galois,
                                 const std::vector<const u64*>& add0,
                                 const std::vector<const u64*>& add1,
@@ -282,18 +289,17 @@ void SplitEvaluator::key_switch(std::vector<std::optional<RnsPoly>>& d_coeff,
   std::vector<RnsPoly> wholes;
   dist::ConstPolyRefs parts;
   for (std::size_t d = 0; d < ranks; ++d) {
-    wholes.emplace_back(ctx_.q_basis(level), Form::coeff, devices()[d], d_coeff[d]->stream());
-    parts.push_back(&*d_coeff[d]);
+    wholes.emplace_back(ctx_.q_basis(level), Form::coeff, devices()[d], d_coeff[d].stream());
+    parts.push_back(&d_coeff[d]);
   }
   comm_->all_gather_into_async(parts, dist::refs(wholes));
   const std::size_t alpha = ctx_.alpha();
   out.clear();
   out.resize(ranks);
-  // Steps 3 and 4 on every rank at once.
-  workers_->run([&](std::size_t d) {
+  for (std::size_t d = 0; d < ranks; ++d) {
     const Plan& p = plan(d, level);
-    auto& be = d_coeff[d]->backend();
-    const Stream s = d_coeff[d]->stream();
+    auto& be = d_coeff[d].backend();
+    const Stream s = d_coeff[d].stream();
     const std::size_t rows = p.qp.size(), q_rows = p.q.size();
     const u64* coeff = wholes[d].data();
     // Step 3: every digit's rows over the rank's q u P, digit j's at j * rows.
@@ -303,8 +309,14 @@ void SplitEvaluator::key_switch(std::vector<std::optional<RnsPoly>>& d_coeff,
       const Plan::Digit& g = p.digits[j];
       u64* at = ext.as<u64>() + j * rows * n;
       const u64* digit = coeff + j * alpha * n;
-      if (g.before) jobs.push_back(g.before->job(at, digit, be));
-      jobs.push_back(g.after->job(at + g.own.end * n, digit, be));
+      if (g.before) {
+        jobs.push_back(g.before_job);
+        jobs.back().in = digit;
+        jobs.back().out = at;
+      }
+      jobs.push_back(g.after_job);
+      jobs.back().in = digit;
+      jobs.back().out = at + g.own.end * n;
       if (g.own.size())  // its own residues, which the transform below takes to eval form
         be.copy_async(at + g.own.begin * n, coeff + g.own_from * n, g.own.size() * n * sizeof(u64),
                       s);
@@ -333,16 +345,16 @@ void SplitEvaluator::key_switch(std::vector<std::optional<RnsPoly>>& d_coeff,
     u64* q0 = acc.as<u64>();
     u64* q1 = q0 + rows * n;
     be.ntt_key_product_async(q0, q1, q0 + q_rows * n, q1 + q_rows * n, kp, backend::LiftedRows{},
-                             p.ext.on(be), p.qp.on(be), s);
+                             p.ext_view, p.qp_view, s);
     if (rotated0[d] && !fused_add)
-      be.automorphism_accumulate_async(q0, rotated0[d], galois, p.p_mod_q, p.q.on(be), s);
+      be.automorphism_accumulate_async(q0, rotated0[d], galois, p.p_mod_q, p.q_view, s);
     // Step 4: ModDown onto the rank's rows, the tensor's c0, c1 added in its last pass.
     out[d] = RnsPoly::batch(p.q, Form::eval, devices()[d], 2, s);
     u64* const outs[2] = {out[d][0].data(), out[d][1].data()};
     const u64* const ins[2] = {q0, q1};
     const u64* const adds[2] = {add0[d], add1[d]};
     p.mod_down->apply_many_async(outs, ins, q_rows, 2, be, s, add0[d] || add1[d] ? adds : nullptr);
-  });
+  }
 }
 
 }  // namespace ember::rlwe

@@ -102,7 +102,9 @@ class Communicator {
   std::unique_ptr<State> state_;
 };
 
-/// Rows `range` of `whole` as a new polynomial on `device` (the part of a split).
-ring::RnsPoly take_rows(const ring::RnsPoly& whole, RowRange range, backend::Device device);
+/// Rows `range` of `whole` as a new polynomial on `device` (the part of a split), whose operations
+/// run on `stream` (of that device; the null Stream: its default stream).
+ring::RnsPoly take_rows(const ring::RnsPoly& whole, RowRange range, backend::Device device,
+                        backend::Stream stream = {});
 
 }  // namespace ember::dist

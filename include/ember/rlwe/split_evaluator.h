@@ -7,12 +7,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <utility>
 #include <vector>
 
 #include "ember/dist/communicator.h"
-#include "ember/dist/rank_workers.h"
 #include "ember/rlwe/context.h"
 
 namespace ember::rlwe {
@@ -47,8 +45,8 @@ struct SplitCiphertext {
 /// The extra work is P's rows, computed on every rank (4 of 41 rows at N16_36+4). Each
 /// conversion, transform and reduction is per target row, so the words equal one device's.
 /// Keys are the whole switching keys, one copy per device (SwitchKey::to); a rank reads only its
-/// rows. Each rank's host work (allocations, launches) runs on its own host thread (RankWorkers),
-/// the collective on the caller's. Not thread-safe: one operation at a time per object.
+/// rows. Split ciphertexts live on the communicator's streams (one per device), so the exchange
+/// needs no joins of other streams. Not thread-safe: one operation at a time per object.
 class SplitEvaluator {
  public:
   /// `ctx`: the parameters (any device; it must outlive this object). Throws ParameterError for
@@ -85,14 +83,13 @@ class SplitEvaluator {
   void check_keys(const std::vector<const SwitchKey*>& keys, const SplitCiphertext& a, u64 galois,
                   const char* op) const;
   /// Steps 2-4 for d (coefficient rows per rank): out[rank] = its two result polynomials.
-  void key_switch(std::vector<std::optional<RnsPoly>>& d_coeff, const SplitCiphertext& like,
+  void key_switch(std::vector<RnsPoly>& d_coeff, const SplitCiphertext& like,
                   const std::vector<const SwitchKey*>& keys, u64 galois,
                   const std::vector<const u64*>& add0, const std::vector<const u64*>& add1,
                   const std::vector<const u64*>& rotated0, std::vector<std::vector<RnsPoly>>& out);
 
   const Context& ctx_;
   std::unique_ptr<dist::Communicator> comm_;
-  std::unique_ptr<dist::RankWorkers> workers_;  // each rank's host work on its own thread
   mutable std::mutex mutex_;
   mutable std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<Plan>> plans_;
 };
