@@ -3,7 +3,8 @@
 import json
 import sys
 
-d = json.load(open(sys.argv[1]))
+with open(sys.argv[1]) as f:
+    d = json.load(f)
 for r in d["results"]:
     print(
         f"{r['set']}: one device mul {r['multiply_relin_ms']:.3f} ms, rot {r['rotate_ms']:.3f} ms, host issue of a mul {r['multiply_relin_issue_ms']:.3f} ms"
