@@ -42,6 +42,27 @@ __global__ void spin_kernel(long long cycles) {
   }
 }
 
+/// CGGI on the GPU comes with its kernels: until then each operation throws.
+class NoCudaCggi final : public CggiOps {
+ public:
+  void bootstrap_key_to_ntt_async(u64*, const void*, std::size_t, const CggiShape&, const u64*,
+                                  Stream) override {
+    throw Error("CGGI on the GPU is not built yet");
+  }
+  void blind_rotate_extract_async(void*, const void*, const void*, std::size_t, std::size_t,
+                                  const CggiShape&, const BootstrapKeyView&, Stream) override {
+    throw Error("CGGI on the GPU is not built yet");
+  }
+  void key_switch_async(void*, const void*, const void*, std::size_t, const CggiShape&,
+                        Stream) override {
+    throw Error("CGGI on the GPU is not built yet");
+  }
+  void linear_async(void*, const void*, const void*, std::int64_t, std::int64_t, u64, std::size_t,
+                    std::size_t, const CggiShape&, Stream) override {
+    throw Error("CGGI on the GPU is not built yet");
+  }
+};
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int index) : ctx_(index) {}
@@ -792,6 +813,8 @@ class CudaBackend final : public Backend {
                  "embed_signed_kernel", out, static_cast<const std::int64_t*>(v.p), map_of(b));
   }
 
+  CggiOps& cggi() override { return cggi_; }
+
  private:
   /// The modulus of limb l from the host copy of the ring's moduli.
   static const Modulus& host_modulus(const BasisView& b, std::size_t l) {
@@ -801,6 +824,7 @@ class CudaBackend final : public Backend {
   cuda::DeviceContext ctx_;
   /// The built-in NTT table for this GPU (by name, else the nearest measured GPU).
   const cuda::TunedGpu& tuned_ = cuda::tuned_gpu(ctx_.index());
+  NoCudaCggi cggi_;
 };
 
 }  // namespace

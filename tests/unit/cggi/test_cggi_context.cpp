@@ -1,0 +1,188 @@
+// Tests of the CGGI scheme on the CPU backend: parameter validation, key switching, the blind
+// rotation (external products / CMux chain) through bootstrapping, gate truth tables, a chain of
+// 10^4 dependent gates, and programmable bootstrapping.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+#include <vector>
+
+#include "ember/cggi/context.h"
+#include "ember/core/errors.h"
+
+namespace {
+
+using namespace ember;
+using namespace ember::cggi;
+
+Context make(const char* preset) { return Context(Params::preset(preset), backend::Device{}); }
+
+TEST(CggiParams, PresetsValidateAndInsecureIsRefused) {
+  for (const auto& name : Params::preset_names()) EXPECT_NO_THROW(Params::preset(name).validate());
+  EXPECT_TRUE(Params::preset("bool_128").meets_security_floor());
+  EXPECT_TRUE(Params::preset("int2_128").meets_security_floor());
+  EXPECT_TRUE(Params::preset("int4_128").meets_security_floor());
+  Params lib = Params::preset("tfhe_lib_insecure");
+  EXPECT_FALSE(lib.meets_security_floor());
+  lib.insecure = false;
+  EXPECT_THROW(lib.validate(), ParameterError);
+  Params p = Params::preset("bool_128");
+  p.n = 500;
+  EXPECT_THROW(p.validate(), ParameterError);
+  p.insecure = true;
+  EXPECT_NO_THROW(p.validate());
+  p.bk_base_log = 30;  // products too large to stay exact
+  EXPECT_THROW(p.validate(), ParameterError);
+  EXPECT_EQ(Params::preset("bool_128").shape().limbs, 1);
+  EXPECT_EQ(Params::preset("int4_128").shape().limbs, 3);
+  EXPECT_NE(Params::preset("bool_128").fingerprint(),
+            Params::preset("test_insecure").fingerprint());
+}
+
+class CggiScheme : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CggiScheme, KeySwitchDecryptsUnderTheSmallKey) {
+  Context ctx = make(GetParam());
+  ClientKey ck = ctx.keygen();
+  ServerKey sk = ctx.server_key(ck);
+  const std::vector<std::uint8_t> bits = {1, 0, 1, 1, 0, 0, 1, 0};
+  LweBatch c = ctx.encrypt_bits(bits, ck);
+  const auto& s = ctx.shape();
+  backend::Buffer small(ctx.backend(), bits.size() * (s.n + 1) * s.word_bytes(), {});
+  ctx.backend().cggi().key_switch_async(small.as<void>(), c.words->as<void>(), sk.ksk.as<void>(),
+                                        bits.size(), s, {});
+  // Decrypt under the small key: the phase's top bit says the sign of +-1/8.
+  std::vector<std::uint64_t> w(bits.size() * (s.n + 1));
+  if (s.torus_bits == 32) {
+    std::vector<std::uint32_t> h(w.size());
+    ctx.backend().copy_to_host_async(h.data(), small.as<void>(), h.size() * 4, {});
+    w.assign(h.begin(), h.end());
+  } else {
+    ctx.backend().copy_to_host_async(w.data(), small.as<void>(), w.size() * 8, {});
+  }
+  const std::uint64_t mask = s.torus_bits == 32 ? 0xffffffffull : ~0ull;
+  for (std::size_t i = 0; i < bits.size(); ++i) {
+    std::uint64_t ph = w[i * (s.n + 1) + s.n];
+    for (std::size_t j = 0; j < s.n; ++j)
+      if (ck.lwe[j]) ph -= w[i * (s.n + 1) + j];
+    ph &= mask;
+    EXPECT_EQ((ph >> (s.torus_bits - 1)) == 0, bits[i] == 1) << i;
+  }
+}
+
+TEST_P(CggiScheme, GateTruthTables) {
+  Context ctx = make(GetParam());
+  ClientKey ck = ctx.keygen();
+  ServerKey sk = ctx.server_key(ck);
+  const std::vector<std::uint8_t> x = {0, 0, 1, 1}, y = {0, 1, 0, 1};
+  LweBatch a = ctx.encrypt_bits(x, ck), b = ctx.encrypt_bits(y, ck);
+  struct Case {
+    Gate g;
+    bool (*f)(bool, bool);
+  };
+  const Case cases[] = {
+      {Gate::and_, [](bool p, bool q) { return p && q; }},
+      {Gate::nand, [](bool p, bool q) { return !(p && q); }},
+      {Gate::or_, [](bool p, bool q) { return p || q; }},
+      {Gate::nor, [](bool p, bool q) { return !(p || q); }},
+      {Gate::xor_, [](bool p, bool q) { return p != q; }},
+      {Gate::xnor, [](bool p, bool q) { return p == q; }},
+      {Gate::andny, [](bool p, bool q) { return !p && q; }},
+      {Gate::andyn, [](bool p, bool q) { return p && !q; }},
+      {Gate::orny, [](bool p, bool q) { return !p || q; }},
+      {Gate::oryn, [](bool p, bool q) { return p || !q; }},
+  };
+  for (const auto& c : cases) {
+    const auto got = ctx.decrypt_bits(ctx.gate(c.g, a, b, sk), ck);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i] != 0, c.f(x[i], y[i])) << int(c.g) << " " << i;
+  }
+  const std::vector<std::uint8_t> sel = {0, 1, 0, 1};
+  const auto m = ctx.decrypt_bits(ctx.mux(ctx.encrypt_bits(sel, ck), a, b, sk), ck);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(m[i], sel[i] ? x[i] : y[i]);
+  const auto n = ctx.decrypt_bits(ctx.not_(a), ck);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(n[i], 1 - x[i]);
+}
+
+TEST_P(CggiScheme, LookupTablesOfEveryWidth) {
+  Context ctx = make(GetParam());
+  ClientKey ck = ctx.keygen();
+  ServerKey sk = ctx.server_key(ck);
+  std::mt19937_64 rng(7);
+  for (int bits = 1; bits <= 4; ++bits) {
+    const std::size_t size = std::size_t{1} << bits;
+    std::vector<std::uint64_t> values(size), table(size);
+    for (std::size_t i = 0; i < size; ++i) {
+      values[i] = i;
+      table[i] = rng() % size;
+    }
+    LweBatch q = ctx.encrypt_ints(values, bits, ck);
+    EXPECT_EQ(ctx.decrypt_ints(q, ck), values);
+    const auto got = ctx.decrypt_ints(ctx.apply_lut(q, table, sk), ck);
+    for (std::size_t i = 0; i < size; ++i) EXPECT_EQ(got[i], table[i]) << bits << " " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, CggiScheme,
+                         ::testing::Values("test_insecure", "test_int_insecure"));
+
+TEST(CggiChain, TenThousandDependentGates) {
+  Context ctx = make("test_insecure");
+  ClientKey ck = ctx.keygen();
+  ServerKey sk = ctx.server_key(ck);
+  std::mt19937_64 rng(8);
+  // x <- gate(x, y_i) with random gates and fresh inputs y_i, checked against the clear value
+  // at the end (and every 1000 steps, to localize a failure).
+  const Gate gates[] = {Gate::and_, Gate::nand,  Gate::or_,   Gate::nor,  Gate::xor_,
+                        Gate::xnor, Gate::andny, Gate::andyn, Gate::orny, Gate::oryn};
+  const int steps = 10000;
+  std::vector<std::uint8_t> ys(steps);
+  for (auto& y : ys) y = rng() & 1;
+  LweBatch all_y = ctx.encrypt_bits(ys, ck);
+  bool clear = true;
+  LweBatch x = ctx.encrypt_bits({1}, ck);
+  const std::size_t w = all_y.dim + 1, bytes = w * ctx.shape().word_bytes();
+  for (int i = 0; i < steps; ++i) {
+    LweBatch y = all_y;
+    y.count = 1;
+    y.words = std::make_shared<backend::Buffer>(ctx.backend(), bytes, backend::Stream{});
+    ctx.backend().copy_async(y.words->as<char>(), all_y.words->as<char>() + i * bytes, bytes, {});
+    const Gate g = gates[rng() % 10];
+    const bool p = clear, q = ys[i];
+    switch (g) {
+      case Gate::and_:
+        clear = p && q;
+        break;
+      case Gate::nand:
+        clear = !(p && q);
+        break;
+      case Gate::or_:
+        clear = p || q;
+        break;
+      case Gate::nor:
+        clear = !(p || q);
+        break;
+      case Gate::xor_:
+        clear = p != q;
+        break;
+      case Gate::xnor:
+        clear = p == q;
+        break;
+      case Gate::andny:
+        clear = !p && q;
+        break;
+      case Gate::andyn:
+        clear = p && !q;
+        break;
+      case Gate::orny:
+        clear = !p || q;
+        break;
+      case Gate::oryn:
+        clear = p || !q;
+        break;
+    }
+    x = ctx.gate(g, x, y, sk);
+    if (i % 1000 == 999) ASSERT_EQ(ctx.decrypt_bits(x, ck)[0] != 0, clear) << "step " << i;
+  }
+}
+
+}  // namespace
