@@ -18,6 +18,7 @@ void bind_bfv_bgv(nb::module_& m);
 void bind_options(nb::module_& m);
 void bind_runtime(nb::module_& m);
 void bind_dist(nb::module_& m);
+void bind_cggi(nb::module_& m);
 namespace ember::bind {
 void bind_rlwe_types(nb::module_& m);
 }
@@ -75,4 +76,5 @@ NB_MODULE(_ember, m) {
   bind_options(m);
   bind_runtime(m);
   bind_dist(m);
+  bind_cggi(m);
 }

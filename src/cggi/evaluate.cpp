@@ -220,4 +220,41 @@ LweBatch Context::add_scalar(const LweBatch& a, std::int64_t v) {
   return linear(a, nullptr, 1, 0, static_cast<std::uint64_t>(v) * d, a.message_bits);
 }
 
+LweBatch Context::slice(const LweBatch& a, std::size_t start, std::size_t count) const {
+  check(a, "slice");
+  if (start > a.count || count > a.count - start)
+    throw ParameterError("slice [" + std::to_string(start) + ", " + std::to_string(start + count) +
+                         ") is outside a batch of " + std::to_string(a.count));
+  LweBatch out = empty_batch(count, a.message_bits, a.key_id);
+  const std::size_t bytes = (a.dim + 1) * shape_.word_bytes();
+  if (count)
+    be_->copy_async(out.words->as<char>(), a.words->as<char>() + start * bytes, count * bytes,
+                    Stream{});
+  be_->synchronize(Stream{});
+  return out;
+}
+
+LweBatch Context::concat(const std::vector<const LweBatch*>& parts) const {
+  std::size_t total = 0;
+  std::uint64_t key = 0;
+  int bits = parts.empty() ? 0 : parts[0]->message_bits;
+  for (const LweBatch* p : parts) {
+    check(*p, "concat");
+    if (p->message_bits != bits) throw MismatchError("concat: the batches encode different types");
+    key = joint_key(key, p->key_id);
+    total += p->count;
+  }
+  LweBatch out = empty_batch(total, bits, key);
+  const std::size_t bytes = (shape_.big_dim() + 1) * shape_.word_bytes();
+  std::size_t at = 0;
+  for (const LweBatch* p : parts) {
+    if (p->count)
+      be_->copy_async(out.words->as<char>() + at * bytes, p->words->as<char>(), p->count * bytes,
+                      Stream{});
+    at += p->count;
+  }
+  be_->synchronize(Stream{});
+  return out;
+}
+
 }  // namespace ember::cggi

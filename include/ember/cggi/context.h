@@ -99,6 +99,11 @@ class Context {
   /// a + v (plaintext integer; no bootstrap).
   LweBatch add_scalar(const LweBatch& a, std::int64_t v);
 
+  /// Ciphertexts [start, start + count) of a batch (a copy); ParameterError out of range.
+  LweBatch slice(const LweBatch& a, std::size_t start, std::size_t count) const;
+  /// The batches one after the other (same parameters, encoding and key).
+  LweBatch concat(const std::vector<const LweBatch*>& parts) const;
+
   /// Rebuilds objects from host words (deserialization); throws SerializationError for sizes
   /// that do not fit these parameters and for words out of range.
   LweBatch batch_from_host(const std::vector<std::uint64_t>& words, std::size_t count,
