@@ -151,12 +151,12 @@ class Params:
             )
         return cls(**d)
 
-    def predicted_noise(self, message_bits: int = 0) -> dict:
+    def predicted_noise(self, message_bits: int = 0, key_weight: int | None = None) -> dict:
         """See the module function predicted_noise."""
-        return predicted_noise(self, message_bits)
+        return predicted_noise(self, message_bits, key_weight)
 
 
-def predicted_noise(params: Params, message_bits: int = 0) -> dict:
+def predicted_noise(params: Params, message_bits: int = 0, key_weight: int | None = None) -> dict:
     """The noise model of docs/cggi.md for `params` (variances in torus units squared):
 
     - ``bootstrap``: variance of a bootstrap's output (blind rotation plus extraction),
@@ -169,6 +169,9 @@ def predicted_noise(params: Params, message_bits: int = 0) -> dict:
       erfc(margin / sqrt(2 v));
     - ``p_fail_lut``: for message_bits > 0, of a LUT on a fresh bootstrap output (margin
       2^-(bits+2)).
+
+    The factors 1/2 and n/2 are the expected Hamming weight of a uniform binary key (over n):
+    pass ``key_weight`` (the small key's number of ones) to predict for one key.
     """
     q = 2.0**params.torus_bits
     n, k, N = params.n, params.k, params.N
@@ -177,10 +180,11 @@ def predicted_noise(params: Params, message_bits: int = 0) -> dict:
     s_bk = _noise_std(params.glwe_noise, params.torus_bits)
     s_ks = _noise_std(params.lwe_noise, params.torus_bits)
     dec = max(b ** (-2 * lv) - q**-2, 0.0) / 12
-    v_br = n * ((k + 1) * lv * N * (b * b + 2) / 12 * s_bk**2 + 0.5 * (1 + k * N / 2) * dec)
+    weight = n / 2 if key_weight is None else key_weight
+    v_br = n * (k + 1) * lv * N * (b * b + 2) / 12 * s_bk**2 + weight * (1 + k * N / 2) * dec
     ks_dec = max(bks ** (-2 * lks) - q**-2, 0.0) / 12
     v_ks = k * N * (lks * s_ks**2 * (bks * bks + 2) / 12 + 0.5 * ks_dec)
-    v_ms = (1 + n / 2) / (48.0 * N * N)
+    v_ms = (1 + weight) / (48.0 * N * N)
 
     def p_fail(margin: float, v: float) -> float:
         return math.erfc(margin / math.sqrt(2 * v))
@@ -520,8 +524,12 @@ class Context:
         raw = self._own(c, _Batch, "phase_errors")
         return np.asarray(self._raw.phase_errors(raw, self._own(ck, ClientKey, "phase_errors")))
 
-    def predicted_noise(self, message_bits: int = 0) -> dict:
-        return predicted_noise(self.params, message_bits)
+    def predicted_noise(self, message_bits: int = 0, ck: ClientKey | None = None) -> dict:
+        """predicted_noise for these parameters; with `ck`, for that key's Hamming weight."""
+        weight = (
+            None if ck is None else int(self._own(ck, ClientKey, "predicted_noise").lwe().sum())
+        )
+        return predicted_noise(self.params, message_bits, weight)
 
     # Serialization.
     def ciphertext_from_bytes(self, blob: bytes, mac_key: bytes | None = None) -> Bits | Ints:
