@@ -76,7 +76,9 @@ def main(argv=None) -> int:
     demo.add_argument("--device", default="auto")
     demo.set_defaults(fn=cmd_demo)
     bench = sub.add_parser("bench", help="benchmarks; prints JSON")
-    bench.add_argument("what", choices=["ntt", "ckks", "boot", "bfv", "bgv", "multi", "dist"])
+    bench.add_argument(
+        "what", choices=["ntt", "ckks", "boot", "bfv", "bgv", "cggi", "multi", "dist"]
+    )
     bench.add_argument("--device", default="auto")
     bench.add_argument(
         "--devices",

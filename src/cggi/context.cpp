@@ -184,7 +184,7 @@ ServerKey Context::server_key(const ClientKey& ck,
                                 Stream{});
       be_->cggi().bootstrap_key_to_ntt_async(sk.bsk.as<u64>() + i0 * shape_.ggsw_ntt_words(),
                                              staging.as<T>(), cnt, shape_, psi_rev_.as<u64>(),
-                                             Stream{});
+                                             n_inv_, Stream{});
       be_->synchronize(Stream{});
       if (progress) progress(i0 + cnt, n + 1);
     }

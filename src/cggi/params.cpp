@@ -76,9 +76,9 @@ void Params::validate() const {
     fail("N (the polynomial size) must be a power of two in [32, 65536]");
   for (auto [b, l, what] : {std::tuple{bk_base_log, bk_levels, "bootstrapping key"},
                             std::tuple{ks_base_log, ks_levels, "key-switching key"}}) {
-    if (b < 1 || l < 1 || b * l > torus_bits)
-      fail(std::string("the ") + what + " decomposition needs base_log >= 1, levels >= 1 and " +
-           "base_log * levels <= torus_bits");
+    if (b < 1 || l < 1 || b * l > torus_bits || b >= torus_bits)
+      fail(std::string("the ") + what + " decomposition needs base_log in [1, torus_bits), " +
+           "levels >= 1 and base_log * levels <= torus_bits");
   }
   if (limb_bits_for(*this) < 8)
     fail(

@@ -33,7 +33,8 @@ struct CggiShape {
   std::size_t ggsw_ntt_words() const { return rows() * (k + 1) * limbs * N; }
 };
 
-/// The bootstrapping key in the NTT domain and the transform's tables, backend memory.
+/// The bootstrapping key in the NTT domain and the transform's tables, backend memory. The
+/// key's words are premultiplied by N^-1, so that products need only the unscaled inverse.
 struct BootstrapKeyView {
   const u64* ggsw = nullptr;         // n GGSWs of ggsw_ntt_words(), [i][row][out][limb][N]
   const u64* psi_rev = nullptr;      // [N]
@@ -48,9 +49,10 @@ class CggiOps {
   virtual ~CggiOps() = default;
 
   /// The bootstrapping key's transform: `count` GGSWs in coefficient form (torus words,
-  /// [i][row][out][N]) to ggsw_ntt_words() u64 each (limb split, lift, forward NTT).
+  /// [i][row][out][N]) to ggsw_ntt_words() u64 each (limb split, lift, forward NTT, times
+  /// n_inv = N^-1 mod p).
   virtual void bootstrap_key_to_ntt_async(u64* out, const void* ggsw, std::size_t count,
-                                          const CggiShape& shape, const u64* psi_rev,
+                                          const CggiShape& shape, const u64* psi_rev, u64 n_inv,
                                           Stream stream) = 0;
 
   /// For each of `count` small-key LWE ciphertexts (n + 1 words): the blind rotation of the

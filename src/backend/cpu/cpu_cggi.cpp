@@ -71,16 +71,15 @@ void blind_rotate_one(T* out, const T* in, const T* test, const CggiShape& s,
       T* acc = w.acc.data() + o * N;
       for (int c = 0; c < s.limbs; ++c) {
         u64* sum = w.sum.data();
-        for (std::size_t r = 0; r < rows; ++r) {
-          const u64* kr = key + ((r * (k + 1) + o) * s.limbs + c) * N;
-          const u64* dr = w.digits.data() + r * N;
-          if (r == 0)
-            for (std::size_t j = 0; j < N; ++j) sum[j] = cggi::gl_mul(dr[j], kr[j]);
-          else
-            for (std::size_t j = 0; j < N; ++j)
-              sum[j] = cggi::gl_add(sum[j], cggi::gl_mul(dr[j], kr[j]));
+        const u64* k0 = key + (o * s.limbs + c) * N;
+        const std::size_t row_stride = (k + 1) * s.limbs * N;
+        for (std::size_t j = 0; j < N; ++j) {
+          cggi::GlAcc a;
+          for (std::size_t r = 0; r < rows; ++r)
+            cggi::gl_mac(a, w.digits[r * N + j], k0[r * row_stride + j]);
+          sum[j] = cggi::gl_acc_reduce(a);
         }
-        cggi::gl_ntt_inverse(sum, N, bsk.psi_inv_rev, bsk.n_inv);
+        cggi::gl_ntt_inverse_unscaled(sum, N, bsk.psi_inv_rev);
         const int shift = c * s.limb_bits;
         for (std::size_t j = 0; j < N; ++j)
           acc[j] = static_cast<T>(acc[j] + cggi::torus_from_limb<T>(sum[j], shift));
@@ -95,7 +94,7 @@ class CpuCggi final : public CggiOps {
   explicit CpuCggi(CpuThreads& threads) : threads_(threads) {}
 
   void bootstrap_key_to_ntt_async(u64* out, const void* ggsw, std::size_t count, const CggiShape& s,
-                                  const u64* psi_rev, Stream) override {
+                                  const u64* psi_rev, u64 n_inv, Stream) override {
     with_torus(s, [&](auto zero) {
       using T = decltype(zero);
       const T* in = static_cast<const T*>(ggsw);
@@ -112,7 +111,11 @@ class CpuCggi final : public CggiOps {
             cggi::split_limbs(src[j], s.limb_bits, s.limbs, limbs.data());
             for (int c = 0; c < s.limbs; ++c) dst[c * N + j] = cggi::gl_from_signed(limbs[c]);
           }
-          for (int c = 0; c < s.limbs; ++c) cggi::gl_ntt_forward(dst + c * N, N, psi_rev);
+          for (int c = 0; c < s.limbs; ++c) {
+            cggi::gl_ntt_forward(dst + c * N, N, psi_rev);
+            for (std::size_t j = 0; j < N; ++j)
+              dst[c * N + j] = cggi::gl_mul(dst[c * N + j], n_inv);
+          }
         }
       }
     });
@@ -173,7 +176,7 @@ class CpuCggi final : public CggiOps {
       const T wa = static_cast<T>(ca), wb = static_cast<T>(cb), c = static_cast<T>(constant);
       const std::size_t words = dim + 1;
       const long total = static_cast<long>(count * words);
-#pragma omp parallel for schedule(static) num_threads(threads_.team())
+#pragma omp parallel for schedule(static) num_threads(threads_.team()) if (total > (1 << 16))
       for (long t = 0; t < total; ++t) {
         T v = static_cast<T>(wa * x[t]);
         if (y) v = static_cast<T>(v + wb * y[t]);

@@ -38,6 +38,19 @@ TEST(CggiRows, GoldilocksReduceMatches128BitRemainder) {
               static_cast<u64>((u128(a) + bk::kGoldilocks - b) % bk::kGoldilocks));
     ASSERT_EQ(bk::gl_mul(a, b), static_cast<u64>((u128(a) * b) % bk::kGoldilocks));
   }
+  // Lazy sums of products (up to 600 terms of p - 1 squared: the carries into the top word).
+  for (int t = 0; t < 200; ++t) {
+    bk::GlAcc acc;
+    u64 want = 0;
+    const int terms = 1 + t * 3;
+    for (int i = 0; i < terms; ++i) {
+      const u64 a = t % 2 ? bk::kGoldilocks - 1 : rng() % bk::kGoldilocks;
+      const u64 b = t % 2 ? bk::kGoldilocks - 1 - i : rng() % bk::kGoldilocks;
+      bk::gl_mac(acc, a, b);
+      want = static_cast<u64>((u128(want) + u128(a) * b % bk::kGoldilocks) % bk::kGoldilocks);
+    }
+    ASSERT_EQ(bk::gl_acc_reduce(acc), want) << t;
+  }
   EXPECT_EQ(bk::gl_centered(bk::gl_from_signed(-5)), -5);
   EXPECT_EQ(bk::gl_centered(bk::gl_from_signed(1ll << 62)), 1ll << 62);
 }

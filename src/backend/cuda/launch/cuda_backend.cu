@@ -46,7 +46,7 @@ __global__ void spin_kernel(long long cycles) {
 class NoCudaCggi final : public CggiOps {
  public:
   void bootstrap_key_to_ntt_async(u64*, const void*, std::size_t, const CggiShape&, const u64*,
-                                  Stream) override {
+                                  u64, Stream) override {
     throw Error("CGGI on the GPU is not built yet");
   }
   void blind_rotate_extract_async(void*, const void*, const void*, std::size_t, std::size_t,
