@@ -44,11 +44,12 @@ def _gates(name: str, dev: str, batches: list[int], runs: int) -> dict:
             out["gate_latency_ms"] = round(s * 1e3, 3)
         out["gates_per_s"][str(batch)] = round(batch / s, 2)
     # The bootstrap's measured noise against the model (docs/cggi.md), on the largest batch.
-    e = ctx.phase_errors(ctx.bootstrap(a, sk), ck)
-    out["bootstrap_var_measured_over_predicted"] = round(
-        float(np.var(e)) / ctx.predicted_noise(ck=ck)["bootstrap"], 3
-    )
-    out["noise_samples"] = int(e.size)
+    if len(a) >= 64:
+        e = ctx.phase_errors(ctx.bootstrap(a, sk), ck)
+        out["bootstrap_var_measured_over_predicted"] = round(
+            float(np.var(e)) / ctx.predicted_noise(ck=ck)["bootstrap"], 3
+        )
+        out["noise_samples"] = int(e.size)
     out["log2_p_fail_gate_predicted"] = round(ctx.predicted_noise()["log2_p_fail_gate"], 1)
     return out
 

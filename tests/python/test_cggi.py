@@ -64,9 +64,9 @@ def test_mux_not_constant_copy_bootstrap(keys):
 
 
 def test_chain_of_dependent_gates(keys, rng):
-    # 300 dependent gates here (the C++ suite runs 10^4); each result feeds the next gate.
+    # 1000 dependent gates here (the C++ suite runs 10^4); each result feeds the next gate.
     ctx, ck, sk = keys
-    steps = 300
+    steps = 1000
     ys = rng.integers(0, 2, steps).astype(bool)
     ey = ctx.encrypt(ys, ck)
     names = list(GATES)

@@ -12,7 +12,7 @@ from ember import cggi
 
 
 @pytest.mark.parametrize(
-    ("preset", "samples"), [("test_insecure", 1000), ("test_int_insecure", 300)]
+    ("preset", "samples"), [("test_insecure", 1000), ("test_int_insecure", 1000)]
 )
 def test_bootstrap_variance_matches_prediction(preset, samples, rng):
     ctx = cggi.Context(preset, device="cpu")

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <vector>
 
+#include "ember/backend/cggi_rows.h"
 #include "ember/cggi/context.h"
 #include "ember/core/errors.h"
 
@@ -120,6 +122,60 @@ TEST_P(CggiScheme, LookupTablesOfEveryWidth) {
     const auto got = ctx.decrypt_ints(ctx.apply_lut(q, table, sk), ck);
     for (std::size_t i = 0; i < size; ++i) EXPECT_EQ(got[i], table[i]) << bits << " " << i;
   }
+}
+
+// The noise a gate's bootstrap input carries besides its inputs' (the failure probability's
+// dominant terms at bool_128): the key switch's and the modulus switch's variances, measured
+// against docs/cggi.md's formulas (the same as ember.cggi.predicted_noise).
+TEST(CggiNoise, KeySwitchAndModulusSwitchVariancesAtBool128) {
+  Context ctx = make("bool_128");
+  ClientKey ck = ctx.keygen();
+  ServerKey sk = ctx.server_key(ck);
+  const auto& s = ctx.shape();
+  const std::size_t m = 600;
+  std::vector<std::uint8_t> bits(m);
+  std::mt19937_64 rng(9);
+  for (auto& b : bits) b = rng() & 1;
+  LweBatch c = ctx.encrypt_bits(bits, ck);
+  backend::Buffer small(ctx.backend(), m * (s.n + 1) * 4, {});
+  ctx.backend().cggi().key_switch_async(small.as<void>(), c.words->as<void>(), sk.ksk.as<void>(), m,
+                                        s, {});
+  std::vector<std::uint32_t> w(m * (s.n + 1));
+  ctx.backend().copy_to_host_async(w.data(), small.as<void>(), w.size() * 4, {});
+  double ks = 0, ms = 0;
+  const int log2_2n = s.log2_n + 1;
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::uint32_t* ct = w.data() + i * (s.n + 1);
+    const std::uint32_t mu = bits[i] ? (1u << 29) : (0u - (1u << 29));
+    std::uint32_t ph = ct[s.n];
+    std::uint32_t ph2 = backend::cggi::mod_switch(ct[s.n], log2_2n);
+    for (std::size_t j = 0; j < s.n; ++j)
+      if (ck.lwe[j]) {
+        ph -= ct[j];
+        ph2 -= backend::cggi::mod_switch(ct[j], log2_2n);
+      }
+    const double e = static_cast<std::int32_t>(ph - mu) / 4294967296.0;
+    ph2 &= (1u << log2_2n) - 1;
+    const double target = (bits[i] ? 1.0 : -1.0) / 8;
+    double e2 = static_cast<double>(ph2) / (1 << log2_2n) - target;
+    e2 -= std::round(e2);
+    ks += e * e;
+    ms += e2 * e2;
+  }
+  ks /= m;
+  ms /= m;
+  const Params p = Params::preset("bool_128");
+  std::size_t small_weight = 0, big_weight = 0;
+  for (auto b : ck.lwe) small_weight += b;
+  for (auto b : ck.glwe) big_weight += b;
+  const double beta = std::ldexp(1.0, p.ks_base_log), sd = p.lwe_noise.value;
+  const double want_ks =
+      static_cast<double>(p.k * p.N) * p.ks_levels * sd * sd * (beta * beta + 2) / 12 +
+      big_weight * std::pow(beta, -2.0 * p.ks_levels) / 12;
+  const double want_ms = (1.0 + small_weight) / (48.0 * p.N * p.N);
+  const double tol = 5 * std::sqrt(2.0 / (m - 1));
+  EXPECT_NEAR(ks / want_ks, 1.0, tol + 0.05) << ks << " " << want_ks;
+  EXPECT_NEAR(ms / (want_ks + want_ms), 1.0, tol + 0.05) << ms << " " << want_ms;
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CggiScheme,
