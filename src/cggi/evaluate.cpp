@@ -62,6 +62,12 @@ void Context::check(const LweBatch& c, const char* what) const {
     throw MismatchError(std::string(what) + ": the ciphertexts are on another device");
 }
 
+backend::BootstrapKeyView Context::key_view(const ServerKey& sk) const {
+  if (sk.params_id != params_id_)
+    throw MismatchError("the server key belongs to a context with other parameters");
+  return {sk.bsk.as<u64>(), psi_rev_.as<u64>(), psi_inv_rev_.as<u64>(), n_inv_};
+}
+
 LweBatch Context::linear(const LweBatch& a, const LweBatch* b, std::int64_t ca, std::int64_t cb,
                          std::uint64_t constant, int message_bits) {
   check(a, "linear");
@@ -94,10 +100,8 @@ LweBatch Context::bootstrap_with(const LweBatch& in, const Buffer& tests, std::s
   auto& ops = be_->cggi();
   ops.key_switch_async(small.as<void>(), in.words->as<void>(), sk.ksk.as<void>(), in.count, shape_,
                        Stream{});
-  backend::BootstrapKeyView view{sk.bsk.as<u64>(), psi_rev_.as<u64>(), psi_inv_rev_.as<u64>(),
-                                 n_inv_};
   ops.blind_rotate_extract_async(out.words->as<void>(), small.as<void>(), tests.as<void>(), stride,
-                                 in.count, shape_, view, Stream{});
+                                 in.count, shape_, key_view(sk), Stream{});
   be_->synchronize(Stream{});
   return out;
 }

@@ -99,6 +99,10 @@ class Context {
   /// a + v (plaintext integer; no bootstrap).
   LweBatch add_scalar(const LweBatch& a, std::int64_t v);
 
+  /// The backend's view of a server key's bootstrapping key with this context's NTT tables
+  /// (for direct CggiOps calls: tests, the circuit layer).
+  backend::BootstrapKeyView key_view(const ServerKey& sk) const;
+
   /// Ciphertexts [start, start + count) of a batch (a copy); ParameterError out of range.
   LweBatch slice(const LweBatch& a, std::size_t start, std::size_t count) const;
   /// The batches one after the other (same parameters, encoding and key).

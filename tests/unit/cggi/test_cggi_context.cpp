@@ -72,6 +72,65 @@ TEST_P(CggiScheme, KeySwitchDecryptsUnderTheSmallKey) {
   }
 }
 
+// The blind rotation itself (n CMuxes, i.e. external products by the bootstrapping key): for
+// random small-key ciphertexts, the extracted result decrypts to the test polynomial's
+// coefficient at the rotation the rounded phase gives, negated past N.
+TEST_P(CggiScheme, BlindRotationLandsOnTheRoundedPhase) {
+  Context ctx = make(GetParam());
+  ClientKey ck = ctx.keygen();
+  ServerKey sk = ctx.server_key(ck);
+  const auto& s = ctx.shape();
+  const int W = s.torus_bits, log2_2n = s.log2_n + 1;
+  const std::size_t count = 64, N = s.N;
+  std::mt19937_64 rng(11);
+  // Test polynomial v_j = (j mod 15 + 1) 2^(W - 6): neighbours differ, and the values lie far
+  // apart compared with the test presets' bootstrap noise.
+  const int shift = W - 6;
+  std::vector<std::uint64_t> in(count * (s.n + 1)), test(N);
+  for (std::size_t j = 0; j < N; ++j) test[j] = static_cast<std::uint64_t>(j % 15 + 1) << shift;
+  std::vector<long> want(count);
+  const std::uint64_t mask = W == 32 ? 0xffffffffull : ~0ull;
+  for (std::size_t c = 0; c < count; ++c) {
+    std::uint64_t* ct = in.data() + c * (s.n + 1);
+    long phi = 0;
+    for (std::size_t i = 0; i <= s.n; ++i) {
+      ct[i] = rng() & mask;
+      const long e = W == 32 ? backend::cggi::mod_switch(static_cast<std::uint32_t>(ct[i]), log2_2n)
+                             : backend::cggi::mod_switch(ct[i], log2_2n);
+      phi += i == s.n ? e : (ck.lwe[i] ? -e : 0);
+    }
+    phi = ((phi % long(2 * N)) + long(2 * N)) % long(2 * N);
+    want[c] = phi < long(N) ? phi % 15 + 1 : -((phi - long(N)) % 15 + 1);
+  }
+  const std::size_t wb = s.word_bytes();
+  auto upload = [&](const std::vector<std::uint64_t>& v) {
+    backend::Buffer b(ctx.backend(), v.size() * wb, {});
+    if (wb == 8) {
+      ctx.backend().copy_from_host_async(b.as<void>(), v.data(), v.size() * 8, {});
+    } else {
+      std::vector<std::uint32_t> n(v.begin(), v.end());
+      ctx.backend().copy_from_host_async(b.as<void>(), n.data(), n.size() * 4, {});
+    }
+    return b;
+  };
+  backend::Buffer small = upload(in), tests = upload(test);
+  LweBatch out = ctx.constant(std::vector<std::uint8_t>(count, 0));
+  ctx.backend().cggi().blind_rotate_extract_async(
+      out.words->as<void>(), small.as<void>(), tests.as<void>(), 0, count, s, ctx.key_view(sk), {});
+  const auto words = out.to_host();
+  for (std::size_t c = 0; c < count; ++c) {
+    const std::uint64_t* ct = words.data() + c * (out.dim + 1);
+    std::uint64_t ph = ct[out.dim];
+    for (std::size_t i = 0; i < out.dim; ++i)
+      if (ck.glwe[i]) ph -= ct[i];
+    ph &= mask;
+    // Signed value on the 2^W scale, rounded to units of 2^shift.
+    const double v = W == 32 ? static_cast<double>(static_cast<std::int32_t>(ph))
+                             : static_cast<double>(static_cast<std::int64_t>(ph));
+    EXPECT_EQ(std::lround(v / std::ldexp(1.0, shift)), want[c]) << c;
+  }
+}
+
 TEST_P(CggiScheme, GateTruthTables) {
   Context ctx = make(GetParam());
   ClientKey ck = ctx.keygen();
