@@ -14,6 +14,7 @@
 #include "ember/backend/backend.h"
 #include "ember/core/errors.h"
 #include "kernels/ring_ops.cuh"
+#include "launch/cuda_cggi.h"
 #include "launch/ntt.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device_context.h"
@@ -42,30 +43,9 @@ __global__ void spin_kernel(long long cycles) {
   }
 }
 
-/// CGGI on the GPU comes with its kernels: until then each operation throws.
-class NoCudaCggi final : public CggiOps {
- public:
-  void bootstrap_key_to_ntt_async(u64*, const void*, std::size_t, const CggiShape&, const u64*,
-                                  u64, Stream) override {
-    throw Error("CGGI on the GPU is not built yet");
-  }
-  void blind_rotate_extract_async(void*, const void*, const void*, std::size_t, std::size_t,
-                                  const CggiShape&, const BootstrapKeyView&, Stream) override {
-    throw Error("CGGI on the GPU is not built yet");
-  }
-  void key_switch_async(void*, const void*, const void*, std::size_t, const CggiShape&,
-                        Stream) override {
-    throw Error("CGGI on the GPU is not built yet");
-  }
-  void linear_async(void*, const void*, const void*, std::int64_t, std::int64_t, u64, std::size_t,
-                    std::size_t, const CggiShape&, Stream) override {
-    throw Error("CGGI on the GPU is not built yet");
-  }
-};
-
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int index) : ctx_(index) {}
+  explicit CudaBackend(int index) : ctx_(index), cggi_(make_cuda_cggi(ctx_)) {}
 
   /// A stream's CUDA handle; the null Stream is this GPU's default stream (never CUDA's legacy
   /// stream 0, which would synchronize with every other stream).
@@ -813,7 +793,7 @@ class CudaBackend final : public Backend {
                  "embed_signed_kernel", out, static_cast<const std::int64_t*>(v.p), map_of(b));
   }
 
-  CggiOps& cggi() override { return cggi_; }
+  CggiOps& cggi() override { return *cggi_; }
 
  private:
   /// The modulus of limb l from the host copy of the ring's moduli.
@@ -824,7 +804,7 @@ class CudaBackend final : public Backend {
   cuda::DeviceContext ctx_;
   /// The built-in NTT table for this GPU (by name, else the nearest measured GPU).
   const cuda::TunedGpu& tuned_ = cuda::tuned_gpu(ctx_.index());
-  NoCudaCggi cggi_;
+  std::unique_ptr<CggiOps> cggi_;  // after ctx_, which it uses
 };
 
 }  // namespace
