@@ -359,6 +359,10 @@ def run_bench(
         return bench_boot(device, quick)
     if what in ("bfv", "bgv"):
         return bench_integer(what, device, quick)
+    if what == "cggi":
+        from .bench_cggi import bench_cggi
+
+        return bench_cggi(device, quick)
     if what == "multi":
         from .bench_multi import bench_multi
 
@@ -368,5 +372,5 @@ def run_bench(
 
         return bench_split(devices or "all", quick)
     raise ParameterError(
-        f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, multi, split, dist"
+        f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, cggi, multi, split, dist"
     )

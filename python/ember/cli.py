@@ -77,7 +77,7 @@ def main(argv=None) -> int:
     demo.set_defaults(fn=cmd_demo)
     bench = sub.add_parser("bench", help="benchmarks; prints JSON")
     bench.add_argument(
-        "what", choices=["ntt", "ckks", "boot", "bfv", "bgv", "multi", "split", "dist"]
+        "what", choices=["ntt", "ckks", "boot", "bfv", "bgv", "cggi", "multi", "split", "dist"]
     )
     bench.add_argument("--device", default="auto")
     bench.add_argument(

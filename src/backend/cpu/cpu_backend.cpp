@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_cggi.h"
 #include "cpu_ntt.h"
 #include "cpu_threads.h"
 #include "ember/backend/backend.h"
@@ -24,8 +25,10 @@ using backend::rows::kWordsPerBlock;
 class CpuBackend final : public Backend {
  public:
   /// CPU device `index`; every CPU device runs on the same OpenMP pool (`threads`).
-  CpuBackend(int index, CpuThreads& threads) : index_(index), threads_(threads) {}
+  CpuBackend(int index, CpuThreads& threads)
+      : index_(index), threads_(threads), cggi_(make_cpu_cggi(threads)) {}
   Device device() const override { return Device{DeviceKind::cpu, index_}; }
+  CggiOps& cggi() override { return *cggi_; }
 
   void* allocate(std::size_t bytes, Stream) override {
     // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
@@ -440,6 +443,7 @@ class CpuBackend final : public Backend {
  private:
   int index_;
   CpuThreads& threads_;
+  std::unique_ptr<CggiOps> cggi_;
 };
 
 /// The process's CPU devices, made on first use; one OpenMP thread setting for all of them.

@@ -14,6 +14,7 @@
 #include "ember/backend/backend.h"
 #include "ember/core/errors.h"
 #include "kernels/ring_ops.cuh"
+#include "launch/cuda_cggi.h"
 #include "launch/ntt.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device_context.h"
@@ -44,7 +45,7 @@ __global__ void spin_kernel(long long cycles) {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int index) : ctx_(index) {}
+  explicit CudaBackend(int index) : ctx_(index), cggi_(make_cuda_cggi(ctx_)) {}
 
   /// A stream's CUDA handle; the null Stream is this GPU's default stream (never CUDA's legacy
   /// stream 0, which would synchronize with every other stream).
@@ -792,6 +793,8 @@ class CudaBackend final : public Backend {
                  "embed_signed_kernel", out, static_cast<const std::int64_t*>(v.p), map_of(b));
   }
 
+  CggiOps& cggi() override { return *cggi_; }
+
  private:
   /// The modulus of limb l from the host copy of the ring's moduli.
   static const Modulus& host_modulus(const BasisView& b, std::size_t l) {
@@ -801,6 +804,7 @@ class CudaBackend final : public Backend {
   cuda::DeviceContext ctx_;
   /// The built-in NTT table for this GPU (by name, else the nearest measured GPU).
   const cuda::TunedGpu& tuned_ = cuda::tuned_gpu(ctx_.index());
+  std::unique_ptr<CggiOps> cggi_;  // after ctx_, which it uses
 };
 
 }  // namespace

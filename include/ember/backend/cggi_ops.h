@@ -1,0 +1,79 @@
+// The CGGI family of backend operations: batched blind rotation with sample extraction, LWE key
+// switching, the gates' linear pre-step and the bootstrapping key's transform, with their views.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ember/backend/runtime.h"
+#include "ember/core/modarith.h"
+
+namespace ember::backend {
+
+/// The sizes every CGGI operation needs. Torus words are u32 (torus_bits 32) or u64 (64); an LWE
+/// ciphertext under the small key has n + 1 words, under the big (extracted) key k N + 1, mask
+/// first, body last. Ciphertexts of a batch are contiguous.
+struct CggiShape {
+  int torus_bits = 32;
+  std::size_t n = 0;    // small LWE dimension
+  std::size_t k = 1;    // GLWE dimension
+  std::size_t N = 0;    // polynomial size (a power of two)
+  int log2_n = 0;       // log2 N
+  int bk_base_log = 0;  // bootstrapping key decomposition
+  int bk_levels = 0;
+  int ks_base_log = 0;  // key-switching key decomposition
+  int ks_levels = 0;
+  int limb_bits = 32;  // the bootstrapping key's words split into limbs of this many bits
+  int limbs = 1;       // ... this many (see cggi_rows.h)
+
+  std::size_t big_dim() const { return k * N; }
+  std::size_t rows() const { return (k + 1) * static_cast<std::size_t>(bk_levels); }
+  std::size_t word_bytes() const { return torus_bits / 8; }
+  /// u64 words of one GGSW of the key in the NTT domain: rows x (k+1) outputs x limbs x N.
+  std::size_t ggsw_ntt_words() const { return rows() * (k + 1) * limbs * N; }
+};
+
+/// The bootstrapping key in the NTT domain and the transform's tables, backend memory. The
+/// key's words are premultiplied by N^-1, so that products need only the unscaled inverse.
+struct BootstrapKeyView {
+  const u64* ggsw = nullptr;         // n GGSWs of ggsw_ntt_words(), [i][row][out][limb][N]
+  const u64* psi_rev = nullptr;      // [N]
+  const u64* psi_inv_rev = nullptr;  // [N]
+  u64 n_inv = 0;                     // N^-1 mod p
+};
+
+/// Backend operations of CGGI. Pointers are backend memory; torus arrays are u32 or u64 words
+/// per shape.torus_bits (void* here). Every call is stream-ordered (see runtime.h).
+class CggiOps {
+ public:
+  virtual ~CggiOps() = default;
+
+  /// The bootstrapping key's transform: `count` GGSWs in coefficient form (torus words,
+  /// [i][row][out][N]) to ggsw_ntt_words() u64 each (limb split, lift, forward NTT, times
+  /// n_inv = N^-1 mod p).
+  virtual void bootstrap_key_to_ntt_async(u64* out, const void* ggsw, std::size_t count,
+                                          const CggiShape& shape, const u64* psi_rev, u64 n_inv,
+                                          Stream stream) = 0;
+
+  /// For each of `count` small-key LWE ciphertexts (n + 1 words): the blind rotation of the
+  /// test polynomial (N torus words; test_stride words between those of consecutive
+  /// ciphertexts, 0: one for all), then the sample extraction of its constant coefficient:
+  /// count big-key LWE ciphertexts (k N + 1 words) in `out`.
+  virtual void blind_rotate_extract_async(void* out, const void* in, const void* test_polys,
+                                          std::size_t test_stride, std::size_t count,
+                                          const CggiShape& shape, const BootstrapKeyView& bsk,
+                                          Stream stream) = 0;
+
+  /// Key switching of `count` big-key LWE ciphertexts (k N + 1 words) to the small key (n + 1
+  /// words): ksk is k N x ks_levels small-key LWE ciphertexts.
+  virtual void key_switch_async(void* out, const void* in, const void* ksk, std::size_t count,
+                                const CggiShape& shape, Stream stream) = 0;
+
+  /// The linear pre-step of gates: out[i] = ca a[i] + cb b[i] + (0, .., 0, constant) for
+  /// `count` ciphertexts of dim + 1 words (b may be null: cb ignored). Wraps mod 2^W.
+  virtual void linear_async(void* out, const void* a, const void* b, std::int64_t ca,
+                            std::int64_t cb, u64 constant, std::size_t dim, std::size_t count,
+                            const CggiShape& shape, Stream stream) = 0;
+};
+
+}  // namespace ember::backend

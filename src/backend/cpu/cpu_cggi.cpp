@@ -1,0 +1,252 @@
+// The CPU backend's CGGI family: the reference implementation over cggi_rows.h, OpenMP over the
+// ciphertexts of a batch.
+#include "cpu_cggi.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "ember/backend/cggi_rows.h"
+#include "ember/core/errors.h"
+
+namespace ember::backend {
+
+namespace {
+
+using cggi::i64;
+
+/// Calls f(T{}) with T the shape's torus word.
+template <class F>
+void with_torus(const CggiShape& s, F&& f) {
+  if (s.torus_bits == 32)
+    f(u32{});
+  else if (s.torus_bits == 64)
+    f(u64{});
+  else
+    throw ParameterError("CGGI: the torus must have 32 or 64 bits");
+}
+
+/// Scratch of one blind rotation (sum: one polynomial per output, so that threads sharing a
+/// rotation work on different outputs).
+template <class T>
+struct RotationScratch {
+  std::vector<T> acc, diff;
+  std::vector<u64> digits, sum;
+  explicit RotationScratch(const CggiShape& s)
+      : acc((s.k + 1) * s.N), diff((s.k + 1) * s.N), digits(s.rows() * s.N), sum((s.k + 1) * s.N) {}
+};
+
+/// The phases of one blind rotation; each CMux runs decompose, transform and accumulate over
+/// index ranges, so that one thread runs all of them or a team splits them.
+template <class T>
+struct Rotation {
+  const CggiShape& s;
+  const BootstrapKeyView& bsk;
+  RotationScratch<T>& w;
+  const T* in;
+
+  int log2_2n() const { return s.log2_n + 1; }
+
+  /// acc = (0, X^-b test).
+  void start(const T* test) {
+    const std::size_t N = s.N, two_n = 2 * N;
+    std::fill(w.acc.begin(), w.acc.begin() + s.k * N, T{0});
+    const std::size_t b = cggi::mod_switch(in[s.n], log2_2n());
+    cggi::rotate_monomial(w.acc.data() + s.k * N, test, N, (two_n - b) % two_n);
+  }
+  /// The exponent of CMux i (0: the CMux adds nothing).
+  std::size_t exponent(std::size_t i) const { return cggi::mod_switch(in[i], log2_2n()); }
+  /// Polynomial p of X^e acc - acc, decomposed into its l digit polynomials, lifted to Z_p.
+  void decompose(std::size_t p, std::size_t e) {
+    const std::size_t N = s.N, L = s.bk_levels;
+    T* diff = w.diff.data() + p * N;
+    cggi::rotate_minus_self(diff, w.acc.data() + p * N, N, e);
+    i64 d[64];
+    for (std::size_t j = 0; j < N; ++j) {
+      cggi::decompose(diff[j], s.bk_base_log, s.bk_levels, d);
+      for (std::size_t l = 0; l < L; ++l)
+        w.digits[(p * L + l) * N + j] = cggi::gl_from_signed(d[l]);
+    }
+  }
+  void transform(std::size_t r) {
+    cggi::gl_ntt_forward(w.digits.data() + r * s.N, s.N, bsk.psi_rev);
+  }
+  /// acc_o += sum_r digits_r key_(i, r, o), limb by limb.
+  void accumulate(std::size_t i, std::size_t o) {
+    const std::size_t N = s.N, k = s.k, rows = s.rows();
+    const u64* key = bsk.ggsw + i * s.ggsw_ntt_words();
+    T* acc = w.acc.data() + o * N;
+    u64* sum = w.sum.data() + o * N;
+    const std::size_t row_stride = (k + 1) * s.limbs * N;
+    for (int c = 0; c < s.limbs; ++c) {
+      const u64* k0 = key + (o * s.limbs + c) * N;
+      for (std::size_t j = 0; j < N; ++j) {
+        cggi::GlAcc a;
+        for (std::size_t r = 0; r < rows; ++r)
+          cggi::gl_mac(a, w.digits[r * N + j], k0[r * row_stride + j]);
+        sum[j] = cggi::gl_acc_reduce(a);
+      }
+      cggi::gl_ntt_inverse_unscaled(sum, N, bsk.psi_inv_rev);
+      const int shift = c * s.limb_bits;
+      for (std::size_t j = 0; j < N; ++j)
+        acc[j] = static_cast<T>(acc[j] + cggi::torus_from_limb<T>(sum[j], shift));
+    }
+  }
+  void finish(T* out) { cggi::sample_extract(out, w.acc.data(), s.k, s.N); }
+};
+
+/// One blind rotation of `test` by the small-key ciphertext `in`, extracted into `out`, on
+/// the calling thread.
+template <class T>
+void blind_rotate_one(T* out, const T* in, const T* test, const CggiShape& s,
+                      const BootstrapKeyView& bsk, RotationScratch<T>& w) {
+  Rotation<T> r{s, bsk, w, in};
+  r.start(test);
+  for (std::size_t i = 0; i < s.n; ++i) {
+    const std::size_t e = r.exponent(i);
+    if (e == 0) continue;
+    for (std::size_t p = 0; p <= s.k; ++p) r.decompose(p, e);
+    for (std::size_t row = 0; row < s.rows(); ++row) r.transform(row);
+    for (std::size_t o = 0; o <= s.k; ++o) r.accumulate(i, o);
+  }
+  r.finish(out);
+}
+
+/// The same rotation split over the calling OpenMP team (called by every member): each
+/// CMux's polynomials, digit rows and outputs are shared out, with a barrier between phases.
+template <class T>
+void blind_rotate_team(T* out, const T* in, const T* test, const CggiShape& s,
+                       const BootstrapKeyView& bsk, RotationScratch<T>& w) {
+  Rotation<T> r{s, bsk, w, in};
+#pragma omp single
+  r.start(test);
+  const long polys = static_cast<long>(s.k + 1), rows = static_cast<long>(s.rows());
+  for (std::size_t i = 0; i < s.n; ++i) {
+    const std::size_t e = r.exponent(i);
+    if (e == 0) continue;  // the same decision on every thread
+#pragma omp for schedule(static)
+    for (long p = 0; p < polys; ++p) r.decompose(p, e);
+#pragma omp for schedule(static)
+    for (long row = 0; row < rows; ++row) r.transform(row);
+#pragma omp for schedule(static)
+    for (long o = 0; o < polys; ++o) r.accumulate(i, o);
+  }
+#pragma omp single
+  r.finish(out);
+}
+
+class CpuCggi final : public CggiOps {
+ public:
+  explicit CpuCggi(CpuThreads& threads) : threads_(threads) {}
+
+  void bootstrap_key_to_ntt_async(u64* out, const void* ggsw, std::size_t count, const CggiShape& s,
+                                  const u64* psi_rev, u64 n_inv, Stream) override {
+    with_torus(s, [&](auto zero) {
+      using T = decltype(zero);
+      const T* in = static_cast<const T*>(ggsw);
+      const std::size_t N = s.N, polys = count * s.rows() * (s.k + 1);
+      const long total = static_cast<long>(polys);
+#pragma omp parallel num_threads(threads_.team())
+      {
+        std::vector<i64> limbs(s.limbs);
+#pragma omp for schedule(static)
+        for (long t = 0; t < total; ++t) {
+          const T* src = in + t * N;
+          u64* dst = out + t * s.limbs * N;
+          for (std::size_t j = 0; j < N; ++j) {
+            cggi::split_limbs(src[j], s.limb_bits, s.limbs, limbs.data());
+            for (int c = 0; c < s.limbs; ++c) dst[c * N + j] = cggi::gl_from_signed(limbs[c]);
+          }
+          for (int c = 0; c < s.limbs; ++c) {
+            cggi::gl_ntt_forward(dst + c * N, N, psi_rev);
+            for (std::size_t j = 0; j < N; ++j)
+              dst[c * N + j] = cggi::gl_mul(dst[c * N + j], n_inv);
+          }
+        }
+      }
+    });
+  }
+
+  void blind_rotate_extract_async(void* out, const void* in, const void* test_polys,
+                                  std::size_t test_stride, std::size_t count, const CggiShape& s,
+                                  const BootstrapKeyView& bsk, Stream) override {
+    with_torus(s, [&](auto zero) {
+      using T = decltype(zero);
+      T* o = static_cast<T*>(out);
+      const T* x = static_cast<const T*>(in);
+      const T* test = static_cast<const T*>(test_polys);
+      const long total = static_cast<long>(count);
+      const std::size_t in_words = s.n + 1, out_words = s.big_dim() + 1;
+      const int team = threads_.team();
+      if (total < team && team > 1) {
+        // Fewer ciphertexts than threads (latency): the team shares each rotation.
+        RotationScratch<T> w(s);
+        for (long t = 0; t < total; ++t) {
+#pragma omp parallel num_threads(team)
+          blind_rotate_team(o + t * out_words, x + t * in_words, test + t * test_stride, s, bsk, w);
+        }
+        return;
+      }
+#pragma omp parallel num_threads(team)
+      {
+        RotationScratch<T> w(s);
+#pragma omp for schedule(dynamic)
+        for (long t = 0; t < total; ++t)
+          blind_rotate_one(o + t * out_words, x + t * in_words, test + t * test_stride, s, bsk, w);
+      }
+    });
+  }
+
+  void key_switch_async(void* out, const void* in, const void* ksk, std::size_t count,
+                        const CggiShape& s, Stream) override {
+    with_torus(s, [&](auto zero) {
+      using T = decltype(zero);
+      T* o = static_cast<T*>(out);
+      const T* x = static_cast<const T*>(in);
+      const T* key = static_cast<const T*>(ksk);
+      const std::size_t big = s.big_dim(), n = s.n, row = s.ks_levels * (n + 1);
+      const long total = static_cast<long>(count);
+      const int team = static_cast<int>(std::min<long>(threads_.team(), std::max(total, 1L)));
+#pragma omp parallel for schedule(static) num_threads(team)
+      for (long t = 0; t < total; ++t) {
+        T* dst = o + t * (n + 1);
+        const T* src = x + t * (big + 1);
+        std::fill(dst, dst + n, T{0});
+        dst[n] = src[big];
+        for (std::size_t i = 0; i < big; ++i)
+          cggi::key_switch_row(dst, src[i], key + i * row, n, s.ks_base_log, s.ks_levels);
+      }
+    });
+  }
+
+  void linear_async(void* out, const void* a, const void* b, std::int64_t ca, std::int64_t cb,
+                    u64 constant, std::size_t dim, std::size_t count, const CggiShape& s,
+                    Stream) override {
+    with_torus(s, [&](auto zero) {
+      using T = decltype(zero);
+      T* o = static_cast<T*>(out);
+      const T* x = static_cast<const T*>(a);
+      const T* y = static_cast<const T*>(b);
+      const T wa = static_cast<T>(ca), wb = static_cast<T>(cb), c = static_cast<T>(constant);
+      const std::size_t words = dim + 1;
+      const long total = static_cast<long>(count * words);
+#pragma omp parallel for schedule(static) num_threads(threads_.team()) if (total > (1 << 16))
+      for (long t = 0; t < total; ++t) {
+        T v = static_cast<T>(wa * x[t]);
+        if (y) v = static_cast<T>(v + wb * y[t]);
+        if (static_cast<std::size_t>(t) % words == dim) v = static_cast<T>(v + c);
+        o[t] = v;
+      }
+    });
+  }
+
+ private:
+  CpuThreads& threads_;
+};
+
+}  // namespace
+
+std::unique_ptr<CggiOps> make_cpu_cggi(CpuThreads& threads) {
+  return std::make_unique<CpuCggi>(threads);
+}
+
+}  // namespace ember::backend

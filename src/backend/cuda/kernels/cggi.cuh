@@ -1,0 +1,248 @@
+// CGGI kernels: the bootstrapping key's transform, batched blind rotation with sample extraction
+// (one block per ciphertext, the accumulator and the CMux's digits in shared memory), tiled LWE
+// key switching and the gates' linear step. All arithmetic comes from backend/cggi_rows.h, the
+// CPU backend's too: every result equals the CPU's bit for bit.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ember/backend/cggi_ops.h"
+#include "ember/backend/cggi_rows.h"
+#include "kernels/dependent_launch.cuh"
+
+namespace ember::cuda::kernels {
+
+namespace cg = backend::cggi;
+using backend::BootstrapKeyView;
+using backend::CggiShape;
+
+/// Most decomposition levels a kernel handles (digits kept in registers).
+inline constexpr int kMaxCggiLevels = 16;
+
+/// Forward negacyclic NTTs of `rows` rows of n residues in shared memory, the block's threads
+/// sharing each stage's butterflies (the same butterflies as gl_ntt_forward).
+__device__ __forceinline__ void block_ntt_forward(u64* a, std::size_t rows, std::size_t n,
+                                                  const u64* psi_rev) {
+  const std::size_t half = n / 2, total = rows * half;
+  std::size_t t = n;
+  for (std::size_t m = 1; m < n; m <<= 1) {
+    t >>= 1;
+    for (std::size_t b = threadIdx.x; b < total; b += blockDim.x) {
+      const std::size_t r = b / half, bb = b % half, i = bb / t, j = bb % t;
+      u64* x = a + r * n + 2 * i * t + j;
+      const u64 u = x[0], v = cg::gl_mul(x[t], psi_rev[m + i]);
+      x[0] = cg::gl_add(u, v);
+      x[t] = cg::gl_sub(u, v);
+    }
+    __syncthreads();
+  }
+}
+
+/// Inverse transforms without the 1/n (gl_ntt_inverse_unscaled's butterflies), `rows` rows.
+__device__ __forceinline__ void block_ntt_inverse_unscaled(u64* a, std::size_t rows, std::size_t n,
+                                                           const u64* psi_inv_rev) {
+  const std::size_t half = n / 2, total = rows * half;
+  std::size_t t = 1;
+  for (std::size_t m = n; m > 1; m >>= 1) {
+    const std::size_t h = m >> 1;
+    for (std::size_t b = threadIdx.x; b < total; b += blockDim.x) {
+      const std::size_t r = b / half, bb = b % half, i = bb / t, j = bb % t;
+      u64* x = a + r * n + 2 * i * t + j;
+      const u64 u = x[0], v = x[t];
+      x[0] = cg::gl_add(u, v);
+      x[t] = cg::gl_mul(cg::gl_sub(u, v), psi_inv_rev[h + i]);
+    }
+    t <<= 1;
+    __syncthreads();
+  }
+}
+
+/// Coefficient j of X^e p (negacyclic, n coefficients, e in [0, 2n)).
+template <class T>
+__device__ __forceinline__ T rotated_coefficient(const T* p, std::size_t n, std::size_t e,
+                                                 std::size_t j) {
+  const bool flip = e >= n;
+  const std::size_t s = flip ? e - n : e;
+  const bool wrap = j < s;
+  const T v = p[wrap ? j + n - s : j - s];
+  return (wrap != flip) ? static_cast<T>(T{0} - v) : v;
+}
+
+/// One block per polynomial of the bootstrapping key: limb split, lift to Z_p, forward NTT,
+/// times n_inv (the CPU's bootstrap_key_to_ntt_async). Shared memory: limbs x N words.
+template <class T>
+__global__ void cggi_key_to_ntt_kernel(u64* out, const T* in, CggiShape s, const u64* psi_rev,
+                                       u64 n_inv) {
+  extern __shared__ u64 cggi_shared[];
+  const std::size_t N = s.N, poly = blockIdx.x;
+  wait_for_previous_kernels();
+  const T* src = in + poly * N;
+  for (std::size_t j = threadIdx.x; j < N; j += blockDim.x) {
+    cg::i64 limbs[4];
+    cg::split_limbs(src[j], s.limb_bits, s.limbs, limbs);
+    for (int c = 0; c < s.limbs; ++c) cggi_shared[c * N + j] = cg::gl_from_signed(limbs[c]);
+  }
+  __syncthreads();
+  block_ntt_forward(cggi_shared, s.limbs, N, psi_rev);
+  u64* dst = out + poly * s.limbs * N;
+  for (std::size_t w = threadIdx.x; w < s.limbs * N; w += blockDim.x)
+    dst[w] = cg::gl_mul(cggi_shared[w], n_inv);
+}
+
+/// Shared memory of one blind rotation: the two twiddle tables, the accumulator, the CMux's
+/// digit rows and the key products' sums.
+template <class T>
+inline std::size_t blind_rotate_smem(const CggiShape& s) {
+  const std::size_t tables = 2 * s.N * sizeof(u64);
+  const std::size_t acc = ((s.k + 1) * s.N * sizeof(T) + 15) / 16 * 16;
+  const std::size_t digits = s.rows() * s.N * sizeof(u64);
+  const std::size_t sums = (s.k + 1) * s.limbs * s.N * sizeof(u64);
+  return tables + acc + digits + sums;
+}
+
+/// One block per ciphertext: acc = X^-b test, then for each i a CMux by the i-th GGSW of the key
+/// (digits of X^e acc - acc, their NTTs, the products with the key summed exactly in 192 bits,
+/// inverse NTTs, back to the torus), then the constant coefficient's extraction. The same
+/// operations as the CPU's blind_rotate_one, each butterfly and sum in its order-free exact form.
+template <class T>
+__global__ void cggi_blind_rotate_kernel(T* out, const T* in, const T* test,
+                                         std::size_t test_stride, CggiShape s,
+                                         BootstrapKeyView bsk) {
+  extern __shared__ u64 cggi_shared[];
+  // (CggiShape's helpers are host code: the sizes spelled out.)
+  const std::size_t N = s.N, k = s.k, L = s.bk_levels, rows = (k + 1) * L;
+  const std::size_t ct = blockIdx.x, outs = (k + 1) * s.limbs;
+  u64* psi = cggi_shared;
+  u64* psi_inv = psi + N;
+  T* acc = reinterpret_cast<T*>(psi_inv + N);
+  u64* digits = psi_inv + N + ((k + 1) * N * sizeof(T) + 15) / 16 * 2;
+  u64* sums = digits + rows * N;
+  wait_for_previous_kernels();
+  for (std::size_t j = threadIdx.x; j < N; j += blockDim.x) {
+    psi[j] = bsk.psi_rev[j];
+    psi_inv[j] = bsk.psi_inv_rev[j];
+  }
+  const T* x = in + ct * (s.n + 1);
+  const int log2_2n = s.log2_n + 1;
+  const std::size_t two_n = 2 * N;
+  const std::size_t b = cg::mod_switch(x[s.n], log2_2n);
+  const T* tp = test + ct * test_stride;
+  for (std::size_t j = threadIdx.x; j < k * N; j += blockDim.x) acc[j] = T{0};
+  for (std::size_t j = threadIdx.x; j < N; j += blockDim.x)
+    acc[k * N + j] = rotated_coefficient(tp, N, (two_n - b) % two_n, j);
+  __syncthreads();
+  const std::size_t key_words = rows * outs * N;  // CggiShape::ggsw_ntt_words
+  for (std::size_t i = 0; i < s.n; ++i) {
+    const std::size_t e = cg::mod_switch(x[i], log2_2n);
+    if (e == 0) continue;  // X^0: the CMux adds nothing (uniform over the block)
+    for (std::size_t w = threadIdx.x; w < (k + 1) * N; w += blockDim.x) {
+      const std::size_t p = w / N, j = w % N;
+      const T* a = acc + p * N;
+      const T diff = static_cast<T>(rotated_coefficient(a, N, e, j) - a[j]);
+      cg::i64 d[kMaxCggiLevels];
+      cg::decompose(diff, s.bk_base_log, s.bk_levels, d);
+      for (std::size_t l = 0; l < L; ++l) digits[(p * L + l) * N + j] = cg::gl_from_signed(d[l]);
+    }
+    __syncthreads();
+    block_ntt_forward(digits, rows, N, psi);
+    // sums[oc] = sum_r digits_r * key_r[oc], oc = output polynomial x limb.
+    const u64* key = bsk.ggsw + i * key_words;
+    for (std::size_t w = threadIdx.x; w < outs * N; w += blockDim.x) {
+      const std::size_t oc = w / N, j = w % N;
+      cg::GlAcc sum;
+      for (std::size_t r = 0; r < rows; ++r)
+        cg::gl_mac(sum, digits[r * N + j], key[(r * outs + oc) * N + j]);
+      sums[w] = cg::gl_acc_reduce(sum);
+    }
+    __syncthreads();
+    block_ntt_inverse_unscaled(sums, outs, N, psi_inv);
+    for (std::size_t w = threadIdx.x; w < (k + 1) * N; w += blockDim.x) {
+      const std::size_t o = w / N, j = w % N;
+      T v = acc[w];
+      for (int c = 0; c < s.limbs; ++c)
+        v = static_cast<T>(v + cg::torus_from_limb<T>(sums[(o * s.limbs + c) * N + j],
+                                                      c * s.limb_bits));
+      acc[w] = v;
+    }
+    __syncthreads();
+  }
+  // Sample extraction of the constant coefficient (cg::sample_extract, one word per thread).
+  T* o = out + ct * (k * N + 1);
+  for (std::size_t w = threadIdx.x; w < k * N; w += blockDim.x) {
+    const std::size_t p = w / N, j = w % N;
+    const T* a = acc + p * N;
+    o[w] = j == 0 ? a[0] : static_cast<T>(T{0} - a[N - j]);
+  }
+  if (threadIdx.x == 0) o[k * N] = acc[k * N];
+}
+
+/// Ciphertexts per block of the key switch: each thread keeps this many sums of one output word,
+/// so every key word read serves them all.
+inline constexpr int kKeySwitchTile = 32;
+/// Input words whose digits a block decomposes per step.
+inline constexpr int kKeySwitchChunk = 8;
+
+/// Tiled LWE key switch: block (x, y) computes output words [y blockDim, (y + 1) blockDim) of
+/// ciphertexts [x kKeySwitchTile, ...): out = (0, .., 0, body) - sum_i sum_j d_ij ksk_ij, the
+/// digits of each input word decomposed once per block into shared memory (key_switch_row's
+/// arithmetic: wrapping products mod 2^W).
+template <class T>
+__global__ void cggi_key_switch_kernel(T* out, const T* in, const T* ksk, std::size_t count,
+                                       CggiShape s) {
+  __shared__ T digits[kKeySwitchChunk][kKeySwitchTile][kMaxCggiLevels];
+  const std::size_t big = s.k * s.N, n = s.n, L = s.ks_levels;
+  const std::size_t first = blockIdx.x * kKeySwitchTile;
+  const std::size_t c = blockIdx.y * blockDim.x + threadIdx.x;  // output word
+  const std::size_t row = L * (n + 1);
+  T sum[kKeySwitchTile];
+  for (int t = 0; t < kKeySwitchTile; ++t) sum[t] = T{0};
+  wait_for_previous_kernels();
+  for (std::size_t i0 = 0; i0 < big; i0 += kKeySwitchChunk) {
+    const std::size_t chunk = big - i0 < kKeySwitchChunk ? big - i0 : kKeySwitchChunk;
+    __syncthreads();  // the previous chunk's digits are read
+    for (std::size_t w = threadIdx.x; w < chunk * kKeySwitchTile; w += blockDim.x) {
+      const std::size_t ii = w / kKeySwitchTile, t = w % kKeySwitchTile;
+      cg::i64 d[kMaxCggiLevels];
+      if (first + t < count) {
+        cg::decompose(in[(first + t) * (big + 1) + i0 + ii], s.ks_base_log, s.ks_levels, d);
+      } else {
+        for (std::size_t l = 0; l < L; ++l) d[l] = 0;
+      }
+      for (std::size_t l = 0; l < L; ++l) digits[ii][t][l] = static_cast<T>(d[l]);
+    }
+    __syncthreads();
+    if (c > n) continue;
+    for (std::size_t ii = 0; ii < chunk; ++ii) {
+      const T* r = ksk + (i0 + ii) * row + c;
+      for (std::size_t l = 0; l < L; ++l) {
+        const T kw = r[l * (n + 1)];
+#pragma unroll
+        for (int t = 0; t < kKeySwitchTile; ++t)
+          sum[t] = static_cast<T>(sum[t] - digits[ii][t][l] * kw);
+      }
+    }
+  }
+  if (c > n) return;
+  for (int t = 0; t < kKeySwitchTile; ++t) {
+    const std::size_t ct = first + t;
+    if (ct >= count) break;
+    const T body = c == n ? in[ct * (big + 1) + big] : T{0};
+    out[ct * (n + 1) + c] = static_cast<T>(body + sum[t]);
+  }
+}
+
+/// out[w] = ca a[w] + cb b[w] (+ constant on each body word), wrapping mod 2^W.
+template <class T>
+__global__ void cggi_linear_kernel(T* out, const T* a, const T* b, T ca, T cb, T constant,
+                                   std::size_t words, std::size_t total) {
+  const std::size_t w = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  wait_for_previous_kernels();
+  if (w >= total) return;
+  T v = static_cast<T>(ca * a[w]);
+  if (b) v = static_cast<T>(v + cb * b[w]);
+  if (w % words == words - 1) v = static_cast<T>(v + constant);
+  out[w] = v;
+}
+
+}  // namespace ember::cuda::kernels

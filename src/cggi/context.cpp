@@ -1,0 +1,339 @@
+// CGGI context: NTT tables, key generation (secret keys, bootstrapping and key-switching keys),
+// encryption and decryption of bits and small integers.
+#include "ember/cggi/context.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "detail.h"
+#include "ember/cggi/torus_sampler.h"
+
+namespace ember::cggi {
+
+namespace bk = backend::cggi;
+using backend::Buffer;
+using backend::Stream;
+using detail::with_torus;
+
+namespace {
+
+u64 gl_pow(u64 b, u64 e) {
+  u64 r = 1;
+  for (; e; e >>= 1, b = bk::gl_mul(b, b))
+    if (e & 1) r = bk::gl_mul(r, b);
+  return r;
+}
+
+std::size_t bit_reverse(std::size_t x, int bits) {
+  std::size_t r = 0;
+  for (int i = 0; i < bits; ++i) r |= ((x >> i) & 1) << (bits - 1 - i);
+  return r;
+}
+
+/// Negacyclic products by binary polynomials on the host (key generation): the key's
+/// polynomials once in the NTT domain, then a += sum_q u_q s_q for uniform torus polynomials u_q.
+class BinaryKeyProducts {
+ public:
+  BinaryKeyProducts(const std::vector<std::uint8_t>& key, std::size_t k, std::size_t n,
+                    const u64* psi_rev, const u64* psi_inv_rev, u64 n_inv)
+      : k_(k),
+        n_(n),
+        psi_rev_(psi_rev),
+        psi_inv_rev_(psi_inv_rev),
+        n_inv_(n_inv),
+        key_ntt_(k * n),
+        buf_(n),
+        sum_(2 * n) {
+    for (std::size_t i = 0; i < k * n; ++i) key_ntt_[i] = key[i];
+    for (std::size_t q = 0; q < k; ++q) bk::gl_ntt_forward(key_ntt_.data() + q * n, n, psi_rev);
+  }
+  /// out += sum_q u[q] s_q (negacyclic, mod 2^W). The words are split into 32-bit limbs: each
+  /// exact sum has at most k N terms below 2^31.
+  template <class T>
+  void add_products(T* out, const T* u) {
+    const int limbs = sizeof(T) / 4;
+    for (int c = 0; c < limbs; ++c) {
+      u64* sum = sum_.data();
+      std::fill(sum, sum + n_, 0);
+      for (std::size_t q = 0; q < k_; ++q) {
+        for (std::size_t j = 0; j < n_; ++j) {
+          std::int64_t parts[2];
+          bk::split_limbs(u[q * n_ + j], 32, limbs, parts);
+          buf_[j] = bk::gl_from_signed(parts[c]);
+        }
+        bk::gl_ntt_forward(buf_.data(), n_, psi_rev_);
+        const u64* kq = key_ntt_.data() + q * n_;
+        for (std::size_t j = 0; j < n_; ++j)
+          sum[j] = bk::gl_add(sum[j], bk::gl_mul(buf_[j], kq[j]));
+      }
+      bk::gl_ntt_inverse(sum, n_, psi_inv_rev_, n_inv_);
+      for (std::size_t j = 0; j < n_; ++j)
+        out[j] = static_cast<T>(out[j] + bk::torus_from_limb<T>(sum[j], 32 * c));
+    }
+  }
+
+ private:
+  std::size_t k_, n_;
+  const u64 *psi_rev_, *psi_inv_rev_;
+  u64 n_inv_;
+  std::vector<u64> key_ntt_, buf_, sum_;
+};
+
+/// b = <a, s> + e + m for a uniform mask: one LWE encryption of dimension `dim` into ct.
+template <class T>
+void lwe_encrypt(T* ct, const std::uint8_t* key, std::size_t dim, T m, const Noise& e,
+                 int torus_bits, TorusDraw& d) {
+  T b = static_cast<T>(static_cast<u64>(d.noise(e, torus_bits)) + m);
+  for (std::size_t i = 0; i < dim; ++i) {
+    ct[i] = static_cast<T>(d.word());
+    if (key[i]) b = static_cast<T>(b + ct[i]);
+  }
+  ct[dim] = b;
+}
+
+template <class T>
+T lwe_phase(const T* ct, const std::uint8_t* key, std::size_t dim) {
+  T b = ct[dim];
+  for (std::size_t i = 0; i < dim; ++i)
+    if (key[i]) b = static_cast<T>(b - ct[i]);
+  return b;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> LweBatch::to_host() const {
+  return with_torus(torus_bits, [&](auto zero) {
+    using T = decltype(zero);
+    const auto w = detail::download<T>(*words->backend(), words->as<T>(), count * (dim + 1));
+    return std::vector<std::uint64_t>(w.begin(), w.end());
+  });
+}
+
+Context::Context(const Params& params, backend::Device device) : params_(params), device_(device) {
+  params_.validate();
+  shape_ = params_.shape();
+  params_id_ = params_.fingerprint();
+  be_ = &backend::backend_for(device);
+  const std::size_t N = params_.N;
+  const int log_n = shape_.log2_n;
+  // psi: a primitive 2N-th root of unity mod p (7 generates the multiplicative group).
+  const u64 psi = gl_pow(7, (bk::kGoldilocks - 1) / (2 * N)), psi_inv = gl_pow(psi, 2 * N - 1);
+  host_psi_rev_.resize(N);
+  host_psi_inv_rev_.resize(N);
+  for (std::size_t i = 0; i < N; ++i) {
+    const std::size_t r = bit_reverse(i, log_n);
+    host_psi_rev_[i] = gl_pow(psi, r);
+    host_psi_inv_rev_[i] = gl_pow(psi_inv, r);
+  }
+  n_inv_ = gl_pow(N, bk::kGoldilocks - 2);
+  psi_rev_ = Buffer::from_host(*be_, host_psi_rev_.data(), N * 8, Stream{});
+  psi_inv_rev_ = Buffer::from_host(*be_, host_psi_inv_rev_.data(), N * 8, Stream{});
+  sampler_ = std::make_unique<ring::Sampler>();
+}
+
+ClientKey Context::keygen() {
+  ClientKey ck;
+  ck.params_id = params_id_;
+  TorusDraw d(*sampler_);
+  do ck.key_id = d.word();
+  while (ck.key_id == 0);
+  ck.lwe = binary_key(*sampler_, params_.n);
+  ck.glwe = binary_key(*sampler_, params_.k * params_.N);
+  return ck;
+}
+
+ServerKey Context::server_key(const ClientKey& ck,
+                              const std::function<void(std::size_t, std::size_t)>& progress) {
+  if (ck.params_id != params_id_)
+    throw MismatchError("server_key: the client key belongs to other parameters");
+  ServerKey sk;
+  sk.params_id = params_id_;
+  sk.key_id = ck.key_id;
+  const std::size_t n = params_.n, k = params_.k, N = params_.N, L = shape_.bk_levels;
+  const std::size_t rows = shape_.rows(), ggsw_words = rows * (k + 1) * N;
+  const int W = params_.torus_bits;
+  sk.bsk = Buffer(*be_, n * shape_.ggsw_ntt_words() * 8, Stream{});
+  with_torus(W, [&](auto zero) {
+    using T = decltype(zero);
+    BinaryKeyProducts products(ck.glwe, k, N, host_psi_rev_.data(), host_psi_inv_rev_.data(),
+                               n_inv_);
+    // GGSWs in chunks: made on the host, transformed by the backend.
+    const std::size_t chunk = 16;
+    std::vector<T> host(chunk * ggsw_words);
+    Buffer staging(*be_, chunk * ggsw_words * sizeof(T), Stream{});
+    for (std::size_t i0 = 0; i0 < n; i0 += chunk) {
+      const std::size_t cnt = std::min(chunk, n - i0);
+      for (std::size_t g = 0; g < cnt; ++g) {
+        TorusDraw d(*sampler_);
+        const T m = static_cast<T>(ck.lwe[i0 + g]);
+        for (std::size_t r = 0; r < rows; ++r) {
+          T* row = host.data() + (g * rows + r) * (k + 1) * N;
+          for (std::size_t j = 0; j < k * N; ++j) row[j] = static_cast<T>(d.word());
+          T* body = row + k * N;
+          for (std::size_t j = 0; j < N; ++j)
+            body[j] = static_cast<T>(d.noise(params_.glwe_noise, W));
+          products.add_products(body, row);
+          // + m 2^-(level+1) B on polynomial r / L's constant coefficient.
+          const int shift = W - static_cast<int>((r % L) + 1) * shape_.bk_base_log;
+          T* target = row + (r / L) * N;
+          target[0] = static_cast<T>(target[0] + (m << shift));
+        }
+      }
+      be_->copy_from_host_async(staging.as<T>(), host.data(), cnt * ggsw_words * sizeof(T),
+                                Stream{});
+      be_->cggi().bootstrap_key_to_ntt_async(sk.bsk.as<u64>() + i0 * shape_.ggsw_ntt_words(),
+                                             staging.as<T>(), cnt, shape_, psi_rev_.as<u64>(),
+                                             n_inv_, Stream{});
+      be_->synchronize(Stream{});
+      if (progress) progress(i0 + cnt, n + 1);
+    }
+    // The key-switching key: LWE_small(s'_i 2^-(j+1) B) for every big-key bit i and level j.
+    const std::size_t big = k * N, levels = shape_.ks_levels;
+    std::vector<T> ksk(big * levels * (n + 1));
+    TorusDraw d(*sampler_);
+    for (std::size_t i = 0; i < big; ++i)
+      for (std::size_t j = 0; j < levels; ++j) {
+        const int shift = W - static_cast<int>(j + 1) * shape_.ks_base_log;
+        const T m = static_cast<T>(static_cast<T>(ck.glwe[i]) << shift);
+        lwe_encrypt(ksk.data() + (i * levels + j) * (n + 1), ck.lwe.data(), n, m, params_.lwe_noise,
+                    W, d);
+      }
+    sk.ksk = Buffer::from_host(*be_, ksk.data(), ksk.size() * sizeof(T), Stream{});
+    be_->synchronize(Stream{});
+  });
+  if (progress) progress(n + 1, n + 1);
+  return sk;
+}
+
+LweBatch Context::empty_batch(std::size_t count, int message_bits, std::uint64_t key_id) const {
+  LweBatch c;
+  c.params_id = params_id_;
+  c.key_id = key_id;
+  c.torus_bits = params_.torus_bits;
+  c.message_bits = message_bits;
+  c.dim = shape_.big_dim();
+  c.count = count;
+  c.words = std::make_shared<Buffer>(*be_, count * (c.dim + 1) * shape_.word_bytes(), Stream{});
+  return c;
+}
+
+namespace {
+void check_key(const ClientKey& ck, std::uint64_t params_id, const char* what) {
+  if (ck.params_id != params_id)
+    throw MismatchError(std::string(what) + ": the client key belongs to other parameters");
+}
+}  // namespace
+
+LweBatch Context::encrypt_bits(const std::vector<std::uint8_t>& bits, const ClientKey& ck) {
+  check_key(ck, params_id_, "encrypt");
+  LweBatch c = empty_batch(bits.size(), 0, ck.key_id);
+  with_torus(params_.torus_bits, [&](auto zero) {
+    using T = decltype(zero);
+    const std::size_t w = c.dim + 1;
+    std::vector<T> host(bits.size() * w);
+    TorusDraw d(*sampler_);
+    const T mu = static_cast<T>(detail::mu(params_.torus_bits));
+    for (std::size_t i = 0; i < bits.size(); ++i)
+      lwe_encrypt(host.data() + i * w, ck.glwe.data(), c.dim,
+                  bits[i] ? mu : static_cast<T>(T{0} - mu), params_.glwe_noise, params_.torus_bits,
+                  d);
+    be_->copy_from_host_async(c.words->as<T>(), host.data(), host.size() * sizeof(T), Stream{});
+    be_->synchronize(Stream{});
+  });
+  return c;
+}
+
+LweBatch Context::encrypt_ints(const std::vector<std::uint64_t>& values, int bits,
+                               const ClientKey& ck) {
+  check_key(ck, params_id_, "encrypt_int");
+  if (bits < 1 || bits > 4) throw ParameterError("encrypt_int: bits must be in [1, 4]");
+  if ((shape_.N >> bits) < 2)
+    throw ParameterError("encrypt_int: N = " + std::to_string(shape_.N) + " is too small for " +
+                         std::to_string(bits) + "-bit lookups");
+  for (auto v : values)
+    if (v >> bits)
+      throw ParameterError("encrypt_int: value " + std::to_string(v) + " does not fit " +
+                           std::to_string(bits) + " bits");
+  LweBatch c = empty_batch(values.size(), bits, ck.key_id);
+  with_torus(params_.torus_bits, [&](auto zero) {
+    using T = decltype(zero);
+    const std::size_t w = c.dim + 1;
+    std::vector<T> host(values.size() * w);
+    TorusDraw d(*sampler_);
+    const T delta = static_cast<T>(detail::delta(params_.torus_bits, bits));
+    for (std::size_t i = 0; i < values.size(); ++i)
+      lwe_encrypt(host.data() + i * w, ck.glwe.data(), c.dim, static_cast<T>(values[i] * delta),
+                  params_.glwe_noise, params_.torus_bits, d);
+    be_->copy_from_host_async(c.words->as<T>(), host.data(), host.size() * sizeof(T), Stream{});
+    be_->synchronize(Stream{});
+  });
+  return c;
+}
+
+namespace {
+/// Each ciphertext's phase as a T word, after the context and key checks.
+template <class T>
+std::vector<T> phases(const LweBatch& c, const ClientKey& ck) {
+  if (c.key_id != 0 && c.key_id != ck.key_id)
+    throw MismatchError("decrypt: the ciphertexts were encrypted under another key");
+  const auto w = detail::download<T>(*c.words->backend(), c.words->as<T>(), c.count * (c.dim + 1));
+  std::vector<T> out(c.count);
+  for (std::size_t i = 0; i < c.count; ++i)
+    out[i] = lwe_phase(w.data() + i * (c.dim + 1), ck.glwe.data(), c.dim);
+  return out;
+}
+}  // namespace
+
+std::vector<std::uint8_t> Context::decrypt_bits(const LweBatch& c, const ClientKey& ck) const {
+  check(c, "decrypt");
+  check_key(ck, params_id_, "decrypt");
+  if (c.message_bits != 0) throw MismatchError("decrypt: these are integers: use decrypt_int");
+  return with_torus(params_.torus_bits, [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<std::uint8_t> out;
+    // True: phase in [0, 1/2).
+    for (T p : phases<T>(c, ck)) out.push_back((p >> (params_.torus_bits - 1)) == 0);
+    return out;
+  });
+}
+
+std::vector<std::uint64_t> Context::decrypt_ints(const LweBatch& c, const ClientKey& ck) const {
+  check(c, "decrypt_int");
+  check_key(ck, params_id_, "decrypt_int");
+  if (c.message_bits == 0) throw MismatchError("decrypt_int: these are bits: use decrypt");
+  return with_torus(params_.torus_bits, [&](auto zero) {
+    using T = decltype(zero);
+    const int shift = params_.torus_bits - c.message_bits - 1;
+    std::vector<std::uint64_t> out;
+    for (T p : phases<T>(c, ck)) {
+      const T rounded = static_cast<T>(p + (T{1} << (shift - 1)));
+      out.push_back((rounded >> shift) & ((T{1} << c.message_bits) - 1));
+    }
+    return out;
+  });
+}
+
+std::vector<double> Context::phase_errors(const LweBatch& c, const ClientKey& ck) const {
+  check(c, "phase_errors");
+  check_key(ck, params_id_, "phase_errors");
+  return with_torus(params_.torus_bits, [&](auto zero) {
+    using T = decltype(zero);
+    const int W = params_.torus_bits;
+    // Encodings: +-1/8 for bits (offset by 1/8 from the multiples of 1/4), multiples of delta.
+    const T step =
+        static_cast<T>(c.message_bits ? detail::delta(W, c.message_bits) : detail::mu(W) << 1);
+    const T offset = static_cast<T>(c.message_bits ? 0 : detail::mu(W));
+    std::vector<double> out;
+    for (T p : phases<T>(c, ck)) {
+      const T x = static_cast<T>(p - offset);
+      const T r = static_cast<T>(x % step);
+      const double v =
+          r >= step / 2 ? -static_cast<double>(static_cast<T>(step - r)) : static_cast<double>(r);
+      out.push_back(std::ldexp(v, -W));
+    }
+    return out;
+  });
+}
+
+}  // namespace ember::cggi

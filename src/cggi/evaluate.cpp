@@ -1,0 +1,264 @@
+// CGGI evaluation: vectorized gates, MUX, NOT, constants, programmable bootstrapping and the
+// linear operations between bootstraps, each a few batched backend calls.
+#include <string>
+
+#include "detail.h"
+#include "ember/cggi/context.h"
+
+namespace ember::cggi {
+
+using backend::Buffer;
+using backend::Stream;
+using detail::with_torus;
+
+namespace {
+
+/// The key id of a result of operands with ids a and b (0: a trivial ciphertext, any key).
+std::uint64_t joint_key(std::uint64_t a, std::uint64_t b) {
+  if (a && b && a != b) throw MismatchError("the ciphertexts were encrypted under different keys");
+  return a ? a : b;
+}
+
+/// (ca, cb, constant in units of 1/8) of each two-input gate: gate(a, b) = sign of
+/// ca a + cb b + constant/8, true = +1/8, false = -1/8.
+struct GateForm {
+  int ca, cb, eighths;
+};
+GateForm form_of(Gate g) {
+  switch (g) {
+    case Gate::and_:
+      return {1, 1, -1};
+    case Gate::nand:
+      return {-1, -1, 1};
+    case Gate::or_:
+      return {1, 1, 1};
+    case Gate::nor:
+      return {-1, -1, -1};
+    case Gate::xor_:
+      return {2, 2, 2};
+    case Gate::xnor:
+      return {-2, -2, -2};
+    case Gate::andny:
+      return {-1, 1, -1};
+    case Gate::andyn:
+      return {1, -1, -1};
+    case Gate::orny:
+      return {-1, 1, 1};
+    case Gate::oryn:
+      return {1, -1, 1};
+  }
+  throw ParameterError("unknown gate");
+}
+
+}  // namespace
+
+void Context::check(const LweBatch& c, const char* what) const {
+  if (c.params_id != params_id_)
+    throw MismatchError(std::string(what) +
+                        ": the ciphertexts belong to a context with other parameters");
+  if (!c.words || c.torus_bits != params_.torus_bits || c.dim != shape_.big_dim())
+    throw MismatchError(std::string(what) + ": malformed ciphertext batch");
+  if (c.words->backend() != be_)
+    throw MismatchError(std::string(what) + ": the ciphertexts are on another device");
+}
+
+backend::BootstrapKeyView Context::key_view(const ServerKey& sk) const {
+  if (sk.params_id != params_id_)
+    throw MismatchError("the server key belongs to a context with other parameters");
+  return {sk.bsk.as<u64>(), psi_rev_.as<u64>(), psi_inv_rev_.as<u64>(), n_inv_};
+}
+
+LweBatch Context::linear(const LweBatch& a, const LweBatch* b, std::int64_t ca, std::int64_t cb,
+                         std::uint64_t constant, int message_bits) {
+  check(a, "linear");
+  std::uint64_t key = a.key_id;
+  if (b) {
+    check(*b, "linear");
+    if (b->count != a.count)
+      throw ParameterError("the operands have " + std::to_string(a.count) + " and " +
+                           std::to_string(b->count) + " ciphertexts: give equal lengths");
+    key = joint_key(a.key_id, b->key_id);
+  }
+  LweBatch out = empty_batch(a.count, message_bits, key);
+  if (a.count)
+    be_->cggi().linear_async(out.words->as<void>(), a.words->as<void>(),
+                             b ? b->words->as<void>() : nullptr, ca, cb, constant, a.dim, a.count,
+                             shape_, Stream{});
+  be_->synchronize(Stream{});
+  return out;
+}
+
+LweBatch Context::bootstrap_with(const LweBatch& in, const Buffer& tests, std::size_t stride,
+                                 int message_bits, const ServerKey& sk) {
+  if (sk.params_id != params_id_)
+    throw MismatchError("the server key belongs to a context with other parameters");
+  const std::uint64_t key = joint_key(in.key_id, sk.key_id);
+  if (sk.bsk.backend() != be_) throw MismatchError("the server key is on another device");
+  LweBatch out = empty_batch(in.count, message_bits, key);
+  if (!in.count) return out;
+  Buffer small(*be_, in.count * (shape_.n + 1) * shape_.word_bytes(), Stream{});
+  auto& ops = be_->cggi();
+  ops.key_switch_async(small.as<void>(), in.words->as<void>(), sk.ksk.as<void>(), in.count, shape_,
+                       Stream{});
+  ops.blind_rotate_extract_async(out.words->as<void>(), small.as<void>(), tests.as<void>(), stride,
+                                 in.count, shape_, key_view(sk), Stream{});
+  be_->synchronize(Stream{});
+  return out;
+}
+
+namespace {
+/// The gate test polynomial: every coefficient 1/8 (a phase in [0, 1/2) gives +1/8, else -1/8).
+Buffer gate_test(backend::Backend& be, const backend::CggiShape& s) {
+  return with_torus(s.torus_bits, [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> v(s.N, static_cast<T>(detail::mu(s.torus_bits)));
+    auto b = Buffer::from_host(be, v.data(), v.size() * sizeof(T), Stream{});
+    be.synchronize(Stream{});
+    return b;
+  });
+}
+
+std::uint64_t eighths(int e, int torus_bits) {
+  return static_cast<std::uint64_t>(static_cast<std::int64_t>(e)) * detail::mu(torus_bits);
+}
+}  // namespace
+
+LweBatch Context::gate(Gate g, const LweBatch& a, const LweBatch& b, const ServerKey& sk) {
+  if (a.message_bits || b.message_bits) throw MismatchError("gates take bits, not integers");
+  const GateForm f = form_of(g);
+  const LweBatch lin = linear(a, &b, f.ca, f.cb, eighths(f.eighths, params_.torus_bits), 0);
+  return bootstrap_with(lin, gate_test(*be_, shape_), 0, 0, sk);
+}
+
+LweBatch Context::bootstrap(const LweBatch& a, const ServerKey& sk) {
+  check(a, "bootstrap");
+  if (a.message_bits) throw MismatchError("bootstrap takes bits: use apply_lut for integers");
+  return bootstrap_with(a, gate_test(*be_, shape_), 0, 0, sk);
+}
+
+LweBatch Context::mux(const LweBatch& s, const LweBatch& a, const LweBatch& b,
+                      const ServerKey& sk) {
+  if (s.message_bits || a.message_bits || b.message_bits)
+    throw MismatchError("mux takes bits, not integers");
+  const int W = params_.torus_bits;
+  if (!s.count) return linear(s, &a, 1, 1, 0, 0);  // checks, and the empty result
+  // s AND a and (NOT s) AND b side by side, one bootstrap of both, then their sum + 1/8.
+  const LweBatch x = linear(s, &a, 1, 1, eighths(-1, W), 0);
+  const LweBatch y = linear(s, &b, -1, 1, eighths(-1, W), 0);
+  LweBatch both = empty_batch(2 * s.count, 0, joint_key(x.key_id, y.key_id));
+  const std::size_t bytes = s.count * (shape_.big_dim() + 1) * shape_.word_bytes();
+  be_->copy_async(both.words->as<char>(), x.words->as<char>(), bytes, Stream{});
+  be_->copy_async(both.words->as<char>() + bytes, y.words->as<char>(), bytes, Stream{});
+  const LweBatch u = bootstrap_with(both, gate_test(*be_, shape_), 0, 0, sk);
+  LweBatch u1 = u, u2 = u;
+  u1.count = u2.count = s.count;
+  u2.words = std::make_shared<Buffer>(*be_, bytes, Stream{});
+  be_->copy_async(u2.words->as<char>(), u.words->as<char>() + bytes, bytes, Stream{});
+  return linear(u1, &u2, 1, 1, eighths(1, W), 0);
+}
+
+LweBatch Context::not_(const LweBatch& a) {
+  if (a.message_bits) throw MismatchError("not_ takes bits, not integers");
+  return linear(a, nullptr, -1, 0, 0, 0);
+}
+
+LweBatch Context::copy(const LweBatch& a) { return linear(a, nullptr, 1, 0, 0, a.message_bits); }
+
+LweBatch Context::constant(const std::vector<std::uint8_t>& bits) {
+  LweBatch c = empty_batch(bits.size(), 0, 0);
+  with_torus(params_.torus_bits, [&](auto zero) {
+    using T = decltype(zero);
+    const std::size_t w = c.dim + 1;
+    std::vector<T> host(bits.size() * w, T{0});
+    const T mu = static_cast<T>(detail::mu(params_.torus_bits));
+    for (std::size_t i = 0; i < bits.size(); ++i)
+      host[i * w + c.dim] = bits[i] ? mu : static_cast<T>(T{0} - mu);
+    be_->copy_from_host_async(c.words->as<T>(), host.data(), host.size() * sizeof(T), Stream{});
+    be_->synchronize(Stream{});
+  });
+  return c;
+}
+
+LweBatch Context::apply_lut(const LweBatch& a, const std::vector<std::uint64_t>& table,
+                            const ServerKey& sk) {
+  check(a, "apply_lut");
+  const int bits = a.message_bits;
+  if (bits == 0) throw MismatchError("apply_lut takes integers (encrypt_int), not bits");
+  if (table.size() != (std::size_t{1} << bits))
+    throw ParameterError("apply_lut: the table needs " + std::to_string(1u << bits) +
+                         " entries, got " + std::to_string(table.size()));
+  for (auto v : table)
+    if (v >> bits)
+      throw ParameterError("apply_lut: table value " + std::to_string(v) + " does not fit " +
+                           std::to_string(bits) + " bits");
+  // Box i (N / 2^bits coefficients) holds table[i] delta; rotated by half a box so that a
+  // phase within half a box of m delta lands in box m (the wrapped part negated).
+  const Buffer tests = with_torus(params_.torus_bits, [&](auto zero) {
+    using T = decltype(zero);
+    const std::size_t N = shape_.N, box = N >> bits;
+    const T delta = static_cast<T>(detail::delta(params_.torus_bits, bits));
+    std::vector<T> v(N), rotated(N);
+    for (std::size_t j = 0; j < N; ++j) v[j] = static_cast<T>(table[j / box] * delta);
+    backend::cggi::rotate_monomial(rotated.data(), v.data(), N, 2 * N - box / 2);
+    auto b = Buffer::from_host(*be_, rotated.data(), N * sizeof(T), Stream{});
+    be_->synchronize(Stream{});
+    return b;
+  });
+  return bootstrap_with(a, tests, 0, bits, sk);
+}
+
+LweBatch Context::add(const LweBatch& a, const LweBatch& b) {
+  if (a.message_bits == 0 || a.message_bits != b.message_bits)
+    throw MismatchError("add takes two integer batches of the same bit width");
+  return linear(a, &b, 1, 1, 0, a.message_bits);
+}
+
+LweBatch Context::mul_scalar(const LweBatch& a, std::int64_t c) {
+  if (a.message_bits == 0) throw MismatchError("mul_scalar takes integers, not bits");
+  return linear(a, nullptr, c, 0, 0, a.message_bits);
+}
+
+LweBatch Context::add_scalar(const LweBatch& a, std::int64_t v) {
+  if (a.message_bits == 0) throw MismatchError("add_scalar takes integers, not bits");
+  const std::uint64_t d = detail::delta(params_.torus_bits, a.message_bits);
+  return linear(a, nullptr, 1, 0, static_cast<std::uint64_t>(v) * d, a.message_bits);
+}
+
+LweBatch Context::slice(const LweBatch& a, std::size_t start, std::size_t count) const {
+  check(a, "slice");
+  if (start > a.count || count > a.count - start)
+    throw ParameterError("slice [" + std::to_string(start) + ", " + std::to_string(start + count) +
+                         ") is outside a batch of " + std::to_string(a.count));
+  LweBatch out = empty_batch(count, a.message_bits, a.key_id);
+  const std::size_t bytes = (a.dim + 1) * shape_.word_bytes();
+  if (count)
+    be_->copy_async(out.words->as<char>(), a.words->as<char>() + start * bytes, count * bytes,
+                    Stream{});
+  be_->synchronize(Stream{});
+  return out;
+}
+
+LweBatch Context::concat(const std::vector<const LweBatch*>& parts) const {
+  std::size_t total = 0;
+  std::uint64_t key = 0;
+  int bits = parts.empty() ? 0 : parts[0]->message_bits;
+  for (const LweBatch* p : parts) {
+    check(*p, "concat");
+    if (p->message_bits != bits) throw MismatchError("concat: the batches encode different types");
+    key = joint_key(key, p->key_id);
+    total += p->count;
+  }
+  LweBatch out = empty_batch(total, bits, key);
+  const std::size_t bytes = (shape_.big_dim() + 1) * shape_.word_bytes();
+  std::size_t at = 0;
+  for (const LweBatch* p : parts) {
+    if (p->count)
+      be_->copy_async(out.words->as<char>() + at * bytes, p->words->as<char>(), p->count * bytes,
+                      Stream{});
+    at += p->count;
+  }
+  be_->synchronize(Stream{});
+  return out;
+}
+
+}  // namespace ember::cggi

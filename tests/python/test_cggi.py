@@ -1,0 +1,185 @@
+"""CGGI on the CPU backend: gate truth tables, MUX/NOT/constants, a chain of dependent gates,
+programmable bootstrapping of every LUT entry for 1..4-bit integers, linear operations between
+bootstraps, parameter validation and mismatch errors. Serialization and noise have their own
+files (test_cggi_serialize.py, test_cggi_noise.py)."""
+
+from __future__ import annotations
+
+import ember
+import numpy as np
+import pytest
+from ember import cggi
+
+GATES = {
+    "and_": lambda a, b: a & b,
+    "nand": lambda a, b: ~(a & b),
+    "or_": lambda a, b: a | b,
+    "nor": lambda a, b: ~(a | b),
+    "xor": lambda a, b: a ^ b,
+    "xnor": lambda a, b: ~(a ^ b),
+    "andny": lambda a, b: ~a & b,
+    "andyn": lambda a, b: a & ~b,
+    "orny": lambda a, b: ~a | b,
+    "oryn": lambda a, b: a | ~b,
+}
+
+
+@pytest.fixture(scope="module", params=["test_insecure", "test_int_insecure"])
+def keys(request):
+    ctx = cggi.Context(cggi.Params.preset(request.param), device="cpu")
+    ck = ctx.keygen()
+    return ctx, ck, ctx.server_key(ck, progress=False)
+
+
+def test_every_gate_on_every_input_pair(keys):
+    ctx, ck, sk = keys
+    x = np.array([0, 0, 1, 1], dtype=bool)
+    y = np.array([0, 1, 0, 1], dtype=bool)
+    a, b = ctx.encrypt(x, ck), ctx.encrypt(y, ck)
+    for name, f in GATES.items():
+        got = ctx.decrypt(getattr(ctx, name)(a, b, sk), ck)
+        np.testing.assert_array_equal(got, f(x, y), err_msg=name)
+
+
+def test_mux_not_constant_copy_bootstrap(keys):
+    ctx, ck, sk = keys
+    s = np.array([0, 1, 0, 1, 0, 1, 0, 1], dtype=bool)
+    x = np.array([0, 0, 1, 1, 0, 0, 1, 1], dtype=bool)
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 1], dtype=bool)
+    es, ex, ey = (ctx.encrypt(v, ck) for v in (s, x, y))
+    np.testing.assert_array_equal(ctx.decrypt(ctx.mux(es, ex, ey, sk), ck), np.where(s, x, y))
+    np.testing.assert_array_equal(ctx.decrypt(ctx.not_(ex), ck), ~x)
+    np.testing.assert_array_equal(ctx.decrypt(~ex, ck), ~x)
+    np.testing.assert_array_equal(ctx.decrypt(ctx.copy(ex), ck), x)
+    np.testing.assert_array_equal(ctx.decrypt(ctx.bootstrap(ex, sk), ck), x)
+    c = ctx.constant(y)
+    np.testing.assert_array_equal(ctx.decrypt(c, ck), y)
+    # A constant mixes with any key's ciphertexts.
+    np.testing.assert_array_equal(ctx.decrypt(ctx.and_(c, ex, sk), ck), x & y)
+    # Shapes survive, and slicing picks ciphertexts.
+    m = ctx.encrypt(np.array([[1, 0], [0, 1]], dtype=bool), ck)
+    assert ctx.decrypt(m, ck).shape == (2, 2)
+    assert ctx.decrypt(ex[2:5], ck).tolist() == x[2:5].tolist()
+    assert bool(ctx.decrypt(ex[-1], ck)[0]) == x[-1]
+
+
+def test_chain_of_dependent_gates(keys, rng):
+    # 1000 dependent gates here (the C++ suite runs 10^4); each result feeds the next gate.
+    ctx, ck, sk = keys
+    steps = 1000
+    ys = rng.integers(0, 2, steps).astype(bool)
+    ey = ctx.encrypt(ys, ck)
+    names = list(GATES)
+    clear = np.array([True])
+    x = ctx.encrypt(clear, ck)
+    for i in range(steps):
+        name = names[int(rng.integers(len(names)))]
+        clear = GATES[name](clear, ys[i : i + 1])
+        x = getattr(ctx, name)(x, ey[i], sk)
+    np.testing.assert_array_equal(ctx.decrypt(x, ck), clear)
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3, 4])
+def test_lut_every_entry(keys, rng, bits):
+    ctx, ck, sk = keys
+    size = 1 << bits
+    values = np.arange(size)
+    q = ctx.encrypt_int(values, ck, bits=bits)
+    np.testing.assert_array_equal(ctx.decrypt(q, ck), values)
+    for _ in range(2):
+        table = rng.integers(0, size, size)
+        np.testing.assert_array_equal(ctx.decrypt(ctx.apply_lut(q, table, sk), ck), table)
+    sq = ctx.apply_lut(q, lambda v: (v * v) % size, sk)
+    np.testing.assert_array_equal(ctx.decrypt(sq, ck), (values * values) % size)
+
+
+def test_linear_operations_between_bootstraps(keys):
+    ctx, ck, sk = keys
+    a = ctx.encrypt_int(np.array([0, 1, 2, 3, 4]), ck, bits=4)
+    b = ctx.encrypt_int(np.array([5, 4, 3, 2, 1]), ck, bits=4)
+    np.testing.assert_array_equal(ctx.decrypt(a + b, ck), [5, 5, 5, 5, 5])
+    np.testing.assert_array_equal(ctx.decrypt(a * 3, ck), [0, 3, 6, 9, 12])
+    np.testing.assert_array_equal(ctx.decrypt(a + 2, ck), [2, 3, 4, 5, 6])
+    # A LUT after a linear step, then another linear step.
+    s = ctx.apply_lut(ctx.add(a, b), lambda v: (v - 4) % 16, sk)
+    np.testing.assert_array_equal(ctx.decrypt(ctx.mul_scalar(s, 2), ck), [2, 2, 2, 2, 2])
+
+
+def test_bool_128_end_to_end():
+    ctx = cggi.Context(cggi.Params.preset("bool_128"), device="auto")
+    assert ctx.device == ("cpu" if not ember._ember.cuda_devices() else ctx.device)
+    ck = ctx.keygen()
+    sk = ctx.server_key(ck, progress=False)
+    x = np.array([0, 0, 1, 1], dtype=bool)
+    y = np.array([0, 1, 0, 1], dtype=bool)
+    a, b = ctx.encrypt(x, ck), ctx.encrypt(y, ck)
+    np.testing.assert_array_equal(ctx.decrypt(ctx.nand(a, b, sk), ck), ~(x & y))
+    np.testing.assert_array_equal(ctx.decrypt(ctx.xor(a, b, sk), ck), x ^ y)
+
+
+def test_parameter_validation():
+    p = cggi.Params.preset("bool_128")
+    assert p.meets_security_floor
+    fields = {
+        "n": p.n,
+        "k": p.k,
+        "N": p.N,
+        "lwe_noise": p.lwe_noise,
+        "glwe_noise": p.glwe_noise,
+        "bk_base_log": p.bk_base_log,
+        "bk_levels": p.bk_levels,
+        "ks_base_log": p.ks_base_log,
+        "ks_levels": p.ks_levels,
+    }
+    assert cggi.Params(**fields).fingerprint == p.fingerprint
+    with pytest.raises(ember.ParameterError, match="security floor"):
+        cggi.Params(**{**fields, "n": 600})
+    with pytest.raises(ember.ParameterError, match="security floor"):
+        cggi.Params(**{**fields, "lwe_noise": cggi.gaussian(1e-7)})
+    assert not cggi.Params(**{**fields, "n": 600}, insecure=True).meets_security_floor
+    with pytest.raises(ember.ParameterError, match="power of two"):
+        cggi.Params(**{**fields, "N": 500}, insecure=True)
+    with pytest.raises(ember.ParameterError, match="exact"):
+        cggi.Params(
+            **{**fields, "k": 8, "N": 65536, "bk_base_log": 60, "bk_levels": 1},
+            torus_bits=64,
+            insecure=True,
+        )
+    with pytest.raises(ember.ParameterError, match="insecure=True"):
+        cggi.Params.preset("tfhe_lib_insecure")
+    lib = cggi.Params.preset("tfhe_lib_insecure", insecure=True)
+    assert (lib.n, lib.N, lib.k) == (630, 1024, 1) and not lib.meets_security_floor
+    for name in ("int2_128", "int4_128"):
+        assert cggi.Params.preset(name).meets_security_floor
+    with pytest.raises(ember.ParameterError, match="no CGGI preset"):
+        cggi.Params.preset("bool_256")
+
+
+def test_mismatch_errors(keys):
+    ctx, ck, sk = keys
+    other = cggi.Context(ctx.params, device="cpu")
+    ck2 = other.keygen()
+    a = ctx.encrypt(np.array([1, 0]), ck)
+    b = other.encrypt(np.array([1, 1]), ck2)
+    with pytest.raises(ember.MismatchError):
+        ctx.and_(a, b, sk)  # same parameters, another key
+    with pytest.raises(ember.MismatchError):
+        ctx.decrypt(a, ck2)
+    with pytest.raises(ember.MismatchError):
+        ctx.decrypt(b, ck)
+    third = cggi.Context(
+        "test_insecure" if ctx.params.name != "test_insecure" else "test_int_insecure", device="cpu"
+    )
+    with pytest.raises(ember.MismatchError):
+        third.decrypt(a, third.keygen())
+    with pytest.raises(ember.MismatchError):
+        ctx.apply_lut(a, [0, 1], sk)  # bits are not integers
+    with pytest.raises(ember.ParameterError):
+        ctx.and_(a, ctx.encrypt(np.array([1]), ck), sk)  # sizes
+    with pytest.raises(ember.ParameterError):
+        ctx.encrypt_int(np.array([16]), ck, bits=4)
+    q = ctx.encrypt_int(np.array([1]), ck, bits=2)
+    with pytest.raises(ember.ParameterError):
+        ctx.apply_lut(q, [0, 1, 2, 4], sk)
+    with pytest.raises(ember.ParameterError):
+        ctx.encrypt(np.array([0, 2]), ck)
