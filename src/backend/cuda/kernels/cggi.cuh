@@ -20,40 +20,42 @@ using backend::CggiShape;
 /// Most decomposition levels a kernel handles (digits kept in registers).
 inline constexpr int kMaxCggiLevels = 16;
 
-/// Forward negacyclic NTTs of `rows` rows of n residues in shared memory, the block's threads
-/// sharing each stage's butterflies (the same butterflies as gl_ntt_forward).
-__device__ __forceinline__ void block_ntt_forward(u64* a, std::size_t rows, std::size_t n,
-                                                  const u64* psi_rev) {
-  const std::size_t half = n / 2, total = rows * half;
-  std::size_t t = n;
-  for (std::size_t m = 1; m < n; m <<= 1) {
-    t >>= 1;
-    for (std::size_t b = threadIdx.x; b < total; b += blockDim.x) {
-      const std::size_t r = b / half, bb = b % half, i = bb / t, j = bb % t;
-      u64* x = a + r * n + 2 * i * t + j;
+/// Forward negacyclic NTTs of `rows` rows of n = 2^log_n residues in shared memory, the block's
+/// threads sharing each stage's butterflies (the same butterflies as gl_ntt_forward). Indices
+/// by shifts and masks: a 64-bit division per butterfly cost more than the butterfly.
+__device__ __forceinline__ void block_ntt_forward(u64* a, u32 rows, u32 log_n, const u64* psi_rev) {
+  const u32 n = 1u << log_n, log_half = log_n - 1, total = rows << log_half;
+  for (u32 log_m = 0; log_m < log_n; ++log_m) {
+    const u32 log_t = log_half - log_m, m = 1u << log_m;
+    for (u32 b = threadIdx.x; b < total; b += blockDim.x) {
+      const u32 r = b >> log_half, bb = b & ((1u << log_half) - 1);
+      const u32 i = bb >> log_t, j = bb & ((1u << log_t) - 1);
+      u64* x = a + (r << log_n) + (i << (log_t + 1)) + j;
+      const u32 t = 1u << log_t;
       const u64 u = x[0], v = cg::gl_mul(x[t], psi_rev[m + i]);
       x[0] = cg::gl_add(u, v);
       x[t] = cg::gl_sub(u, v);
     }
     __syncthreads();
   }
+  (void)n;
 }
 
 /// Inverse transforms without the 1/n (gl_ntt_inverse_unscaled's butterflies), `rows` rows.
-__device__ __forceinline__ void block_ntt_inverse_unscaled(u64* a, std::size_t rows, std::size_t n,
+__device__ __forceinline__ void block_ntt_inverse_unscaled(u64* a, u32 rows, u32 log_n,
                                                            const u64* psi_inv_rev) {
-  const std::size_t half = n / 2, total = rows * half;
-  std::size_t t = 1;
-  for (std::size_t m = n; m > 1; m >>= 1) {
-    const std::size_t h = m >> 1;
-    for (std::size_t b = threadIdx.x; b < total; b += blockDim.x) {
-      const std::size_t r = b / half, bb = b % half, i = bb / t, j = bb % t;
-      u64* x = a + r * n + 2 * i * t + j;
+  const u32 log_half = log_n - 1, total = rows << log_half;
+  for (u32 log_t = 0; log_t < log_n; ++log_t) {
+    const u32 h = 1u << (log_half - log_t);  // m / 2 for m = n / t
+    for (u32 b = threadIdx.x; b < total; b += blockDim.x) {
+      const u32 r = b >> log_half, bb = b & ((1u << log_half) - 1);
+      const u32 i = bb >> log_t, j = bb & ((1u << log_t) - 1);
+      u64* x = a + (r << log_n) + (i << (log_t + 1)) + j;
+      const u32 t = 1u << log_t;
       const u64 u = x[0], v = x[t];
       x[0] = cg::gl_add(u, v);
       x[t] = cg::gl_mul(cg::gl_sub(u, v), psi_inv_rev[h + i]);
     }
-    t <<= 1;
     __syncthreads();
   }
 }
@@ -84,7 +86,7 @@ __global__ void cggi_key_to_ntt_kernel(u64* out, const T* in, CggiShape s, const
     for (int c = 0; c < s.limbs; ++c) cggi_shared[c * N + j] = cg::gl_from_signed(limbs[c]);
   }
   __syncthreads();
-  block_ntt_forward(cggi_shared, s.limbs, N, psi_rev);
+  block_ntt_forward(cggi_shared, static_cast<u32>(s.limbs), static_cast<u32>(s.log2_n), psi_rev);
   u64* dst = out + poly * s.limbs * N;
   for (std::size_t w = threadIdx.x; w < s.limbs * N; w += blockDim.x)
     dst[w] = cg::gl_mul(cggi_shared[w], n_inv);
@@ -113,6 +115,7 @@ __global__ void cggi_blind_rotate_kernel(T* out, const T* in, const T* test,
   // (CggiShape's helpers are host code: the sizes spelled out.)
   const std::size_t N = s.N, k = s.k, L = s.bk_levels, rows = (k + 1) * L;
   const std::size_t ct = blockIdx.x, outs = (k + 1) * s.limbs;
+  const u32 log_n = static_cast<u32>(s.log2_n), mask = (1u << log_n) - 1;
   u64* psi = cggi_shared;
   u64* psi_inv = psi + N;
   T* acc = reinterpret_cast<T*>(psi_inv + N);
@@ -136,8 +139,8 @@ __global__ void cggi_blind_rotate_kernel(T* out, const T* in, const T* test,
   for (std::size_t i = 0; i < s.n; ++i) {
     const std::size_t e = cg::mod_switch(x[i], log2_2n);
     if (e == 0) continue;  // X^0: the CMux adds nothing (uniform over the block)
-    for (std::size_t w = threadIdx.x; w < (k + 1) * N; w += blockDim.x) {
-      const std::size_t p = w / N, j = w % N;
+    for (u32 w = threadIdx.x; w < (k + 1) * N; w += blockDim.x) {
+      const u32 p = w >> log_n, j = w & mask;
       const T* a = acc + p * N;
       const T diff = static_cast<T>(rotated_coefficient(a, N, e, j) - a[j]);
       cg::i64 d[kMaxCggiLevels];
@@ -145,32 +148,32 @@ __global__ void cggi_blind_rotate_kernel(T* out, const T* in, const T* test,
       for (std::size_t l = 0; l < L; ++l) digits[(p * L + l) * N + j] = cg::gl_from_signed(d[l]);
     }
     __syncthreads();
-    block_ntt_forward(digits, rows, N, psi);
+    block_ntt_forward(digits, static_cast<u32>(rows), log_n, psi);
     // sums[oc] = sum_r digits_r * key_r[oc], oc = output polynomial x limb.
     const u64* key = bsk.ggsw + i * key_words;
-    for (std::size_t w = threadIdx.x; w < outs * N; w += blockDim.x) {
-      const std::size_t oc = w / N, j = w % N;
+    for (u32 w = threadIdx.x; w < outs * N; w += blockDim.x) {
+      const u32 oc = w >> log_n, j = w & mask;
       cg::GlAcc sum;
       for (std::size_t r = 0; r < rows; ++r)
         cg::gl_mac(sum, digits[r * N + j], key[(r * outs + oc) * N + j]);
       sums[w] = cg::gl_acc_reduce(sum);
     }
     __syncthreads();
-    block_ntt_inverse_unscaled(sums, outs, N, psi_inv);
-    for (std::size_t w = threadIdx.x; w < (k + 1) * N; w += blockDim.x) {
-      const std::size_t o = w / N, j = w % N;
+    block_ntt_inverse_unscaled(sums, static_cast<u32>(outs), log_n, psi_inv);
+    for (u32 w = threadIdx.x; w < (k + 1) * N; w += blockDim.x) {
+      const u32 o = w >> log_n, j = w & mask;
       T v = acc[w];
       for (int c = 0; c < s.limbs; ++c)
-        v = static_cast<T>(v + cg::torus_from_limb<T>(sums[(o * s.limbs + c) * N + j],
-                                                      c * s.limb_bits));
+        v = static_cast<T>(
+            v + cg::torus_from_limb<T>(sums[(o * s.limbs + c) * N + j], c * s.limb_bits));
       acc[w] = v;
     }
     __syncthreads();
   }
   // Sample extraction of the constant coefficient (cg::sample_extract, one word per thread).
   T* o = out + ct * (k * N + 1);
-  for (std::size_t w = threadIdx.x; w < k * N; w += blockDim.x) {
-    const std::size_t p = w / N, j = w % N;
+  for (u32 w = threadIdx.x; w < k * N; w += blockDim.x) {
+    const u32 p = w >> log_n, j = w & mask;
     const T* a = acc + p * N;
     o[w] = j == 0 ? a[0] : static_cast<T>(T{0} - a[N - j]);
   }

@@ -1,7 +1,5 @@
 // The CUDA backend's CGGI family: launchers of kernels/cggi.cuh, with the shapes checked against
 // what the kernels hold (levels, limbs, shared memory).
-#include "launch/cuda_cggi.h"
-
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 
 #include "ember/core/errors.h"
 #include "kernels/cggi.cuh"
+#include "launch/cuda_cggi.h"
 #include "runtime/cuda_check.h"
 #include "runtime/launch.h"
 
@@ -29,8 +28,8 @@ void with_torus(const CggiShape& s, F&& f) {
     throw ParameterError("CGGI: the torus must have 32 or 64 bits");
 }
 
-/// Threads of a blind rotation's block: enough for one row's butterflies (N / 2), at most 512.
-unsigned rotation_threads(const CggiShape& s) {
+/// Threads of a key transform's block: one row's butterflies (N / 2), at most 512.
+unsigned transform_threads(const CggiShape& s) {
   return static_cast<unsigned>(std::clamp<std::size_t>(s.N / 2, 64, 512));
 }
 
@@ -51,7 +50,7 @@ class CudaCggi final : public CggiOps {
       allow_smem(kernel, smem);
       for (std::size_t first = 0; first < polys; first += kMaxBlocks) {
         const std::size_t blocks = std::min(polys - first, kMaxBlocks);
-        cuda::launch(kernel, dim3(static_cast<unsigned>(blocks)), rotation_threads(s), smem,
+        cuda::launch(kernel, dim3(static_cast<unsigned>(blocks)), transform_threads(s), smem,
                      raw(stream), "cggi_key_to_ntt_kernel", out + first * s.limbs * s.N,
                      static_cast<const T*>(ggsw) + first * s.N, s, psi_rev, n_inv);
       }
@@ -72,7 +71,7 @@ class CudaCggi final : public CggiOps {
       const std::size_t in_words = s.n + 1, out_words = s.big_dim() + 1;
       for (std::size_t first = 0; first < count; first += kMaxBlocks) {
         const std::size_t blocks = std::min(count - first, kMaxBlocks);
-        cuda::launch(kernel, dim3(static_cast<unsigned>(blocks)), rotation_threads(s), smem,
+        cuda::launch(kernel, dim3(static_cast<unsigned>(blocks)), rotation_threads(s, count), smem,
                      raw(stream), "cggi_blind_rotate_kernel",
                      static_cast<T*>(out) + first * out_words,
                      static_cast<const T*>(in) + first * in_words,
@@ -126,6 +125,19 @@ class CudaCggi final : public CggiOps {
   /// below 2^31 so that offsets stay small.
   static constexpr std::size_t kMaxBlocks = std::size_t{1} << 24;
 
+  /// Threads of a blind rotation's block. A few ciphertexts leave most SMs idle: each block then
+  /// takes 512 threads (at most one per butterfly of a stage; 1024 would exceed the registers of
+  /// an SM at the kernel's 72 per thread) so that its own SM hides more of the latency of the
+  /// serial CMux chain; a full GPU runs 256-thread blocks, three per SM.
+  unsigned rotation_threads(const CggiShape& s, std::size_t count) {
+    if (sms_ == 0)
+      cuda::check(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, ctx_.index()),
+                  "cudaDeviceGetAttribute");
+    const std::size_t butterflies = s.rows() * s.N / 2;
+    const std::size_t want = count <= 2 * static_cast<std::size_t>(sms_) ? 512 : 256;
+    return static_cast<unsigned>(std::clamp<std::size_t>(std::min(want, butterflies), 64, 512));
+  }
+
   cudaStream_t raw(Stream s) const {
     return s.handle ? static_cast<cudaStream_t>(s.handle) : ctx_.stream();
   }
@@ -155,6 +167,7 @@ class CudaCggi final : public CggiOps {
   }
 
   cuda::DeviceContext& ctx_;
+  int sms_ = 0;
 };
 
 }  // namespace
