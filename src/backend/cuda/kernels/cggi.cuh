@@ -20,43 +20,108 @@ using backend::CggiShape;
 /// Most decomposition levels a kernel handles (digits kept in registers).
 inline constexpr int kMaxCggiLevels = 16;
 
-/// Forward negacyclic NTTs of `rows` rows of n = 2^log_n residues in shared memory, the block's
-/// threads sharing each stage's butterflies (the same butterflies as gl_ntt_forward). Indices
-/// by shifts and masks: a 64-bit division per butterfly cost more than the butterfly.
-__device__ __forceinline__ void block_ntt_forward(u64* a, u32 rows, u32 log_n, const u64* psi_rev) {
-  const u32 n = 1u << log_n, log_half = log_n - 1, total = rows << log_half;
-  for (u32 log_m = 0; log_m < log_n; ++log_m) {
-    const u32 log_t = log_half - log_m, m = 1u << log_m;
-    for (u32 b = threadIdx.x; b < total; b += blockDim.x) {
-      const u32 r = b >> log_half, bb = b & ((1u << log_half) - 1);
-      const u32 i = bb >> log_t, j = bb & ((1u << log_t) - 1);
-      u64* x = a + (r << log_n) + (i << (log_t + 1)) + j;
-      const u32 t = 1u << log_t;
-      const u64 u = x[0], v = cg::gl_mul(x[t], psi_rev[m + i]);
-      x[0] = cg::gl_add(u, v);
-      x[t] = cg::gl_sub(u, v);
+/// Where element `pos` of a transformed row sits in shared memory: the low three bits XORed with
+/// the next three, so that the passes whose groups are 8 apart (the forward transform's last, the
+/// inverse's first) read 8 different banks instead of one (64-bit words 64 bytes apart).
+__device__ __forceinline__ u32 swz(u32 pos) { return pos ^ ((pos >> 3) & 7u); }
+
+/// One pass of a forward transform in shared memory: the R = 2^kLog stages from stage log_m0
+/// (gl_ntt_forward's stages m = 2^log_m0 .. 2^(log_m0 + kLog - 1)), each thread taking groups of R
+/// elements into registers and running the pass's butterflies there, so that a transform of
+/// 2^log_n elements takes ceil(log_n / 3) passes (and barriers) instead of log_n. Each butterfly
+/// is gl_ntt_forward's, with its twiddle: the same values in any order (exact arithmetic).
+template <int kLog>
+__device__ __forceinline__ void ct_pass(u64* a, u32 rows, u32 log_n, u32 log_m0,
+                                        const u64* psi_rev) {
+  constexpr u32 R = 1u << kLog;
+  const u32 log_t0 = log_n - 1 - log_m0, log_s = log_t0 + 1 - kLog;
+  const u32 log_groups = log_n - kLog, total = rows << log_groups;
+  for (u32 w = threadIdx.x; w < total; w += blockDim.x) {
+    const u32 row = w >> log_groups, g = w & ((1u << log_groups) - 1);
+    const u32 pos0 = ((g >> log_s) << (log_t0 + 1)) + (g & ((1u << log_s) - 1));
+    u64* x = a + (row << log_n);
+    u64 v[R];
+#pragma unroll
+    for (u32 q = 0; q < R; ++q) v[q] = x[swz(pos0 + (q << log_s))];
+#pragma unroll
+    for (u32 u = 0; u < kLog; ++u) {
+      const u32 half = R >> (u + 1), log_t = log_t0 - u, m = 1u << (log_m0 + u);
+#pragma unroll
+      for (u32 q = 0; q < R; ++q) {
+        if (q & half) continue;
+        const u32 pos = pos0 + (q << log_s);
+        const u64 lo = v[q], hi = cg::gl_mul(v[q + half], psi_rev[m + (pos >> (log_t + 1))]);
+        v[q] = cg::gl_add(lo, hi);
+        v[q + half] = cg::gl_sub(lo, hi);
+      }
     }
-    __syncthreads();
+#pragma unroll
+    for (u32 q = 0; q < R; ++q) x[swz(pos0 + (q << log_s))] = v[q];
   }
-  (void)n;
 }
 
-/// Inverse transforms without the 1/n (gl_ntt_inverse_unscaled's butterflies), `rows` rows.
+/// One pass of an inverse transform (gl_ntt_inverse_unscaled's stages t = 2^log_t0 ..
+/// 2^(log_t0 + kLog - 1)), groups of R elements in registers as in ct_pass.
+template <int kLog>
+__device__ __forceinline__ void gs_pass(u64* a, u32 rows, u32 log_n, u32 log_t0,
+                                        const u64* psi_inv_rev) {
+  constexpr u32 R = 1u << kLog;
+  const u32 log_groups = log_n - kLog, total = rows << log_groups;
+  for (u32 w = threadIdx.x; w < total; w += blockDim.x) {
+    const u32 row = w >> log_groups, g = w & ((1u << log_groups) - 1);
+    const u32 pos0 = ((g >> log_t0) << (log_t0 + kLog)) + (g & ((1u << log_t0) - 1));
+    u64* x = a + (row << log_n);
+    u64 v[R];
+#pragma unroll
+    for (u32 q = 0; q < R; ++q) v[q] = x[swz(pos0 + (q << log_t0))];
+#pragma unroll
+    for (u32 u = 0; u < kLog; ++u) {
+      const u32 step = 1u << u, log_t = log_t0 + u, h = 1u << (log_n - 1 - log_t);
+#pragma unroll
+      for (u32 q = 0; q < R; ++q) {
+        if (q & step) continue;
+        const u32 pos = pos0 + (q << log_t0);
+        const u64 lo = v[q], hi = v[q + step];
+        v[q] = cg::gl_add(lo, hi);
+        v[q + step] = cg::gl_mul(cg::gl_sub(lo, hi), psi_inv_rev[h + (pos >> (log_t + 1))]);
+      }
+    }
+#pragma unroll
+    for (u32 q = 0; q < R; ++q) x[swz(pos0 + (q << log_t0))] = v[q];
+  }
+}
+
+/// Forward negacyclic NTTs of `rows` rows of n = 2^log_n residues in shared memory (the values
+/// of gl_ntt_forward; element pos of a row at swz(pos)), in passes of up to three stages; ends
+/// with a barrier.
+__device__ __forceinline__ void block_ntt_forward(u64* a, u32 rows, u32 log_n, const u64* psi_rev) {
+  for (u32 log_m0 = 0; log_m0 < log_n;) {
+    const u32 r = log_n - log_m0 >= 3 ? 3 : log_n - log_m0;
+    if (r == 3)
+      ct_pass<3>(a, rows, log_n, log_m0, psi_rev);
+    else if (r == 2)
+      ct_pass<2>(a, rows, log_n, log_m0, psi_rev);
+    else
+      ct_pass<1>(a, rows, log_n, log_m0, psi_rev);
+    __syncthreads();
+    log_m0 += r;
+  }
+}
+
+/// Inverse transforms without the 1/n (gl_ntt_inverse_unscaled's values), `rows` rows; ends with
+/// a barrier.
 __device__ __forceinline__ void block_ntt_inverse_unscaled(u64* a, u32 rows, u32 log_n,
                                                            const u64* psi_inv_rev) {
-  const u32 log_half = log_n - 1, total = rows << log_half;
-  for (u32 log_t = 0; log_t < log_n; ++log_t) {
-    const u32 h = 1u << (log_half - log_t);  // m / 2 for m = n / t
-    for (u32 b = threadIdx.x; b < total; b += blockDim.x) {
-      const u32 r = b >> log_half, bb = b & ((1u << log_half) - 1);
-      const u32 i = bb >> log_t, j = bb & ((1u << log_t) - 1);
-      u64* x = a + (r << log_n) + (i << (log_t + 1)) + j;
-      const u32 t = 1u << log_t;
-      const u64 u = x[0], v = x[t];
-      x[0] = cg::gl_add(u, v);
-      x[t] = cg::gl_mul(cg::gl_sub(u, v), psi_inv_rev[h + i]);
-    }
+  for (u32 log_t0 = 0; log_t0 < log_n;) {
+    const u32 r = log_n - log_t0 >= 3 ? 3 : log_n - log_t0;
+    if (r == 3)
+      gs_pass<3>(a, rows, log_n, log_t0, psi_inv_rev);
+    else if (r == 2)
+      gs_pass<2>(a, rows, log_n, log_t0, psi_inv_rev);
+    else
+      gs_pass<1>(a, rows, log_n, log_t0, psi_inv_rev);
     __syncthreads();
+    log_t0 += r;
   }
 }
 
@@ -83,13 +148,16 @@ __global__ void cggi_key_to_ntt_kernel(u64* out, const T* in, CggiShape s, const
   for (std::size_t j = threadIdx.x; j < N; j += blockDim.x) {
     cg::i64 limbs[4];
     cg::split_limbs(src[j], s.limb_bits, s.limbs, limbs);
-    for (int c = 0; c < s.limbs; ++c) cggi_shared[c * N + j] = cg::gl_from_signed(limbs[c]);
+    for (int c = 0; c < s.limbs; ++c)
+      cggi_shared[c * N + swz(static_cast<u32>(j))] = cg::gl_from_signed(limbs[c]);
   }
   __syncthreads();
   block_ntt_forward(cggi_shared, static_cast<u32>(s.limbs), static_cast<u32>(s.log2_n), psi_rev);
   u64* dst = out + poly * s.limbs * N;
-  for (std::size_t w = threadIdx.x; w < s.limbs * N; w += blockDim.x)
-    dst[w] = cg::gl_mul(cggi_shared[w], n_inv);
+  for (std::size_t w = threadIdx.x; w < s.limbs * N; w += blockDim.x) {
+    const std::size_t c = w / N, j = w % N;
+    dst[w] = cg::gl_mul(cggi_shared[c * N + swz(static_cast<u32>(j))], n_inv);
+  }
 }
 
 /// Shared memory of one blind rotation: the two twiddle tables, the accumulator, the CMux's
@@ -145,7 +213,8 @@ __global__ void cggi_blind_rotate_kernel(T* out, const T* in, const T* test,
       const T diff = static_cast<T>(rotated_coefficient(a, N, e, j) - a[j]);
       cg::i64 d[kMaxCggiLevels];
       cg::decompose(diff, s.bk_base_log, s.bk_levels, d);
-      for (std::size_t l = 0; l < L; ++l) digits[(p * L + l) * N + j] = cg::gl_from_signed(d[l]);
+      for (std::size_t l = 0; l < L; ++l)
+        digits[(p * L + l) * N + swz(j)] = cg::gl_from_signed(d[l]);
     }
     __syncthreads();
     block_ntt_forward(digits, static_cast<u32>(rows), log_n, psi);
@@ -155,8 +224,8 @@ __global__ void cggi_blind_rotate_kernel(T* out, const T* in, const T* test,
       const u32 oc = w >> log_n, j = w & mask;
       cg::GlAcc sum;
       for (std::size_t r = 0; r < rows; ++r)
-        cg::gl_mac(sum, digits[r * N + j], key[(r * outs + oc) * N + j]);
-      sums[w] = cg::gl_acc_reduce(sum);
+        cg::gl_mac(sum, digits[r * N + swz(j)], key[(r * outs + oc) * N + j]);
+      sums[oc * N + swz(j)] = cg::gl_acc_reduce(sum);
     }
     __syncthreads();
     block_ntt_inverse_unscaled(sums, static_cast<u32>(outs), log_n, psi_inv);
@@ -165,7 +234,7 @@ __global__ void cggi_blind_rotate_kernel(T* out, const T* in, const T* test,
       T v = acc[w];
       for (int c = 0; c < s.limbs; ++c)
         v = static_cast<T>(
-            v + cg::torus_from_limb<T>(sums[(o * s.limbs + c) * N + j], c * s.limb_bits));
+            v + cg::torus_from_limb<T>(sums[(o * s.limbs + c) * N + swz(j)], c * s.limb_bits));
       acc[w] = v;
     }
     __syncthreads();
