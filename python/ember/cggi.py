@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 _NOISE_KINDS = {"gaussian": 0, "tuniform": 1}
+# encrypt_int refuses integer widths whose predicted LUT failure probability is above this.
+MAX_LOG2_P_FAIL_LUT = -30
 
 
 def gaussian(std: float) -> tuple:
@@ -467,6 +469,13 @@ class Context:
         bits = _as_int(bits, "bits")
         if not 1 <= bits <= 4:
             raise ParameterError(f"bits must be in [1, 4], got {bits}")
+        log2_fail = self.predicted_noise(bits)["log2_p_fail_lut"]
+        if log2_fail > MAX_LOG2_P_FAIL_LUT:
+            raise ParameterError(
+                f"{bits}-bit lookups at these parameters fail with probability 2^{log2_fail:.0f} "
+                f"per bootstrap (above 2^{MAX_LOG2_P_FAIL_LUT}): use fewer bits or an integer "
+                "preset (int2_128, int4_128)"
+            )
         arr = np.asarray(values)
         if not np.issubdtype(arr.dtype, np.integer):
             raise ParameterError(f"encrypt_int takes an integer array, got dtype {arr.dtype}")

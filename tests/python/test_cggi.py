@@ -115,6 +115,11 @@ def test_bool_128_end_to_end():
     a, b = ctx.encrypt(x, ck), ctx.encrypt(y, ck)
     np.testing.assert_array_equal(ctx.decrypt(ctx.nand(a, b, sk), ck), ~(x & y))
     np.testing.assert_array_equal(ctx.decrypt(ctx.xor(a, b, sk), ck), x ^ y)
+    # 2-bit lookups fit N = 512; 4-bit ones would fail too often: refused.
+    q = ctx.encrypt_int(np.array([0, 1, 2, 3]), ck, bits=2)
+    np.testing.assert_array_equal(ctx.decrypt(ctx.apply_lut(q, [3, 2, 1, 0], sk), ck), [3, 2, 1, 0])
+    with pytest.raises(ember.ParameterError, match="fail with probability"):
+        ctx.encrypt_int(np.array([1]), ck, bits=4)
 
 
 def test_parameter_validation():

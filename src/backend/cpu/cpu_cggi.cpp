@@ -177,8 +177,9 @@ class CpuCggi final : public CggiOps {
       const long total = static_cast<long>(count);
       const std::size_t in_words = s.n + 1, out_words = s.big_dim() + 1;
       const int team = threads_.team();
-      if (total < team && team > 1) {
-        // Fewer ciphertexts than threads (latency): the team shares each rotation.
+      if (total < team && team > 1 && s.rows() * s.N >= 2048) {
+        // Fewer ciphertexts than threads (latency): the team shares each rotation, when a CMux
+        // is work enough for its three barriers (not at the test presets' sizes).
         RotationScratch<T> w(s);
         for (long t = 0; t < total; ++t) {
 #pragma omp parallel num_threads(team)
