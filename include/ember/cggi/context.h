@@ -53,6 +53,11 @@ struct ServerKey {
 
 enum class Gate { and_, nand, or_, nor, xor_, xnor, andny, andyn, orny, oryn };
 
+/// Every method validates its operands: MismatchError for objects of other parameters, another
+/// key, another device or the other encoding (bits / integers), ParameterError for wrong sizes
+/// and values; the backend's errors (DeviceError, DeviceMemoryError) pass through. Methods that
+/// change nothing (all but keygen / server_key / encrypt*, which draw randomness from the
+/// context's thread-safe sampler) may run concurrently.
 class Context {
  public:
   /// Validates the parameters (ParameterError) and binds the context to `device`.
