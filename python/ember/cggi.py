@@ -268,6 +268,21 @@ class _Batch:
     def device(self) -> str:
         return self._ctx.device
 
+    def on_stream(self, stream):
+        """The same ciphertexts, whose operations (as first operand) run on `stream`, an
+        ember.Stream of their device: batches on different streams of a GPU run concurrently
+        (call from several threads; every call returns when its stream is done). Results keep
+        the stream."""
+        handle = getattr(stream, "handle", None)
+        if handle is None:
+            raise ParameterError(f"on_stream needs an ember.Stream, got {stream!r}")
+        if stream.device != self.device:
+            raise MismatchError(
+                f"the stream is on {stream.device} and the ciphertexts on {self.device}: make "
+                f"the stream with ember.Stream('{self.device}')"
+            )
+        return type(self)(self._ctx, self._raw.on_stream(handle), self.shape)
+
     def __getitem__(self, idx):
         if isinstance(idx, (int, np.integer)):
             i = int(idx) + (len(self) if idx < 0 else 0)
