@@ -188,23 +188,30 @@ def predicted_noise(params: Params, message_bits: int = 0, key_weight: int | Non
     v_ks = k * N * (lks * s_ks**2 * (bks * bks + 2) / 12 + 0.5 * ks_dec)
     v_ms = (1 + weight) / (48.0 * N * N)
 
-    def p_fail(margin: float, v: float) -> float:
-        return math.erfc(margin / math.sqrt(2 * v))
+    def log2_p_fail(margin: float, v: float) -> float:
+        x = margin / math.sqrt(2 * v)
+        p = math.erfc(x)
+        if p > 1e-300:
+            return math.log2(p)
+        # Below the float range: erfc(x) = exp(-x^2) / (x sqrt(pi)) (1 - O(1/x^2)).
+        return -x * x / math.log(2) - math.log2(x * math.sqrt(math.pi))
 
-    gates = max(p_fail(1 / 8, 2 * v_br + v_ks + v_ms), p_fail(1 / 4, 8 * v_br + v_ks + v_ms))
+    gates = max(
+        log2_p_fail(1 / 8, 2 * v_br + v_ks + v_ms), log2_p_fail(1 / 4, 8 * v_br + v_ks + v_ms)
+    )
     out = {
         "bootstrap": v_br,
         "key_switch": v_ks,
         "mod_switch": v_ms,
         "gate_input_and": 2 * v_br + v_ks + v_ms,
         "gate_input_xor": 8 * v_br + v_ks + v_ms,
-        "p_fail_gate": gates,
-        "log2_p_fail_gate": math.log2(gates) if gates > 0 else -math.inf,
+        "p_fail_gate": 2.0**gates,
+        "log2_p_fail_gate": gates,
     }
     if message_bits:
-        lut = p_fail(2.0 ** -(message_bits + 2), v_br + v_ks + v_ms)
-        out["p_fail_lut"] = lut
-        out["log2_p_fail_lut"] = math.log2(lut) if lut > 0 else -math.inf
+        lut = log2_p_fail(2.0 ** -(message_bits + 2), v_br + v_ks + v_ms)
+        out["p_fail_lut"] = 2.0**lut
+        out["log2_p_fail_lut"] = lut
     return out
 
 
