@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 _NOISE_KINDS = {"gaussian": 0, "tuniform": 1}
+# encrypt_int refuses integer widths whose predicted LUT failure probability is above this.
+MAX_LOG2_P_FAIL_LUT = -30
 
 
 def gaussian(std: float) -> tuple:
@@ -186,23 +188,30 @@ def predicted_noise(params: Params, message_bits: int = 0, key_weight: int | Non
     v_ks = k * N * (lks * s_ks**2 * (bks * bks + 2) / 12 + 0.5 * ks_dec)
     v_ms = (1 + weight) / (48.0 * N * N)
 
-    def p_fail(margin: float, v: float) -> float:
-        return math.erfc(margin / math.sqrt(2 * v))
+    def log2_p_fail(margin: float, v: float) -> float:
+        x = margin / math.sqrt(2 * v)
+        p = math.erfc(x)
+        if p > 1e-300:
+            return math.log2(p)
+        # Below the float range: erfc(x) = exp(-x^2) / (x sqrt(pi)) (1 - O(1/x^2)).
+        return -x * x / math.log(2) - math.log2(x * math.sqrt(math.pi))
 
-    gates = max(p_fail(1 / 8, 2 * v_br + v_ks + v_ms), p_fail(1 / 4, 8 * v_br + v_ks + v_ms))
+    gates = max(
+        log2_p_fail(1 / 8, 2 * v_br + v_ks + v_ms), log2_p_fail(1 / 4, 8 * v_br + v_ks + v_ms)
+    )
     out = {
         "bootstrap": v_br,
         "key_switch": v_ks,
         "mod_switch": v_ms,
         "gate_input_and": 2 * v_br + v_ks + v_ms,
         "gate_input_xor": 8 * v_br + v_ks + v_ms,
-        "p_fail_gate": gates,
-        "log2_p_fail_gate": math.log2(gates) if gates > 0 else -math.inf,
+        "p_fail_gate": 2.0**gates,
+        "log2_p_fail_gate": gates,
     }
     if message_bits:
-        lut = p_fail(2.0 ** -(message_bits + 2), v_br + v_ks + v_ms)
-        out["p_fail_lut"] = lut
-        out["log2_p_fail_lut"] = math.log2(lut) if lut > 0 else -math.inf
+        lut = log2_p_fail(2.0 ** -(message_bits + 2), v_br + v_ks + v_ms)
+        out["p_fail_lut"] = 2.0**lut
+        out["log2_p_fail_lut"] = lut
     return out
 
 
@@ -265,6 +274,21 @@ class _Batch:
     @property
     def device(self) -> str:
         return self._ctx.device
+
+    def on_stream(self, stream):
+        """The same ciphertexts, whose operations (as first operand) run on `stream`, an
+        ember.Stream of their device: batches on different streams of a GPU run concurrently
+        (call from several threads; every call returns when its stream is done). Results keep
+        the stream."""
+        handle = getattr(stream, "handle", None)
+        if handle is None:
+            raise ParameterError(f"on_stream needs an ember.Stream, got {stream!r}")
+        if stream.device != self.device:
+            raise MismatchError(
+                f"the stream is on {stream.device} and the ciphertexts on {self.device}: make "
+                f"the stream with ember.Stream('{self.device}')"
+            )
+        return type(self)(self._ctx, self._raw.on_stream(handle), self.shape)
 
     def __getitem__(self, idx):
         if isinstance(idx, (int, np.integer)):
@@ -467,6 +491,13 @@ class Context:
         bits = _as_int(bits, "bits")
         if not 1 <= bits <= 4:
             raise ParameterError(f"bits must be in [1, 4], got {bits}")
+        log2_fail = self.predicted_noise(bits)["log2_p_fail_lut"]
+        if log2_fail > MAX_LOG2_P_FAIL_LUT:
+            raise ParameterError(
+                f"{bits}-bit lookups at these parameters fail with probability 2^{log2_fail:.0f} "
+                f"per bootstrap (above 2^{MAX_LOG2_P_FAIL_LUT}): use fewer bits or an integer "
+                "preset (int2_128, int4_128)"
+            )
         arr = np.asarray(values)
         if not np.issubdtype(arr.dtype, np.integer):
             raise ParameterError(f"encrypt_int takes an integer array, got dtype {arr.dtype}")

@@ -61,11 +61,10 @@ Params params_from(int torus_bits, std::size_t n, std::size_t k, std::size_t N, 
   return p;
 }
 
-#define EMBER_CGGI_PARAM_ARGS                                                           \
-  nb::arg("torus_bits"), nb::arg("n"), nb::arg("k"), nb::arg("N"), nb::arg("lwe_kind"), \
-      nb::arg("lwe_value"), nb::arg("glwe_kind"), nb::arg("glwe_value"),                \
-      nb::arg("bk_base_log"), nb::arg("bk_levels"), nb::arg("ks_base_log"),             \
-      nb::arg("ks_levels"), nb::arg("insecure")
+#define EMBER_CGGI_PARAM_ARGS                                                                    \
+  nb::arg("torus_bits"), nb::arg("n"), nb::arg("k"), nb::arg("N"), nb::arg("lwe_kind"),          \
+      nb::arg("lwe_value"), nb::arg("glwe_kind"), nb::arg("glwe_value"), nb::arg("bk_base_log"), \
+      nb::arg("bk_levels"), nb::arg("ks_base_log"), nb::arg("ks_levels"), nb::arg("insecure")
 
 nb::dict preset_dict(const std::string& name) {
   const Params p = Params::preset(name);
@@ -77,8 +76,8 @@ nb::dict preset_dict(const std::string& name) {
   d["N"] = p.N;
   d["lwe_noise"] = nb::make_tuple(p.lwe_noise.kind == Noise::gaussian ? "gaussian" : "tuniform",
                                   p.lwe_noise.value);
-  d["glwe_noise"] = nb::make_tuple(
-      p.glwe_noise.kind == Noise::gaussian ? "gaussian" : "tuniform", p.glwe_noise.value);
+  d["glwe_noise"] = nb::make_tuple(p.glwe_noise.kind == Noise::gaussian ? "gaussian" : "tuniform",
+                                   p.glwe_noise.value);
   d["bk_base_log"] = p.bk_base_log;
   d["bk_levels"] = p.bk_levels;
   d["ks_base_log"] = p.ks_base_log;
@@ -96,8 +95,8 @@ void bind_cggi(nb::module_& m) {
   // (fingerprint, meets_security_floor, limb_bits, limbs) of a validated literal.
   m.def(
       "cggi_check_params",
-      [](int tb, std::size_t n, std::size_t k, std::size_t N, int lk, double lv, int gk,
-         double gv, int bkb, int bkl, int ksb, int ksl, bool insecure) {
+      [](int tb, std::size_t n, std::size_t k, std::size_t N, int lk, double lv, int gk, double gv,
+         int bkb, int bkl, int ksb, int ksl, bool insecure) {
         const Params p = params_from(tb, n, k, N, lk, lv, gk, gv, bkb, bkl, ksb, ksl, insecure);
         p.validate();
         const auto s = p.shape();
@@ -112,7 +111,8 @@ void bind_cggi(nb::module_& m) {
       .def_ro("torus_bits", &LweBatch::torus_bits)
       .def_ro("key_id", &LweBatch::key_id)
       .def_ro("params_id", &LweBatch::params_id)
-      .def("to_host", [](const LweBatch& b) { return owned(b.to_host()); });
+      .def("to_host", [](const LweBatch& b) { return owned(b.to_host()); })
+      .def("on_stream", &LweBatch::on_stream, nb::arg("stream"));
 
   nb::class_<ClientKey>(m, "CggiClientKey")
       .def_ro("key_id", &ClientKey::key_id)
@@ -222,11 +222,11 @@ void bind_cggi(nb::module_& m) {
       .def("add_scalar", &Context::add_scalar, release)
       .def("slice", &Context::slice, release)
       .def("concat", &Context::concat)
-      .def("batch_from_host",
-           [](const Context& x, U64Vector words, std::size_t count, int bits,
-              std::uint64_t key_id) {
-             return x.batch_from_host(to_vector<std::uint64_t>(words), count, bits, key_id);
-           })
+      .def(
+          "batch_from_host",
+          [](const Context& x, U64Vector words, std::size_t count, int bits, std::uint64_t key_id) {
+            return x.batch_from_host(to_vector<std::uint64_t>(words), count, bits, key_id);
+          })
       .def("client_key_from",
            [](const Context& x, U8Vector lwe, U8Vector glwe, std::uint64_t key_id) {
              return x.client_key_from(to_vector<std::uint8_t>(lwe), to_vector<std::uint8_t>(glwe),
@@ -239,8 +239,8 @@ void bind_cggi(nb::module_& m) {
              nb::gil_scoped_release unlocked;
              return x.server_key_from(b, k, key_id);
            })
-      .def("bsk_to_host", [](const Context& x,
-                             const ServerKey& sk) { return owned(x.bsk_to_host(sk)); })
+      .def("bsk_to_host",
+           [](const Context& x, const ServerKey& sk) { return owned(x.bsk_to_host(sk)); })
       .def("ksk_to_host",
            [](const Context& x, const ServerKey& sk) { return owned(x.ksk_to_host(sk)); });
 }

@@ -206,7 +206,8 @@ ServerKey Context::server_key(const ClientKey& ck,
   return sk;
 }
 
-LweBatch Context::empty_batch(std::size_t count, int message_bits, std::uint64_t key_id) const {
+LweBatch Context::empty_batch(std::size_t count, int message_bits, std::uint64_t key_id,
+                              Stream stream) const {
   LweBatch c;
   c.params_id = params_id_;
   c.key_id = key_id;
@@ -214,7 +215,8 @@ LweBatch Context::empty_batch(std::size_t count, int message_bits, std::uint64_t
   c.message_bits = message_bits;
   c.dim = shape_.big_dim();
   c.count = count;
-  c.words = std::make_shared<Buffer>(*be_, count * (c.dim + 1) * shape_.word_bytes(), Stream{});
+  c.stream = stream;
+  c.words = std::make_shared<Buffer>(*be_, count * (c.dim + 1) * shape_.word_bytes(), stream);
   return c;
 }
 

@@ -79,12 +79,13 @@ LweBatch Context::linear(const LweBatch& a, const LweBatch* b, std::int64_t ca, 
                            std::to_string(b->count) + " ciphertexts: give equal lengths");
     key = joint_key(a.key_id, b->key_id);
   }
-  LweBatch out = empty_batch(a.count, message_bits, key);
+  const Stream st = a.stream;
+  LweBatch out = empty_batch(a.count, message_bits, key, st);
   if (a.count)
     be_->cggi().linear_async(out.words->as<void>(), a.words->as<void>(),
                              b ? b->words->as<void>() : nullptr, ca, cb, constant, a.dim, a.count,
-                             shape_, Stream{});
-  be_->synchronize(Stream{});
+                             shape_, st);
+  be_->synchronize(st);
   return out;
 }
 
@@ -94,26 +95,27 @@ LweBatch Context::bootstrap_with(const LweBatch& in, const Buffer& tests, std::s
     throw MismatchError("the server key belongs to a context with other parameters");
   const std::uint64_t key = joint_key(in.key_id, sk.key_id);
   if (sk.bsk.backend() != be_) throw MismatchError("the server key is on another device");
-  LweBatch out = empty_batch(in.count, message_bits, key);
+  const Stream st = in.stream;
+  LweBatch out = empty_batch(in.count, message_bits, key, st);
   if (!in.count) return out;
-  Buffer small(*be_, in.count * (shape_.n + 1) * shape_.word_bytes(), Stream{});
+  Buffer small(*be_, in.count * (shape_.n + 1) * shape_.word_bytes(), st);
   auto& ops = be_->cggi();
   ops.key_switch_async(small.as<void>(), in.words->as<void>(), sk.ksk.as<void>(), in.count, shape_,
-                       Stream{});
+                       st);
   ops.blind_rotate_extract_async(out.words->as<void>(), small.as<void>(), tests.as<void>(), stride,
-                                 in.count, shape_, key_view(sk), Stream{});
-  be_->synchronize(Stream{});
+                                 in.count, shape_, key_view(sk), st);
+  be_->synchronize(st);
   return out;
 }
 
 namespace {
 /// The gate test polynomial: every coefficient 1/8 (a phase in [0, 1/2) gives +1/8, else -1/8).
-Buffer gate_test(backend::Backend& be, const backend::CggiShape& s) {
+Buffer gate_test(backend::Backend& be, const backend::CggiShape& s, Stream st) {
   return with_torus(s.torus_bits, [&](auto zero) {
     using T = decltype(zero);
     std::vector<T> v(s.N, static_cast<T>(detail::mu(s.torus_bits)));
-    auto b = Buffer::from_host(be, v.data(), v.size() * sizeof(T), Stream{});
-    be.synchronize(Stream{});
+    auto b = Buffer::from_host(be, v.data(), v.size() * sizeof(T), st);
+    be.synchronize(st);
     return b;
   });
 }
@@ -127,13 +129,13 @@ LweBatch Context::gate(Gate g, const LweBatch& a, const LweBatch& b, const Serve
   if (a.message_bits || b.message_bits) throw MismatchError("gates take bits, not integers");
   const GateForm f = form_of(g);
   const LweBatch lin = linear(a, &b, f.ca, f.cb, eighths(f.eighths, params_.torus_bits), 0);
-  return bootstrap_with(lin, gate_test(*be_, shape_), 0, 0, sk);
+  return bootstrap_with(lin, gate_test(*be_, shape_, lin.stream), 0, 0, sk);
 }
 
 LweBatch Context::bootstrap(const LweBatch& a, const ServerKey& sk) {
   check(a, "bootstrap");
   if (a.message_bits) throw MismatchError("bootstrap takes bits: use apply_lut for integers");
-  return bootstrap_with(a, gate_test(*be_, shape_), 0, 0, sk);
+  return bootstrap_with(a, gate_test(*be_, shape_, a.stream), 0, 0, sk);
 }
 
 LweBatch Context::mux(const LweBatch& s, const LweBatch& a, const LweBatch& b,
@@ -145,15 +147,16 @@ LweBatch Context::mux(const LweBatch& s, const LweBatch& a, const LweBatch& b,
   // s AND a and (NOT s) AND b side by side, one bootstrap of both, then their sum + 1/8.
   const LweBatch x = linear(s, &a, 1, 1, eighths(-1, W), 0);
   const LweBatch y = linear(s, &b, -1, 1, eighths(-1, W), 0);
-  LweBatch both = empty_batch(2 * s.count, 0, joint_key(x.key_id, y.key_id));
+  const Stream st = s.stream;
+  LweBatch both = empty_batch(2 * s.count, 0, joint_key(x.key_id, y.key_id), st);
   const std::size_t bytes = s.count * (shape_.big_dim() + 1) * shape_.word_bytes();
-  be_->copy_async(both.words->as<char>(), x.words->as<char>(), bytes, Stream{});
-  be_->copy_async(both.words->as<char>() + bytes, y.words->as<char>(), bytes, Stream{});
-  const LweBatch u = bootstrap_with(both, gate_test(*be_, shape_), 0, 0, sk);
+  be_->copy_async(both.words->as<char>(), x.words->as<char>(), bytes, st);
+  be_->copy_async(both.words->as<char>() + bytes, y.words->as<char>(), bytes, st);
+  const LweBatch u = bootstrap_with(both, gate_test(*be_, shape_, st), 0, 0, sk);
   LweBatch u1 = u, u2 = u;
   u1.count = u2.count = s.count;
-  u2.words = std::make_shared<Buffer>(*be_, bytes, Stream{});
-  be_->copy_async(u2.words->as<char>(), u.words->as<char>() + bytes, bytes, Stream{});
+  u2.words = std::make_shared<Buffer>(*be_, bytes, st);
+  be_->copy_async(u2.words->as<char>(), u.words->as<char>() + bytes, bytes, st);
   return linear(u1, &u2, 1, 1, eighths(1, W), 0);
 }
 
@@ -200,8 +203,8 @@ LweBatch Context::apply_lut(const LweBatch& a, const std::vector<std::uint64_t>&
     std::vector<T> v(N), rotated(N);
     for (std::size_t j = 0; j < N; ++j) v[j] = static_cast<T>(table[j / box] * delta);
     backend::cggi::rotate_monomial(rotated.data(), v.data(), N, 2 * N - box / 2);
-    auto b = Buffer::from_host(*be_, rotated.data(), N * sizeof(T), Stream{});
-    be_->synchronize(Stream{});
+    auto b = Buffer::from_host(*be_, rotated.data(), N * sizeof(T), a.stream);
+    be_->synchronize(a.stream);
     return b;
   });
   return bootstrap_with(a, tests, 0, bits, sk);
@@ -229,12 +232,12 @@ LweBatch Context::slice(const LweBatch& a, std::size_t start, std::size_t count)
   if (start > a.count || count > a.count - start)
     throw ParameterError("slice [" + std::to_string(start) + ", " + std::to_string(start + count) +
                          ") is outside a batch of " + std::to_string(a.count));
-  LweBatch out = empty_batch(count, a.message_bits, a.key_id);
+  LweBatch out = empty_batch(count, a.message_bits, a.key_id, a.stream);
   const std::size_t bytes = (a.dim + 1) * shape_.word_bytes();
   if (count)
     be_->copy_async(out.words->as<char>(), a.words->as<char>() + start * bytes, count * bytes,
-                    Stream{});
-  be_->synchronize(Stream{});
+                    a.stream);
+  be_->synchronize(a.stream);
   return out;
 }
 
@@ -248,16 +251,17 @@ LweBatch Context::concat(const std::vector<const LweBatch*>& parts) const {
     key = joint_key(key, p->key_id);
     total += p->count;
   }
-  LweBatch out = empty_batch(total, bits, key);
+  const Stream st = parts.empty() ? Stream{} : parts[0]->stream;
+  LweBatch out = empty_batch(total, bits, key, st);
   const std::size_t bytes = (shape_.big_dim() + 1) * shape_.word_bytes();
   std::size_t at = 0;
   for (const LweBatch* p : parts) {
     if (p->count)
       be_->copy_async(out.words->as<char>() + at * bytes, p->words->as<char>(), p->count * bytes,
-                      Stream{});
+                      st);
     at += p->count;
   }
-  be_->synchronize(Stream{});
+  be_->synchronize(st);
   return out;
 }
 

@@ -115,6 +115,11 @@ def test_bool_128_end_to_end():
     a, b = ctx.encrypt(x, ck), ctx.encrypt(y, ck)
     np.testing.assert_array_equal(ctx.decrypt(ctx.nand(a, b, sk), ck), ~(x & y))
     np.testing.assert_array_equal(ctx.decrypt(ctx.xor(a, b, sk), ck), x ^ y)
+    # 2-bit lookups fit N = 512; 4-bit ones would fail too often: refused.
+    q = ctx.encrypt_int(np.array([0, 1, 2, 3]), ck, bits=2)
+    np.testing.assert_array_equal(ctx.decrypt(ctx.apply_lut(q, [3, 2, 1, 0], sk), ck), [3, 2, 1, 0])
+    with pytest.raises(ember.ParameterError, match="fail with probability"):
+        ctx.encrypt_int(np.array([1]), ck, bits=4)
 
 
 def test_parameter_validation():
@@ -183,3 +188,21 @@ def test_mismatch_errors(keys):
         ctx.apply_lut(q, [0, 1, 2, 4], sk)
     with pytest.raises(ember.ParameterError):
         ctx.encrypt(np.array([0, 2]), ck)
+
+
+def test_streams(keys):
+    # Operations run on their first operand's stream; results keep it and equal the default
+    # stream's (the CPU's streams are null handles: this checks the plumbing and the checks).
+    ctx, ck, sk = keys
+    stream = ember.Stream("cpu")
+    x = np.array([0, 0, 1, 1], dtype=bool)
+    y = np.array([0, 1, 0, 1], dtype=bool)
+    a, b = ctx.encrypt(x, ck).on_stream(stream), ctx.encrypt(y, ck)
+    c = ctx.xor(a, b, sk)
+    np.testing.assert_array_equal(ctx.decrypt(c, ck), x ^ y)
+    np.testing.assert_array_equal(ctx.decrypt(ctx.mux(a, b, c, sk), ck), np.where(x, y, x ^ y))
+    np.testing.assert_array_equal(ctx.decrypt(c[1:3], ck), (x ^ y)[1:3])
+    with pytest.raises(ember.ParameterError):
+        a.on_stream("cuda:0")
+    with pytest.raises(ember.MismatchError):
+        a.on_stream(ember.Stream("cpu:1"))

@@ -29,8 +29,16 @@ struct LweBatch {
   int message_bits = 0;
   std::size_t dim = 0, count = 0;
   std::shared_ptr<backend::Buffer> words;
+  /// Where operations on this batch (as first operand) run; their results keep it.
+  backend::Stream stream{};
 
   std::size_t words_per_ct() const { return dim + 1; }
+  /// The same ciphertexts (shared words) whose operations run on `s`, a stream of their device.
+  LweBatch on_stream(backend::Stream s) const {
+    LweBatch c = *this;
+    c.stream = s;
+    return c;
+  }
   /// Every word, widened to u64 (count x (dim + 1)).
   std::vector<std::uint64_t> to_host() const;
 };
@@ -53,6 +61,13 @@ struct ServerKey {
 
 enum class Gate { and_, nand, or_, nor, xor_, xnor, andny, andyn, orny, oryn };
 
+/// Operations run on their first operand's stream (LweBatch::on_stream; the default stream
+/// otherwise), and return once it has finished: results are ready, on any stream.
+/// Every method validates its operands: MismatchError for objects of other parameters, another
+/// key, another device or the other encoding (bits / integers), ParameterError for wrong sizes
+/// and values; the backend's errors (DeviceError, DeviceMemoryError) pass through. Methods that
+/// change nothing (all but keygen / server_key / encrypt*, which draw randomness from the
+/// context's thread-safe sampler) may run concurrently.
 class Context {
  public:
   /// Validates the parameters (ParameterError) and binds the context to `device`.
@@ -122,7 +137,8 @@ class Context {
 
  private:
   void check(const LweBatch& c, const char* what) const;
-  LweBatch empty_batch(std::size_t count, int message_bits, std::uint64_t key_id) const;
+  LweBatch empty_batch(std::size_t count, int message_bits, std::uint64_t key_id,
+                       backend::Stream stream = {}) const;
   /// Key switch then blind rotation of `in` (big key) with test polynomials (torus words;
   /// stride 0: one for all).
   LweBatch bootstrap_with(const LweBatch& in, const backend::Buffer& tests, std::size_t stride,
