@@ -91,3 +91,23 @@ def test_large_batch_on_the_gpu():
     a = _moved(gpu, cpu.encrypt(a_bits, ck))
     b = _moved(gpu, cpu.encrypt(b_bits, ck))
     assert np.array_equal(gpu.decrypt(gpu.nand(a, b, gsk), gck), ~(a_bits & b_bits))
+
+
+def test_bootstrap_noise_on_1e5_gpu_samples_matches_prediction():
+    # bool_128 on the GPU: the phase error of 10^5 bootstraps has the predicted variance (the
+    # sample variance's relative standard deviation is sqrt(2 / (m - 1)): 5 of them, plus the
+    # model's 8 % allowance, as in tests/python/test_cggi_noise.py) and a zero mean.
+    import math
+
+    samples = 100_000
+    ctx = cggi.Context("bool_128", device="cuda")
+    ck = ctx.keygen()
+    sk = ctx.server_key(ck, progress=False)
+    predicted = ctx.predicted_noise(ck=ck)["bootstrap"]
+    bits = ctx.encrypt(np.random.default_rng(9).integers(0, 2, samples).astype(bool), ck)
+    e = ctx.phase_errors(ctx.bootstrap(bits, sk), ck)
+    assert e.size == samples
+    tol = 5 * math.sqrt(2 / (samples - 1))
+    ratio = float(np.var(e)) / predicted
+    assert 1 - tol - 0.08 < ratio < 1 + tol, ratio
+    assert abs(float(np.mean(e))) < 5 * math.sqrt(predicted / samples)
