@@ -245,6 +245,25 @@ class ServerKey:
     def nbytes(self) -> int:
         return self._raw.nbytes
 
+    @property
+    def device(self) -> str:
+        return self._ctx.device
+
+    def to(self, device: str) -> ServerKey:
+        """This key on `device` (bound to ctx.to(device)), copied there once and cached: the
+        bootstrapping key replicated per GPU for work spread over several devices."""
+        ctx = self._ctx.to(device)
+        if ctx is self._ctx:
+            return self
+        copies = self.__dict__.setdefault("_copies", {})
+        copy = copies.get(ctx.device)
+        if copy is None:
+            copy = ServerKey(ctx, self._raw.to(ctx.device))
+            copy._copies = copies
+            copies[ctx.device] = copy
+            copies.setdefault(self._ctx.device, self)
+        return copy
+
     def to_bytes(self, mac_key: bytes | None = None) -> bytes:
         ctx = self._ctx._raw
         bsk = ctx.bsk_to_host(self._raw)
@@ -274,6 +293,14 @@ class _Batch:
     @property
     def device(self) -> str:
         return self._ctx.device
+
+    def to(self, device: str):
+        """These ciphertexts on `device` (GPU to GPU peer to peer where possible), bound to
+        ctx.to(device); itself when they are there already."""
+        ctx = self._ctx.to(device)
+        if ctx is self._ctx:
+            return self
+        return type(self)(ctx, self._raw.to(ctx.device), self.shape)
 
     def on_stream(self, stream):
         """The same ciphertexts, whose operations (as first operand) run on `stream`, an
@@ -366,6 +393,23 @@ class Context:
     def __repr__(self) -> str:
         return f"cggi.Context({self.params.name or 'literal'}, device={self.device!r})"
 
+    def to(self, device: str) -> Context:
+        """The context of these parameters on `device`, made once and shared by the copies:
+        ctx.to("cuda:1").to(ctx.device) is ctx. Ciphertexts and server keys move with their
+        own to()."""
+        from . import resolve_device
+
+        dev = resolve_device(device)
+        if dev == self.device:
+            return self
+        replicas = self.__dict__.setdefault("_replicas", {self.device: self})
+        ctx = replicas.get(dev)
+        if ctx is None:
+            ctx = Context(self.params, device=dev)
+            ctx._replicas = replicas
+            replicas[dev] = ctx
+        return ctx
+
     # Ownership checks: objects of another parameter set are refused before any work.
     def _own(self, obj, cls, what: str):
         if not isinstance(obj, cls):
@@ -378,6 +422,12 @@ class Context:
         if obj._raw.params_id != self.params_id:
             raise MismatchError(
                 f"{what}: the {cls.__name__} belongs to a context with other parameters"
+            )
+        dev = getattr(obj, "device", self.device)
+        if dev != self.device:
+            raise MismatchError(
+                f"{what}: the {cls.__name__} is on {dev} and this context on {self.device}: "
+                f"move it with .to('{self.device}')"
             )
         return obj._raw
 

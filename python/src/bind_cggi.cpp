@@ -112,7 +112,13 @@ void bind_cggi(nb::module_& m) {
       .def_ro("key_id", &LweBatch::key_id)
       .def_ro("params_id", &LweBatch::params_id)
       .def("to_host", [](const LweBatch& b) { return owned(b.to_host()); })
-      .def("on_stream", &LweBatch::on_stream, nb::arg("stream"));
+      .def("on_stream", &LweBatch::on_stream, nb::arg("stream"))
+      .def(
+          "to",
+          [](const LweBatch& b, const std::string& device) {
+            return b.to(backend::parse_device(device));
+          },
+          nb::call_guard<nb::gil_scoped_release>());
 
   nb::class_<ClientKey>(m, "CggiClientKey")
       .def_ro("key_id", &ClientKey::key_id)
@@ -125,7 +131,14 @@ void bind_cggi(nb::module_& m) {
       .def_ro("params_id", &ServerKey::params_id)
       .def_prop_ro("nbytes", [](const ServerKey& k) { return k.bsk.bytes() + k.ksk.bytes(); })
       .def_prop_ro("bsk_bytes", [](const ServerKey& k) { return k.bsk.bytes(); })
-      .def_prop_ro("ksk_bytes", [](const ServerKey& k) { return k.ksk.bytes(); });
+      .def_prop_ro("ksk_bytes", [](const ServerKey& k) { return k.ksk.bytes(); })
+      .def_prop_ro("device", [](const ServerKey& k) { return k.device().str(); })
+      .def(
+          "to",
+          [](const ServerKey& k, const std::string& device) {
+            return k.to(backend::parse_device(device));
+          },
+          nb::call_guard<nb::gil_scoped_release>());
 
   nb::enum_<Gate>(m, "CggiGate")
       .value("and_", Gate::and_)

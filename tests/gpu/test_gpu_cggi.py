@@ -111,3 +111,17 @@ def test_bootstrap_noise_on_1e5_gpu_samples_matches_prediction():
     ratio = float(np.var(e)) / predicted
     assert 1 - tol - 0.08 < ratio < 1 + tol, ratio
     assert abs(float(np.mean(e))) < 5 * math.sqrt(predicted / samples)
+
+
+def test_moves_to_the_gpu_and_back():
+    params = cggi.Params.preset("test_insecure", insecure=True)
+    cpu = cggi.Context(params, device="cpu")
+    ck = cpu.keygen()
+    sk = cpu.server_key(ck, progress=False)
+    x = np.array([0, 1, 0, 1], dtype=bool)
+    y = np.array([0, 0, 1, 1], dtype=bool)
+    a, b = cpu.encrypt(x, ck), cpu.encrypt(y, ck)
+    gpu = cpu.to("cuda")
+    got = gpu.nor(a.to(gpu.device), b.to(gpu.device), sk.to(gpu.device))
+    assert got.device == gpu.device
+    assert got.to("cpu").to_bytes() == cpu.nor(a, b, sk).to_bytes()

@@ -41,6 +41,9 @@ struct LweBatch {
   }
   /// Every word, widened to u64 (count x (dim + 1)).
   std::vector<std::uint64_t> to_host() const;
+  /// A copy on `device` (GPU to GPU peer to peer where the GPUs allow it), on its default
+  /// stream, complete when returned.
+  LweBatch to(backend::Device device) const;
 };
 
 /// The secret keys: the small LWE key (n bits) and the GLWE key (k N bits, polynomial-major),
@@ -57,6 +60,10 @@ struct ServerKey {
   std::uint64_t params_id = 0, key_id = 0;
   backend::Buffer bsk;  // u64, n x shape.ggsw_ntt_words()
   backend::Buffer ksk;  // torus words, k N x ks_levels x (n + 1)
+  /// A copy on `device` (the NTT-domain words are the same on every backend), complete when
+  /// returned: the bootstrapping key replicated to another GPU.
+  ServerKey to(backend::Device device) const;
+  backend::Device device() const { return bsk.backend()->device(); }
 };
 
 enum class Gate { and_, nand, or_, nor, xor_, xnor, andny, andyn, orny, oryn };
