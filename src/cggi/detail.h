@@ -10,12 +10,7 @@
 
 namespace ember::cggi::detail {
 
-/// Calls f(T{}) with T the torus word of `bits` (32 or 64).
-template <class F>
-decltype(auto) with_torus(int bits, F&& f) {
-  if (bits == 32) return f(std::uint32_t{});
-  return f(std::uint64_t{});
-}
+using backend::with_torus;
 
 /// 1/8 (the gate encoding of true) on the 2^bits scale.
 inline std::uint64_t mu(int torus_bits) { return std::uint64_t{1} << (torus_bits - 3); }

@@ -17,6 +17,18 @@ using ring::BaseConverter;
 using ring::Form;
 
 namespace {
+/// A split ciphertext with a's rows, level, scale, factor and key set, and no parts yet.
+SplitCiphertext without_parts(const SplitCiphertext& a) {
+  SplitCiphertext c;
+  c.rows = a.rows;
+  c.level = a.level;
+  c.scale = a.scale;
+  c.factor = a.factor;
+  c.key_id = a.key_id;
+  c.params_id = a.params_id;
+  return c;
+}
+
 std::vector<u32> id_range(u32 begin, u32 end) {
   std::vector<u32> ids;
   for (u32 i = begin; i < end; ++i) ids.push_back(i);
@@ -235,15 +247,11 @@ SplitCiphertext SplitEvaluator::multiply(const SplitCiphertext& a, const SplitCi
     add0[d] = tensor[d][0].data();
     add1[d] = tensor[d][1].data();
   }
-  SplitCiphertext out;
+  SplitCiphertext out = without_parts(a);
   key_switch(d_coeff, a, relin, 0, add0, add1, none, out.parts);
-  out.rows = a.rows;
-  out.level = a.level;
   out.scale = a.scale * b.scale;
   const u64 t = ctx_.plain_modulus();
   out.factor = t ? mul_mod(a.factor % t, b.factor % t, make_modulus(t)) : a.factor;
-  out.key_id = a.key_id;
-  out.params_id = a.params_id;
   return out;
 }
 
@@ -267,14 +275,8 @@ SplitCiphertext SplitEvaluator::apply_galois(const SplitCiphertext& a,
     be.ntt_inverse_async(d_coeff[d].data(), &c1, p.q_view, 1, s);
     rotated0[d] = a.parts[d][0].data();
   }
-  SplitCiphertext out;
+  SplitCiphertext out = without_parts(a);
   key_switch(d_coeff, a, keys, galois, none, none, rotated0, out.parts);
-  out.rows = a.rows;
-  out.level = a.level;
-  out.scale = a.scale;
-  out.factor = a.factor;
-  out.key_id = a.key_id;
-  out.params_id = a.params_id;
   return out;
 }
 

@@ -5,23 +5,18 @@ directory's conftest."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from ember import cggi
 
-GATES = ["and_", "nand", "or_", "nor", "xor", "xnor", "andny", "andyn", "orny", "oryn"]
-TRUTH = {
-    "and_": lambda a, b: a & b,
-    "nand": lambda a, b: ~(a & b),
-    "or_": lambda a, b: a | b,
-    "nor": lambda a, b: ~(a | b),
-    "xor": lambda a, b: a ^ b,
-    "xnor": lambda a, b: ~(a ^ b),
-    "andny": lambda a, b: ~a & b,
-    "andyn": lambda a, b: a & ~b,
-    "orny": lambda a, b: ~a | b,
-    "oryn": lambda a, b: a | ~b,
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from test_cggi import GATES
+
+TRUTH = GATES  # gate name -> its truth function on numpy bools
+GATES = list(TRUTH)
 
 
 def _pair(name: str):

@@ -33,6 +33,15 @@ struct CggiShape {
   std::size_t ggsw_ntt_words() const { return rows() * (k + 1) * limbs * N; }
 };
 
+/// Calls f(T{}) with T the torus word of `torus_bits` (u32 for 32, u64 otherwise; Params and
+/// CggiShape only ever hold 32 or 64) and returns its result: the one dispatch on the word type
+/// both backends and the cggi layer use.
+template <class F>
+decltype(auto) with_torus(int torus_bits, F&& f) {
+  if (torus_bits == 32) return f(u32{});
+  return f(u64{});
+}
+
 /// The bootstrapping key in the NTT domain and the transform's tables, backend memory. The
 /// key's words are premultiplied by N^-1, so that products need only the unscaled inverse.
 struct BootstrapKeyView {

@@ -14,17 +14,6 @@ namespace {
 
 using cggi::i64;
 
-/// Calls f(T{}) with T the shape's torus word.
-template <class F>
-void with_torus(const CggiShape& s, F&& f) {
-  if (s.torus_bits == 32)
-    f(u32{});
-  else if (s.torus_bits == 64)
-    f(u64{});
-  else
-    throw ParameterError("CGGI: the torus must have 32 or 64 bits");
-}
-
 /// Scratch of one blind rotation.
 template <class T>
 struct RotationScratch {
@@ -117,7 +106,7 @@ class CpuCggi final : public CggiOps {
 
   void bootstrap_key_to_ntt_async(u64* out, const void* ggsw, std::size_t count, const CggiShape& s,
                                   const u64* psi_rev, u64 n_inv, Stream) override {
-    with_torus(s, [&](auto zero) {
+    with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       const T* in = static_cast<const T*>(ggsw);
       const std::size_t N = s.N, polys = count * s.rows() * (s.k + 1);
@@ -146,7 +135,7 @@ class CpuCggi final : public CggiOps {
   void blind_rotate_extract_async(void* out, const void* in, const void* test_polys,
                                   std::size_t test_stride, std::size_t count, const CggiShape& s,
                                   const BootstrapKeyView& bsk, Stream) override {
-    with_torus(s, [&](auto zero) {
+    with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       T* o = static_cast<T*>(out);
       const T* x = static_cast<const T*>(in);
@@ -169,7 +158,7 @@ class CpuCggi final : public CggiOps {
 
   void key_switch_async(void* out, const void* in, const void* ksk, std::size_t count,
                         const CggiShape& s, Stream) override {
-    with_torus(s, [&](auto zero) {
+    with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       T* o = static_cast<T*>(out);
       const T* x = static_cast<const T*>(in);
@@ -192,7 +181,7 @@ class CpuCggi final : public CggiOps {
   void linear_async(void* out, const void* a, const void* b, std::int64_t ca, std::int64_t cb,
                     u64 constant, std::size_t dim, std::size_t count, const CggiShape& s,
                     Stream) override {
-    with_torus(s, [&](auto zero) {
+    with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       T* o = static_cast<T*>(out);
       const T* x = static_cast<const T*>(a);

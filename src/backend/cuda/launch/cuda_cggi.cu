@@ -17,17 +17,6 @@ namespace {
 
 namespace k = cuda::kernels;
 
-/// Calls f(T{}) with T the shape's torus word.
-template <class F>
-void with_torus(const CggiShape& s, F&& f) {
-  if (s.torus_bits == 32)
-    f(u32{});
-  else if (s.torus_bits == 64)
-    f(u64{});
-  else
-    throw ParameterError("CGGI: the torus must have 32 or 64 bits");
-}
-
 /// Threads of a key transform's block: one row's butterflies (N / 2), at most 512.
 unsigned transform_threads(const CggiShape& s) {
   return static_cast<unsigned>(std::clamp<std::size_t>(s.N / 2, 64, 512));
@@ -43,7 +32,7 @@ class CudaCggi final : public CggiOps {
     const std::size_t polys = count * s.rows() * (s.k + 1);
     if (polys == 0) return;
     ctx_.activate();
-    with_torus(s, [&](auto zero) {
+    with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       auto* kernel = k::cggi_key_to_ntt_kernel<T>;
       const std::size_t smem = s.limbs * s.N * sizeof(u64);
@@ -63,7 +52,7 @@ class CudaCggi final : public CggiOps {
     check(s);
     if (count == 0) return;
     ctx_.activate();
-    with_torus(s, [&](auto zero) {
+    with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       auto* kernel = k::cggi_blind_rotate_kernel<T>;
       const std::size_t smem = k::blind_rotate_smem<T>(s);
@@ -85,7 +74,7 @@ class CudaCggi final : public CggiOps {
     check(s);
     if (count == 0) return;
     ctx_.activate();
-    with_torus(s, [&](auto zero) {
+    with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       constexpr unsigned threads = 128;
       const std::size_t tiles = (count + k::kKeySwitchTile - 1) / k::kKeySwitchTile;
@@ -109,7 +98,7 @@ class CudaCggi final : public CggiOps {
     const std::size_t total = count * (dim + 1);
     if (total == 0) return;
     ctx_.activate();
-    with_torus(s, [&](auto zero) {
+    with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       const std::size_t blocks = (total + 255) / 256;
       if (blocks > 0x7fffffffu) throw ParameterError("CGGI linear step: batch too large");
