@@ -16,6 +16,15 @@ class Val:
     t: IntType
     const: int | None = None
     wire: str | None = None
+    narrow: tuple | None = None  # (k, s): the value is the sign (s) or zero extension of k bits
+
+    @property
+    def sig(self) -> tuple:
+        """(k, s): the value equals the sign- (s) or zero-extension of its low k bits."""
+        if self.is_const:
+            c = self.const
+            return (max(1, c.bit_length()), False) if c >= 0 else ((~c).bit_length() + 1, True)
+        return self.narrow or (self.t.width, self.t.signed)
 
     @property
     def is_const(self) -> bool:
@@ -56,13 +65,23 @@ class Module:
             return v
         if t.is_bool:
             return self.truth(v)
+        k, s = v.sig
+        keep = (k, s) if k < t.width and (not s or t.signed) else None
         if t.width == v.t.width:
-            return Val(t, wire=v.wire)
+            return Val(t, wire=v.wire, narrow=keep)
         if t.width < v.t.width:
-            return self.emit(t, f"{v.wire}[{t.width - 1}:0]")
-        d = t.width - v.t.width
-        fill = f"{{{d}{{{v.wire}[{v.t.width - 1}]}}}}" if v.t.signed else f"{d}'d0"
-        return self.emit(t, f"{{{fill}, {v.wire}}}")
+            out = self.emit(t, f"{v.wire}[{t.width - 1}:0]")
+        else:
+            d = t.width - v.t.width
+            fill = f"{{{d}{{{v.wire}[{v.t.width - 1}]}}}}" if v.t.signed else f"{d}'d0"
+            out = self.emit(t, f"{{{fill}, {v.wire}}}")
+        return Val(t, wire=out.wire, narrow=keep)
+
+    def low_bits(self, v: Val, t: IntType) -> Val:
+        """v's low t.width bits as a value of type t."""
+        if v.is_const:
+            return const(t, v.const)
+        return self.emit(t, f"{v.wire}[{t.width - 1}:0]")
 
     def truth(self, v: Val) -> Val:
         """v != 0 as a bool."""
@@ -119,13 +138,67 @@ class Module:
         if op in ("+", "-", "*", "&", "|", "^"):
             return self.emit(t, f"{ra} {op} {rb}")
         if op in ("/", "%"):
-            q = f"{self.sref(a)} {op} {self.sref(b)}" if t.signed else f"{ra} {op} {rb}"
+            # Divide in the narrowest width that holds both operands (C's promotions make an
+            # 8-bit division a 32-bit one).
+            (ka, sa), (kb, sb) = a.sig, b.sig
+            if t.signed:
+                n = max(ka + (not sa), kb + (not sb)) + 1  # + 1: -2^(n-1) / -1 fits
+            else:
+                n = max(ka, kb)
+            n = min(n, t.width)
+            nt = IntType(n, t.signed)
+            an, bn = (
+                self.low_bits(a, nt) if n < t.width else a,
+                (self.low_bits(b, nt) if n < t.width else b),
+            )
+            q, r = self.divmod(an, bn, nt)
+            qv = self.cast(q if op == "/" else r, t)
             if b.is_const and b.const != 0:
-                return self.emit(t, q)
+                return qv
             # Division by zero (RISC-V's rule): x / 0 = all ones (-1), x % 0 = x.
             by_zero = f"{t.width}'d{t.mask}" if op == "/" else ra
-            return self.emit(t, f"({rb} == {t.width}'d0) ? {by_zero} : ({q})")
+            return self.emit(t, f"({rb} == {t.width}'d0) ? {by_zero} : {self.ref(qv)}")
         raise AssertionError(op)
+
+    def udivmod(self, a: Val, b: Val, n: int):
+        """(quotient, remainder) of n-bit unsigned a, b by restoring long division: n stages
+        of an (n+1)-bit subtraction and a mux (Yosys's own $div would build a 2n-bit chain
+        first and take far longer to optimize)."""
+        u = IntType(n, False)
+        rb = self.ref(Val(u, const=b.const, wire=b.wire))
+        r = f"{n}'d0"
+        qbits = []
+        for i in range(n - 1, -1, -1):
+            abit = f"1'b{(a.const >> i) & 1}" if a.is_const else f"{a.wire}[{i}]"
+            sh = self.emit(IntType(n + 1, False), f"{{{r}, {abit}}}")
+            d = self.emit(IntType(n + 2, False), f"{{1'b0, {sh.wire}}} - {{2'b0, {rb}}}")
+            qi = self.emit(BOOL, f"~{d.wire}[{n + 1}]")
+            r = self.emit(u, f"{qi.wire} ? {d.wire}[{n - 1}:0] : {sh.wire}[{n - 1}:0]").wire
+            qbits.append(qi.wire)
+        q = self.emit(u, "{" + ", ".join(qbits) + "}")
+        return q, Val(u, wire=r)
+
+    def divmod(self, a: Val, b: Val, t: IntType):
+        """C's a / b and a % b (truncating; the remainder takes a's sign) of type t; b != 0."""
+        n = t.width
+        if not t.signed:
+            q, r = self.udivmod(a, b, n)
+            return Val(t, wire=q.wire), Val(t, wire=r.wire)
+        u = IntType(n, False)
+
+        def absval(v):
+            if v.is_const:
+                return const(u, abs(v.const)), const(BOOL, int(v.const < 0))
+            s = self.bit(v, n - 1)
+            return self.emit(u, f"{s.wire} ? -{v.wire} : {v.wire}"), s
+
+        ua, sa = absval(a)
+        ub, sb = absval(b)
+        uq, ur = self.udivmod(ua, ub, n)
+        neg_q = self.emit(BOOL, f"{self.ref(sa)} ^ {self.ref(sb)}")
+        q = self.emit(t, f"{neg_q.wire} ? -{uq.wire} : {uq.wire}")
+        r = self.emit(t, f"{self.ref(sa)} ? -{ur.wire} : {ur.wire}")
+        return q, r
 
     def shift(self, op: str, a: Val, b: Val) -> Val:
         """a << b, a >> b: a promoted; b's bits read as unsigned (amounts >= width give 0, or
