@@ -4,6 +4,7 @@ ember.circuit.Circuit. See docs/compiler.md for the subset and its semantics."""
 from __future__ import annotations
 
 import os
+import re
 import time
 
 from ..circuit import Circuit, Port
@@ -19,10 +20,18 @@ def _parse(text: str, path: str):
     except ImportError:  # pycparser < 3
         from pycparser.plyparser import ParseError
 
+    parser = c_parser.CParser()
     try:
-        return c_parser.CParser().parse(preprocess(text, path), filename=path)
+        return parser.parse(preprocess(text, path), filename=path)
     except ParseError as e:
         msg = str(e)
+        if not re.match(r".*:\d+:\d+", msg.split(" ")[0]):
+            try:  # pycparser 3 leaves some messages without the position: the next token's
+                tok = parser._peek()
+                c = parser._tok_coord(tok)
+                msg = f"{c.file}:{c.line}:{c.column}: {msg.split(': ', 1)[-1]} near {tok.value!r}"
+            except Exception:  # noqa: BLE001, S110 (the parser's private API: best effort)
+                pass
         raise CompileError(f"{msg} (C syntax, or a construct outside the subset)") from None
 
 
