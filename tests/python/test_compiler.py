@@ -246,3 +246,36 @@ def test_concat(keys):
     assert ctx.decrypt(c, ck).tolist() == [True, False, True, True, True]
     with pytest.raises(ember.ParameterError):
         ctx.concat([])
+
+
+def test_cli_compile_and_run(tmp_path, capsys):
+    import json
+
+    from compiler_ref import CORPUS
+    from ember.cli import main
+
+    out = tmp_path / "ff.circuit"
+    assert (
+        main(["compile", str(CORPUS / "find_first.c"), "--function", "find_first", "-o", str(out)])
+        == 0
+    )
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["gates"] > 0 and stats["inputs"] == {"a": "int8[8]", "x": "int8"}
+    assert (
+        main(
+            [
+                "run",
+                str(out),
+                "--device",
+                "cpu",
+                "--no-progress",
+                "--inputs",
+                '{"a": [1, 2, 3, 4, 5, 6, 7, 8], "x": 6}',
+            ]
+        )
+        == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["outputs"] == {"return": 5} and report["matches_plaintext_evaluation"]
+    assert main(["compile", str(CORPUS / "find_first.c"), "--function", "nope"]) == 2
+    assert "CompileError" in capsys.readouterr().err
