@@ -361,16 +361,18 @@ class Circuit:
             start += p.nbits
         return out
 
-    def run(self, ctx, sk, ins: dict, devices=None, progress: bool = False) -> dict:
+    def run(self, ctx, sk, ins: dict, devices=None, progress: bool = True) -> dict:
         """Evaluates the circuit on encrypted inputs wave by wave: in each wave, one vectorized
         gate call per gate type over all its gates; ciphertexts are freed after their last
-        reader. Returns {output name: Bits}. `devices`: None or the context's device (several
-        devices are not supported by this scheduler yet)."""
+        reader. Returns {output name: Bits}. `devices`: None, "all" or the context's device:
+        this scheduler runs on the context's device only (spreading waves over several devices
+        comes with the C++ scheduler). A progress bar (waves) shows in a terminal."""
         from . import cggi
 
-        if devices not in (None, ctx.device, [ctx.device]):
+        if devices not in (None, "all", ctx.device, [ctx.device]):
             raise ParameterError(
-                "circuit.run spreads over several devices in a later release; pass devices=None"
+                "circuit.run runs on the context's device only (several devices come with the "
+                'C++ scheduler): pass devices=None or "all"'
             )
         for p in self.inputs:
             b = ins.get(p.name)
@@ -435,11 +437,9 @@ class Circuit:
             if live[key] == 0:
                 del batches[key]
 
-        bar = None
-        if progress:
-            from ._progress import Progress
+        from ._progress import Progress
 
-            bar = Progress(len(waves), "circuit waves", enabled=True)
+        bar = Progress(len(waves), "circuit waves", enabled=progress)
         t0 = time.perf_counter()
         gate_fns = {
             code: getattr(ctx, name if name not in ("and", "or") else name + "_")
@@ -472,8 +472,7 @@ class Circuit:
             ):
                 if node != 0 and last[node] == wi:
                     release(node)
-            if bar is not None:
-                bar.step(1)
+            bar.step(1)
         self.last_run_seconds = time.perf_counter() - t0
         outs, start = {}, 0
         for p in self.outputs:

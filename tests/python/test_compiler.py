@@ -221,7 +221,7 @@ def test_encrypted_run(keys, name, inputs):
     ctx, ck, sk = keys
     circ = compile_corpus(name)
     ins = circ.encrypt_inputs(ctx, ck, **inputs)
-    outs = circ.run(ctx, sk, ins)
+    outs = circ.run(ctx, sk, ins, devices="all", progress=False)
     got = circ.decrypt_outputs(ctx, ck, outs)
     want = circ.evaluate(**inputs)
     assert set(got) == set(want)
@@ -236,6 +236,8 @@ def test_encrypted_run_checks_inputs(keys):
     ins["a"] = ins["a"][0:3]
     with pytest.raises(ember.ParameterError, match="Bits of 8"):
         circ.run(ctx, sk, ins)
+    with pytest.raises(ember.ParameterError, match="device"):
+        circ.run(ctx, sk, circ.encrypt_inputs(ctx, ck, a=1, b=2), devices=["cpu", "cpu:1"])
 
 
 def test_concat(keys):
