@@ -39,7 +39,7 @@ GATE MUX 2 Y=S*A+!S*B; PIN * UNKNOWN 1 999 1 0 1 0
 
 SCRIPT = """read_verilog -sv circuit.v
 hierarchy -check -top {top}
-synth -flatten -noabc -top {top}
+synth -flatten -noabc -booth -top {top}
 abc -genlib ember.genlib
 opt_clean -purge
 write_json netlist.json
