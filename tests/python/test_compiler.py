@@ -281,3 +281,25 @@ def test_cli_compile_and_run(tmp_path, capsys):
     assert report["outputs"] == {"return": 5} and report["matches_plaintext_evaluation"]
     assert main(["compile", str(CORPUS / "find_first.c"), "--function", "nope"]) == 2
     assert "CompileError" in capsys.readouterr().err
+
+
+EDGE = """
+const int K = 3;
+const unsigned char T[K + 1] = {1, 2, 3, K};
+int g_count = 2;
+int ident(int x) { return x; }
+int five(int x) { return 5; }
+int useg(unsigned char i) { g_count += T[i & 3]; return g_count; }
+unsigned long long big(unsigned long long a) { return a; }
+"""
+
+
+def test_gateless_circuits_and_globals(keys):
+    ctx, ck, sk = keys
+    assert compiled(EDGE, "ident").stats()["gates"] == 0
+    assert compiled(EDGE, "useg").evaluate(i=np.arange(4))["return"].tolist() == [3, 4, 5, 5]
+    assert compiled(EDGE, "big").evaluate(a=2**64 - 1) == {"return": 2**64 - 1}
+    for fn, ins, want in [("ident", {"x": -7}, -7), ("five", {}, 5)]:
+        c = compiled(EDGE, fn)
+        outs = c.run(ctx, sk, c.encrypt_inputs(ctx, ck, **ins), progress=False)
+        assert c.decrypt_outputs(ctx, ck, outs) == {"return": want}

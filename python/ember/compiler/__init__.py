@@ -40,8 +40,18 @@ def lower_c(source: str, function: str, path: str = "<string>"):
     from .lower import Lowering
 
     ast = _parse(source, path)
-    low = Lowering(ast, path)
-    verilog, in_vars, outs = low.lower(function)
+    try:
+        low = Lowering(ast, path)
+        verilog, in_vars, outs = low.lower(function)
+    except CompileError:
+        raise
+    except RecursionError:
+        raise CompileError(f"{path}: expression or nesting too deep for the compiler") from None
+    except Exception as e:  # a compiler bug: still a typed error, with the cause chained
+        raise CompileError(
+            f"{path}: internal compiler error ({type(e).__name__}: {e}); "
+            "please report it with the program"
+        ) from e
     inputs = [Port(v.name, v.t.width, v.t.signed, v.shape or ()) for v in in_vars]
     outputs = [Port(name, t.width, t.signed, shape or ()) for name, t, shape in outs]
     return verilog, inputs, outputs

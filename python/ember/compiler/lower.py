@@ -87,6 +87,7 @@ class Lowering:
         self.stack: list = []
         self.loops: list = []
         self.fctx: list = []
+        self.scopes: list = [{}]
         for ext in ast.ext:
             if isinstance(ext, c_ast.Typedef):
                 self.typedefs[ext.name] = self.base_type(ext.type, ext)
@@ -147,7 +148,7 @@ class Lowering:
         return t, (tuple(dims) if dims else None), is_const
 
     def const_expr(self, node) -> int:
-        st = State({}, const(BOOL, 1))
+        st = State(dict(self.genv), const(BOOL, 1))
         saved = getattr(self, "st", None)
         self.st = st
         try:
