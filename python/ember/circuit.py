@@ -361,12 +361,16 @@ class Circuit:
             start += p.nbits
         return out
 
-    def run(self, ctx, sk, ins: dict, devices=None, progress: bool = True) -> dict:
+    def run(
+        self, ctx, sk, ins: dict, devices=None, progress: bool = True, fuse: bool = True
+    ) -> dict:
         """Evaluates the circuit on encrypted inputs wave by wave: in each wave, one vectorized
         gate call per gate type over all its gates; ciphertexts are freed after their last
         reader. Returns {output name: Bits}. `devices`: None, "all" or the context's device:
         this scheduler runs on the context's device only (spreading waves over several devices
-        comes with the C++ scheduler). A progress bar (waves) shows in a terminal."""
+        comes with the C++ scheduler). A progress bar (waves) shows in a terminal. fuse: one
+        AND call for all AND-type gates of a wave and one XOR call for the XOR-type ones (NOTs
+        on their inputs and outputs are free), else one call per gate type."""
         from . import cggi
 
         if devices not in (None, "all", ctx.device, [ctx.device]):
@@ -397,10 +401,10 @@ class Circuit:
                     zero = ctx.constant(np.zeros(1, dtype=bool))
                 b = zero
                 for k in range(p.nbits):
-                    where[start + k] = (("in", p.name), 0)
+                    where[start + k] = (("in", p.name), 0, 0)
             else:
                 for k in range(p.nbits):
-                    where[start + k] = (("in", p.name), k)
+                    where[start + k] = (("in", p.name), k, 0)
             batches[("in", p.name)] = b
             start += p.nbits
         # last reader (wave index) of every node; outputs are read after the last wave.
@@ -413,7 +417,7 @@ class Circuit:
             m = wave[self.ops[wave] == MUX]
             last[nodes[m, 2]] = wi
         last[self.out_lits >> 1] = len(waves)
-        for node, (key, _) in where.items():
+        for node, (key, _, _) in where.items():
             if last[node] >= 0:
                 live[key] = live.get(key, 0) + 1
         consts = {}
@@ -424,15 +428,15 @@ class Circuit:
                 if neg not in consts:
                     consts[neg] = ctx.constant(np.array([bool(neg)]))
                 return consts[neg]
-            key, pos = where[node]
+            key, pos, out_neg = where[node]
             c = batches[key][pos]
-            return ctx.not_(c) if neg else c
+            return ctx.not_(c) if neg ^ out_neg else c
 
         def gather(lits):
             return ctx.concat([operand(x) for x in lits])
 
         def release(node):
-            key, _ = where[node]
+            key = where[node][0]
             live[key] -= 1
             if live[key] == 0:
                 del batches[key]
@@ -441,25 +445,51 @@ class Circuit:
 
         bar = Progress(len(waves), "circuit waves", enabled=progress)
         t0 = time.perf_counter()
+        self.calls = 0
+        # Fused: every AND-type gate of a wave is AND(+-a, +-b) with its output maybe negated,
+        # every XOR-type one XOR(a, b) maybe negated (negations are free), so a wave takes at
+        # most three calls (AND, XOR, MUX) instead of one per gate type.
+        plan = {}
+        for code, name in GATE_NAMES.items():
+            if code == MUX:
+                plan[code] = ("mux", 0, 0, 0)
+            elif not fuse:
+                plan[code] = (name, 0, 0, 0)
+            elif code in (6, 9):
+                plan[code] = ("xor", 0, 0, int(code == 9))
+            else:
+                plan[code] = next(
+                    ("and", na, nb, no)
+                    for na in (0, 1)
+                    for nb in (0, 1)
+                    for no in (0, 1)
+                    if (_swap_table(8, bool(na), bool(nb)) ^ (15 * no)) == code
+                )
         gate_fns = {
-            code: getattr(ctx, name if name not in ("and", "or") else name + "_")
-            for code, name in GATE_NAMES.items()
-            if code != MUX
+            name: getattr(ctx, name + "_" if name in ("and", "or") else name)
+            for name in set(GATE_NAMES.values()) - {"mux"}
         }
+        ops_plan = {code: plan[code] for code in GATE_NAMES}
         for wi, wave in enumerate(waves):
-            for code in np.unique(self.ops[wave]):
-                sel = wave[self.ops[wave] == code]
-                a, b = gather(self.args[sel, 0]), gather(self.args[sel, 1])
-                if code == MUX:
+            groups: dict = {}
+            for g in wave.tolist():
+                groups.setdefault(ops_plan[int(self.ops[g])][0], []).append(g)
+            for call, gates in groups.items():
+                sel = np.array(gates, dtype=np.int64)
+                flags = np.array([ops_plan[int(self.ops[g])][1:] for g in gates], dtype=np.int64)
+                a = gather(self.args[sel, 0] ^ flags[:, 0])
+                b = gather(self.args[sel, 1] ^ flags[:, 1])
+                if call == "mux":
                     res = ctx.mux(gather(self.args[sel, 2]), a, b, sk)
                 else:
-                    res = gate_fns[int(code)](a, b, sk)
-                key = ("g", wi, int(code))
+                    res = gate_fns[call](a, b, sk)
+                self.calls += 1
+                key = ("g", wi, call)
                 batches[key] = res
                 n_live = 0
-                for k, g in enumerate(sel):
-                    node = base + int(g)
-                    where[node] = (key, k)
+                for k, g in enumerate(gates):
+                    node = base + g
+                    where[node] = (key, k, int(flags[k, 2]))
                     if last[node] > wi:
                         n_live += 1
                 live[key] = n_live

@@ -303,3 +303,18 @@ def test_gateless_circuits_and_globals(keys):
         c = compiled(EDGE, fn)
         outs = c.run(ctx, sk, c.encrypt_inputs(ctx, ck, **ins), progress=False)
         assert c.decrypt_outputs(ctx, ck, outs) == {"return": want}
+
+
+def test_encrypted_run_unfused(keys):
+    """One call per gate type and wave gives the same outputs as the fused schedule (AND- and
+    XOR-type gates of a wave in one call each)."""
+    ctx, ck, sk = keys
+    circ = compile_corpus("enc_write")
+    ins = {"a": [9, 8, 7, 6, 5, 4, 3, 2], "i": 3, "v": 77}
+    fused = circ.run(ctx, sk, circ.encrypt_inputs(ctx, ck, **ins), progress=False)
+    fused_calls = circ.calls
+    plain = circ.run(ctx, sk, circ.encrypt_inputs(ctx, ck, **ins), progress=False, fuse=False)
+    assert circ.calls > fused_calls
+    want = circ.evaluate(**ins)["a"].tolist()
+    assert circ.decrypt_outputs(ctx, ck, fused)["a"].tolist() == want
+    assert circ.decrypt_outputs(ctx, ck, plain)["a"].tolist() == want
