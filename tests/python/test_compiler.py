@@ -23,7 +23,18 @@ def compiled(src: str, fn: str) -> Circuit:
 # ---- errors: every construct outside the subset names its line -------------------------------
 BAD = [
     ("struct s { int a; };\nint f(int x) { return x; }", "f", 1, "struct"),
-    ("int f(int x) {\n  switch (x) { case 1: return 2; }\n  return 0;\n}", "f", 2, "switch"),
+    (
+        "int f(int x) {\n  switch (x) { case 1: case 1: return 2; }\n  return 0;\n}",
+        "f",
+        2,
+        "duplicate case",
+    ),
+    (
+        "int f(int x) {\n  switch (x) { x++; case 1: return 2; }\n  return 0;\n}",
+        "f",
+        2,
+        "before the first case",
+    ),
     ("int f(int a[4]) {\n  int *p = a;\n  return *p;\n}", "f", 2, "pointer"),
     ("int f(int x) {\n  if (x) return f(x - 1);\n  return 0;\n}", "f", 2, "recursi"),
     (

@@ -57,6 +57,7 @@ class State:
 class LoopCtx:
     breaks: list = field(default_factory=list)
     conts: list = field(default_factory=list)
+    is_switch: bool = False
 
 
 @dataclass
@@ -415,9 +416,10 @@ class Lowering:
             self.loops[-1].breaks.append((self.st.active, self.st.env))
             self.st = State(self.st.env, self.st.active, dead=True)
         elif isinstance(s, c_ast.Continue):
-            if not self.loops:
+            loops = [x for x in self.loops if not x.is_switch]
+            if not loops:
                 fail(s, "continue outside a loop")
-            self.loops[-1].conts.append((self.st.active, self.st.env))
+            loops[-1].conts.append((self.st.active, self.st.env))
             self.st = State(self.st.env, self.st.active, dead=True)
         elif isinstance(s, c_ast.Return):
             f = self.fctx[-1]
@@ -433,7 +435,9 @@ class Lowering:
         elif isinstance(s, c_ast.EmptyStatement):
             pass
         elif isinstance(s, c_ast.Switch):
-            fail(s, "switch is not supported yet: use if / else if")
+            self.switch(s)
+        elif isinstance(s, (c_ast.Case, c_ast.Default)):
+            fail(s, "case label outside the top level of a switch body")
         elif isinstance(s, (c_ast.Goto, c_ast.Label)):
             fail(s, "goto and labels are not supported")
         elif isinstance(s, c_ast.Node) and type(s).__name__ in (
@@ -476,6 +480,52 @@ class Lowering:
             lambda: self.stmt(s.iftrue),
             (lambda: self.stmt(s.iffalse)) if s.iffalse is not None else None,
         )
+
+    def switch(self, s):
+        """switch: each case's statements run where control has entered (a matching label, or
+        fall-through from the case before); break leaves the switch."""
+        v = self.expr(s.cond)
+        t = promote(v.t)
+        v = self.m.cast(v, t)
+        items = s.stmt.block_items if isinstance(s.stmt, c_ast.Compound) else [s.stmt]
+        items = items or []
+        if any(not isinstance(x, (c_ast.Case, c_ast.Default)) for x in items):
+            fail(s, "statements before the first case label of a switch")
+        labels = [x for x in items if isinstance(x, c_ast.Case)]
+        values = [t.wrap(self.const_expr(x.expr)) for x in labels]
+        if len(set(values)) != len(values):
+            fail(s, "duplicate case labels")
+        if sum(isinstance(x, c_ast.Default) for x in items) > 1:
+            fail(s, "more than one default label")
+        matches = {
+            id(x): self.m.compare("==", v, const(t, val), t) for x, val in zip(labels, values)
+        }
+        none = const(BOOL, 1)
+        for c in matches.values():
+            none = self.m.land(none, self.m.lnot(c))
+        ctx = LoopCtx(is_switch=True)
+        self.loops.append(ctx)
+        self.scopes.append({})
+        entered = const(BOOL, 0)
+        for x in items:
+            if self.st.dead:
+                break  # every path left: the rest is unreachable
+            here = matches[id(x)] if isinstance(x, c_ast.Case) else none
+            entered = self.m.lor(entered, here)
+            body = list(x.stmts or [])
+
+            def run(body=body):
+                self.block(body)
+
+            if entered.is_const:
+                if entered.const:
+                    run()
+            else:
+                self.branch(entered, run, None)
+        self.scopes.pop()
+        self.loops.pop()
+        pairs = ctx.breaks + ([] if self.st.dead else [(self.st.active, self.st.env)])
+        self.merge_states(pairs)
 
     def loop(self, s, cond, body, step, do: bool):
         ctx = LoopCtx()
