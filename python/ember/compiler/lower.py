@@ -220,6 +220,13 @@ class Lowering:
             return self.globals[name]
         fail(node, f"undeclared identifier {name!r}")
 
+    def pop_scope(self):
+        """Leaves a block: its locals leave the environment (unrolled loops would otherwise
+        carry every iteration's locals into every merge)."""
+        for v in self.scopes.pop().values():
+            if not v.param:
+                self.st.env.pop(v, None)
+
     def get(self, var: Var):
         return self.st.env[var]
 
@@ -302,9 +309,10 @@ class Lowering:
     def run_function(self, fd, ret):
         self.fctx.append(FuncCtx(ret))
         active0 = self.st.active
+        known = set(self.st.env)
         self.scopes.append({})
         self.block(fd.body.block_items or [])
-        self.scopes.pop()
+        self.pop_scope()
         f = self.fctx.pop()
         pairs = list(f.returns)
         if not self.st.dead:
@@ -313,7 +321,7 @@ class Lowering:
         if not pairs:
             fail(fd, "function never returns")
         env, value = self.merge_returns(pairs, ret)
-        self.st = State(env, active0)
+        self.st = State({k: v for k, v in env.items() if k in known}, active0)
         return value
 
     def merge_returns(self, pairs, ret):
@@ -390,7 +398,7 @@ class Lowering:
         if isinstance(s, c_ast.Compound):
             self.scopes.append({})
             self.block(s.block_items or [])
-            self.scopes.pop()
+            self.pop_scope()
         elif isinstance(s, c_ast.Decl):
             self.local_decl(s)
         elif isinstance(s, c_ast.DeclList):
@@ -405,7 +413,7 @@ class Lowering:
                     s.init, (c_ast.DeclList, c_ast.Decl)
                 ) else self.expr(s.init)
             self.loop(s, s.cond, s.stmt, s.next, do=False)
-            self.scopes.pop()
+            self.pop_scope()
         elif isinstance(s, c_ast.While):
             self.loop(s, s.cond, s.stmt, None, do=False)
         elif isinstance(s, c_ast.DoWhile):
@@ -522,7 +530,7 @@ class Lowering:
                     run()
             else:
                 self.branch(entered, run, None)
-        self.scopes.pop()
+        self.pop_scope()
         self.loops.pop()
         pairs = ctx.breaks + ([] if self.st.dead else [(self.st.active, self.st.env)])
         self.merge_states(pairs)
@@ -931,6 +939,10 @@ class Lowering:
         finally:
             self.stack.pop()
             self.scopes, self.loops = saved_scopes, saved_loops
+        for p in params:  # the callee's scalar parameters leave the environment
+            v = scope[p.name]
+            if not v.is_array:
+                self.st.env.pop(v, None)
         if value is None:
             return const(INT, 0)
         return value
