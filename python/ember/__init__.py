@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _ember
 from .errors import (
+    CompileError,
     DecryptionError,
     DeviceError,
     DeviceMemoryError,
@@ -24,6 +25,7 @@ __version__ = "0.1.0"
 Stream = _ember.Stream  # a stream of one device: ember.Stream("cuda:0"); ct.on_stream(stream)
 
 __all__ = [
+    "CompileError",
     "DecryptionError",
     "Device",
     "DeviceError",
@@ -35,6 +37,7 @@ __all__ = [
     "SerializationError",
     "Stream",
     "backends",
+    "compile_c",
     "default_device",
     "devices",
     "num_threads",
@@ -80,6 +83,15 @@ def devices() -> list[Device]:
             )
         )
     return out
+
+
+def compile_c(path, function: str, keep_dir: str | None = None):
+    """Compiles `function` of the C file at `path` (a C99 subset, docs/compiler.md) into an
+    ember.circuit.Circuit of CGGI gates, through Yosys and ABC under the FHE cost model.
+    Raises CompileError with the file, line, column and construct for C outside the subset."""
+    from .compiler import compile_c as _compile_c
+
+    return _compile_c(path, function, keep_dir=keep_dir)
 
 
 def set_num_threads(n: int) -> None:

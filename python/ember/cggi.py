@@ -522,6 +522,18 @@ class Context:
             raise ParameterError("mux operands must have equal sizes")
         return Bits(self, self._raw.mux(rs, ra, rb, self._own(sk, ServerKey, "mux")), a.shape)
 
+    def concat(self, parts) -> Bits:
+        """The ciphertexts of several Bits of this context one after the other (a copy; no
+        bootstrap): gathers the operands of a batch of gates."""
+        parts = list(parts)
+        if not parts:
+            raise ParameterError("concat needs at least one Bits")
+        raws = [self._own(p, Bits, "concat") for p in parts]
+        if len(raws) == 1:
+            return Bits(self, self._raw.copy(raws[0]), (len(parts[0]),))
+        raw = self._raw.concat(raws)
+        return Bits(self, raw, (raw.count,))
+
     def not_(self, a: Bits) -> Bits:
         """NOT, without a bootstrap."""
         return Bits(self, self._raw.not_(self._own(a, Bits, "not_")), a.shape)

@@ -1,4 +1,4 @@
-"""The ``ember`` command line: info, demo, bench, tune."""
+"""The ``ember`` command line: info, demo, bench, tune, compile, run."""
 
 from __future__ import annotations
 
@@ -68,6 +68,81 @@ def cmd_tune(args) -> int:
     return 0
 
 
+def cmd_compile(args) -> int:
+    import time
+
+    from .compiler import compile_c
+
+    t0 = time.perf_counter()
+    circ = compile_c(args.source, args.function, keep_dir=args.keep)
+    seconds = time.perf_counter() - t0
+    out = args.output or f"{args.function}.circuit"
+    circ.save(out)
+    stats = circ.stats()
+    stats["compile_seconds"] = round(seconds, 3)
+    stats["yosys_seconds"] = round(circ.compile_info["yosys_seconds"], 3)
+    stats["inputs"] = {p.name: _port_text(p) for p in circ.inputs}
+    stats["outputs"] = {p.name: _port_text(p) for p in circ.outputs}
+    print(json.dumps(stats, indent=1))
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _port_text(p) -> str:
+    t = f"{'' if p.signed else 'u'}int{p.width}" if p.width > 1 else "bool"
+    return t + "".join(f"[{d}]" for d in p.shape)
+
+
+def cmd_run(args) -> int:
+    import time
+
+    import numpy as np
+
+    from . import cggi
+    from .circuit import Circuit
+
+    circ = Circuit.load(args.circuit)
+    try:
+        inputs = json.loads(args.inputs)
+    except json.JSONDecodeError as e:
+        raise ember.ParameterError(f"--inputs is not JSON: {e}") from None
+    if not isinstance(inputs, dict):
+        raise ember.ParameterError("--inputs must be a JSON object such as '{\"a\": [1, 2]}'")
+    params = cggi.Params.preset(args.params, insecure=args.params.endswith("insecure"))
+    ctx = cggi.Context(params, device=args.device)
+    t0 = time.perf_counter()
+    ck = ctx.keygen()
+    sk = ctx.server_key(ck, progress=not args.no_progress)
+    t1 = time.perf_counter()
+    ins = circ.encrypt_inputs(ctx, ck, **inputs)
+    t2 = time.perf_counter()
+    outs = circ.run(ctx, sk, ins, progress=not args.no_progress)
+    t3 = time.perf_counter()
+    res = circ.decrypt_outputs(ctx, ck, outs)
+    t4 = time.perf_counter()
+    plain = circ.evaluate(**inputs)
+    ok = all(np.array_equal(np.asarray(res[k]), np.asarray(plain[k])) for k in plain)
+    stats = circ.stats()
+    report = {
+        "outputs": {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in res.items()},
+        "matches_plaintext_evaluation": ok,
+        "device": ctx.device,
+        "params": args.params,
+        "gates": stats["gates"],
+        "bootstraps": stats["bootstraps"],
+        "depth": stats["depth"],
+        "seconds": {
+            "keys": round(t1 - t0, 3),
+            "encrypt": round(t2 - t1, 3),
+            "run": round(t3 - t2, 3),
+            "decrypt": round(t4 - t3, 3),
+        },
+        "bootstraps_per_second": round(stats["bootstraps"] / max(t3 - t2, 1e-9), 1),
+    }
+    print(json.dumps(report, indent=1))
+    return 0 if ok else 1
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="ember", description="Ember FHE command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -101,6 +176,27 @@ def main(argv=None) -> int:
     tune.add_argument("--out", default=None, help="write the table to this file (else stdout)")
     tune.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
     tune.set_defaults(fn=cmd_tune)
+    comp = sub.add_parser("compile", help="compile a C function to a circuit; prints statistics")
+    comp.add_argument("source", help="the C file")
+    comp.add_argument("--function", "-f", required=True, help="the function to compile")
+    comp.add_argument(
+        "-o", "--output", default=None, help="circuit file (default <function>.circuit)"
+    )
+    comp.add_argument("--keep", default=None, help="keep the Verilog and netlist in this folder")
+    comp.set_defaults(fn=cmd_compile)
+    run = sub.add_parser(
+        "run", help="encrypt inputs, run a circuit, decrypt; prints outputs, timing"
+    )
+    run.add_argument("circuit", help="a file written by ember compile")
+    run.add_argument("--inputs", required=True, help='JSON object, e.g. \'{"a": [1, 2], "x": 3}\'')
+    run.add_argument("--device", default="auto")
+    run.add_argument(
+        "--params",
+        default="test_insecure",
+        help="CGGI preset (default test_insecure: fast, NOT secure; bool_128 for 128-bit security)",
+    )
+    run.add_argument("--no-progress", action="store_true", help="no progress bars")
+    run.set_defaults(fn=cmd_run)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)

@@ -36,3 +36,8 @@ class DeviceMemoryError(DeviceError, MemoryError):
 class SecurityWarning(UserWarning):
     """Parameters below the security they would need (insecure=True): for tests and experiments,
     never for data that matters."""
+
+
+class CompileError(Error, ValueError):
+    """C outside the compiler's subset (the message names the file, line, column and
+    construct)."""

