@@ -1,5 +1,5 @@
-// CGGI context: NTT tables, key generation (secret keys, bootstrapping and key-switching keys),
-// encryption and decryption of bits and small integers.
+// CGGI context: transform tables, key generation (secret keys, bootstrapping and key-switching
+// keys), encryption and decryption of bits and small integers.
 #include "ember/cggi/context.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "detail.h"
+#include "ember/backend/cggi_fft.h"
 #include "ember/cggi/torus_sampler.h"
 
 namespace ember::cggi {
@@ -127,8 +128,15 @@ Context::Context(const Params& params, backend::Device device) : params_(params)
     host_psi_inv_rev_[i] = gl_pow(psi_inv, r);
   }
   n_inv_ = gl_pow(N, bk::kGoldilocks - 2);
-  psi_rev_ = Buffer::from_host(*be_, host_psi_rev_.data(), N * 8, Stream{});
-  psi_inv_rev_ = Buffer::from_host(*be_, host_psi_inv_rev_.data(), N * 8, Stream{});
+  if (shape_.fourier) {
+    std::vector<bk::Cx> tw(N / 2), itw(N / 2);
+    bk::fourier_tables(N / 2, tw.data(), itw.data());
+    forward_table_ = Buffer::from_host(*be_, tw.data(), N * 8, Stream{});
+    inverse_table_ = Buffer::from_host(*be_, itw.data(), N * 8, Stream{});
+  } else {
+    forward_table_ = Buffer::from_host(*be_, host_psi_rev_.data(), N * 8, Stream{});
+    inverse_table_ = Buffer::from_host(*be_, host_psi_inv_rev_.data(), N * 8, Stream{});
+  }
   sampler_ = std::make_unique<ring::Sampler>();
 }
 
@@ -182,9 +190,9 @@ ServerKey Context::server_key(const ClientKey& ck,
       }
       be_->copy_from_host_async(staging.as<T>(), host.data(), cnt * ggsw_words * sizeof(T),
                                 Stream{});
-      be_->cggi().bootstrap_key_to_ntt_async(sk.bsk.as<u64>() + i0 * shape_.ggsw_ntt_words(),
-                                             staging.as<T>(), cnt, shape_, psi_rev_.as<u64>(),
-                                             n_inv_, Stream{});
+      be_->cggi().bootstrap_key_transform_async(sk.bsk.as<u64>() + i0 * shape_.ggsw_ntt_words(),
+                                                staging.as<T>(), cnt, shape_,
+                                                forward_table_.as<void>(), n_inv_, Stream{});
       be_->synchronize(Stream{});
       if (progress) progress(i0 + cnt, n + 1);
     }

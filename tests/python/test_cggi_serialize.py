@@ -137,9 +137,23 @@ def test_malformed(keys):
 
     blob = sk.to_bytes()
     p = bytearray(_payload(blob))
-    p[16:24] = struct.pack("<Q", 2**64 - 1)  # a bootstrapping-key word >= p
-    with pytest.raises(ember.SerializationError, match="reduced"):
+    # test_insecure's key is in the Fourier domain (doubles): a NaN is refused.
+    assert p[16] == 1
+    p[17:25] = struct.pack("<d", float("nan"))
+    with pytest.raises(ember.SerializationError, match="out of range"):
         ctx.server_key_from_bytes(_repack(blob, bytes(p)))
+    p = bytearray(_payload(blob))
+    p[16] = 0  # the other transform domain
+    with pytest.raises(ember.SerializationError, match="transform domain"):
+        ctx.server_key_from_bytes(_repack(blob, bytes(p)))
+    # test_int_insecure's (64-bit torus) is in the Goldilocks domain: residues must be reduced.
+    ck2 = ctx2.keygen()
+    blob = ctx2.server_key(ck2, progress=False).to_bytes()
+    p = bytearray(_payload(blob))
+    assert p[16] == 0
+    p[17:25] = struct.pack("<Q", 2**64 - 1)  # a bootstrapping-key word >= p
+    with pytest.raises(ember.SerializationError, match="reduced"):
+        ctx2.server_key_from_bytes(_repack(blob, bytes(p)))
     p = bytearray(_payload(blob))
     p[0:8] = struct.pack("<Q", 2**60)  # sizes past the data
     with pytest.raises(ember.SerializationError):

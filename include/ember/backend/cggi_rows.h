@@ -144,19 +144,48 @@ EMBER_HD u32 mod_switch(T a, int log2_2n) {
 /// The signed gadget digits of torus value a, base 2^base_log, `levels` levels: digits[j] has
 /// weight 2^-(j+1) base_log, each in [-2^(base_log-1), 2^(base_log-1)); a is rounded to the
 /// nearest multiple of 2^(W - base_log levels) first. base_log levels <= W.
+/// (decompose_each hands each digit to emit(j, digit), from the last level to the first, without
+/// an array: the GPU keeps them out of local memory.)
+template <class T>
+struct Decomposer {
+  int base_log, levels;
+  /// The state before the first (last-level) digit: a rounded to the kept bits.
+  EMBER_HD T start(T a) const {
+    const int drop = kTorusBits<T> - base_log * levels;
+    return drop > 0 ? static_cast<T>(static_cast<T>(a + (T{1} << (drop - 1))) >> drop) : a;
+  }
+  /// The next digit (balanced: d - 2^base_log with a carry when d >= 2^(base_log-1)).
+  EMBER_HD i64 next(T& state) const {
+    const T mask = static_cast<T>((T{1} << base_log) - 1),
+            half = static_cast<T>(T{1} << (base_log - 1));
+    const T d = state & mask;
+    const T carry = static_cast<T>(d >= half);
+    state = static_cast<T>((state >> base_log) + carry);
+    return static_cast<i64>(d) - (static_cast<i64>(carry) << base_log);
+  }
+};
+
+template <class T, class Emit>
+EMBER_HD void decompose_each(T a, int base_log, int levels, Emit&& emit) {
+  const Decomposer<T> dec{base_log, levels};
+  T state = dec.start(a);
+  for (int j = levels - 1; j >= 0; --j) emit(j, dec.next(state));
+}
+
+/// decompose_each of two words in step: emit(j, digit of a, digit of b).
+template <class T, class Emit>
+EMBER_HD void decompose_pair_each(T a, T b, int base_log, int levels, Emit&& emit) {
+  const Decomposer<T> dec{base_log, levels};
+  T sa = dec.start(a), sb = dec.start(b);
+  for (int j = levels - 1; j >= 0; --j) {
+    const i64 da = dec.next(sa);
+    emit(j, da, dec.next(sb));
+  }
+}
+
 template <class T>
 EMBER_HD void decompose(T a, int base_log, int levels, i64* digits) {
-  const int kept = base_log * levels, drop = kTorusBits<T> - kept;
-  T state = a;
-  if (drop > 0) state = static_cast<T>(static_cast<T>(a + (T{1} << (drop - 1))) >> drop);
-  const T mask = static_cast<T>((T{1} << base_log) - 1),
-          half = static_cast<T>(T{1} << (base_log - 1));
-  for (int j = levels - 1; j >= 0; --j) {
-    const T d = state & mask;
-    const T carry = static_cast<T>(d >= half);  // balanced digit: d - 2^base_log, carry one
-    state = static_cast<T>((state >> base_log) + carry);
-    digits[j] = static_cast<i64>(d) - (static_cast<i64>(carry) << base_log);
-  }
+  decompose_each(a, base_log, levels, [&](int j, i64 d) { digits[j] = d; });
 }
 
 /// The signed limbs of word w, `limb_bits` each from the least significant, limbs in

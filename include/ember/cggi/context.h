@@ -158,7 +158,9 @@ class Context {
   std::uint64_t params_id_;
   backend::Device device_;
   backend::Backend* be_;
-  backend::Buffer psi_rev_, psi_inv_rev_;
+  // The bootstrapping transform's tables on the backend (Goldilocks or Fourier, see
+  // backend::BootstrapKeyView); the Goldilocks tables on the host for key generation.
+  backend::Buffer forward_table_, inverse_table_;
   std::uint64_t n_inv_ = 0;
   std::vector<std::uint64_t> host_psi_rev_, host_psi_inv_rev_;
   std::unique_ptr<ring::Sampler> sampler_;

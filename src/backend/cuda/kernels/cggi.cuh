@@ -137,7 +137,7 @@ __device__ __forceinline__ T rotated_coefficient(const T* p, std::size_t n, std:
 }
 
 /// One block per polynomial of the bootstrapping key: limb split, lift to Z_p, forward NTT,
-/// times n_inv (the CPU's bootstrap_key_to_ntt_async). Shared memory: limbs x N words.
+/// times n_inv (the CPU's bootstrap_key_transform_async). Shared memory: limbs x N words.
 template <class T>
 __global__ void cggi_key_to_ntt_kernel(u64* out, const T* in, CggiShape s, const u64* psi_rev,
                                        u64 n_inv) {
@@ -191,8 +191,8 @@ __global__ void cggi_blind_rotate_kernel(T* out, const T* in, const T* test,
   u64* sums = digits + rows * N;
   wait_for_previous_kernels();
   for (std::size_t j = threadIdx.x; j < N; j += blockDim.x) {
-    psi[j] = bsk.psi_rev[j];
-    psi_inv[j] = bsk.psi_inv_rev[j];
+    psi[j] = static_cast<const u64*>(bsk.forward)[j];
+    psi_inv[j] = static_cast<const u64*>(bsk.inverse)[j];
   }
   const T* x = in + ct * (s.n + 1);
   const int log2_2n = s.log2_n + 1;
@@ -219,7 +219,7 @@ __global__ void cggi_blind_rotate_kernel(T* out, const T* in, const T* test,
     __syncthreads();
     block_ntt_forward(digits, static_cast<u32>(rows), log_n, psi);
     // sums[oc] = sum_r digits_r * key_r[oc], oc = output polynomial x limb.
-    const u64* key = bsk.ggsw + i * key_words;
+    const u64* key = static_cast<const u64*>(bsk.ggsw) + i * key_words;
     for (u32 w = threadIdx.x; w < outs * N; w += blockDim.x) {
       const u32 oc = w >> log_n, j = w & mask;
       cg::GlAcc sum;
@@ -255,13 +255,16 @@ inline constexpr int kKeySwitchTile = 32;
 /// Input words whose digits a block decomposes per step.
 inline constexpr int kKeySwitchChunk = 8;
 
-/// Tiled LWE key switch: block (x, y) computes output words [y blockDim, (y + 1) blockDim) of
-/// ciphertexts [x kKeySwitchTile, ...): out = (0, .., 0, body) - sum_i sum_j d_ij ksk_ij, the
-/// digits of each input word decomposed once per block into shared memory (key_switch_row's
-/// arithmetic: wrapping products mod 2^W).
+/// Tiled LWE key switch: block (x, y, z) computes output words [y blockDim, (y + 1) blockDim)
+/// of ciphertexts [x kKeySwitchTile, ...) over input words [z per_split, (z + 1) per_split):
+/// out = (0, .., 0, body) - sum_i sum_j d_ij ksk_ij, the digits of each input word decomposed
+/// once per block into shared memory (key_switch_row's arithmetic: wrapping products mod 2^W).
+/// With several splits (few ciphertexts: the input words spread over the GPU instead of one
+/// block's serial loop) each adds its part atomically to a zeroed `out`: integer sums mod 2^W,
+/// the same words in any order.
 template <class T>
 __global__ void cggi_key_switch_kernel(T* out, const T* in, const T* ksk, std::size_t count,
-                                       CggiShape s) {
+                                       CggiShape s, std::size_t per_split) {
   __shared__ T digits[kKeySwitchChunk][kKeySwitchTile][kMaxCggiLevels];
   const std::size_t big = s.k * s.N, n = s.n, L = s.ks_levels;
   const std::size_t first = blockIdx.x * kKeySwitchTile;
@@ -270,8 +273,10 @@ __global__ void cggi_key_switch_kernel(T* out, const T* in, const T* ksk, std::s
   T sum[kKeySwitchTile];
   for (int t = 0; t < kKeySwitchTile; ++t) sum[t] = T{0};
   wait_for_previous_kernels();
-  for (std::size_t i0 = 0; i0 < big; i0 += kKeySwitchChunk) {
-    const std::size_t chunk = big - i0 < kKeySwitchChunk ? big - i0 : kKeySwitchChunk;
+  const std::size_t begin = blockIdx.z * per_split,
+                    end = begin + per_split < big ? begin + per_split : big;
+  for (std::size_t i0 = begin; i0 < end; i0 += kKeySwitchChunk) {
+    const std::size_t chunk = end - i0 < kKeySwitchChunk ? end - i0 : kKeySwitchChunk;
     __syncthreads();  // the previous chunk's digits are read
     for (std::size_t w = threadIdx.x; w < chunk * kKeySwitchTile; w += blockDim.x) {
       const std::size_t ii = w / kKeySwitchTile, t = w % kKeySwitchTile;
@@ -299,8 +304,16 @@ __global__ void cggi_key_switch_kernel(T* out, const T* in, const T* ksk, std::s
   for (int t = 0; t < kKeySwitchTile; ++t) {
     const std::size_t ct = first + t;
     if (ct >= count) break;
-    const T body = c == n ? in[ct * (big + 1) + big] : T{0};
-    out[ct * (n + 1) + c] = static_cast<T>(body + sum[t]);
+    const T body = c == n && blockIdx.z == 0 ? in[ct * (big + 1) + big] : T{0};
+    T* dst = out + ct * (n + 1) + c;
+    if (gridDim.z == 1) {
+      *dst = static_cast<T>(body + sum[t]);
+    } else if constexpr (sizeof(T) == 4) {
+      atomicAdd(reinterpret_cast<unsigned*>(dst), static_cast<unsigned>(body + sum[t]));
+    } else {
+      atomicAdd(reinterpret_cast<unsigned long long*>(dst),
+                static_cast<unsigned long long>(body + sum[t]));
+    }
   }
 }
 

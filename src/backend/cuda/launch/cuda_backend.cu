@@ -45,7 +45,7 @@ __global__ void spin_kernel(long long cycles) {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int index) : ctx_(index), cggi_(make_cuda_cggi(ctx_)) {}
+  explicit CudaBackend(int index) : ctx_(index), cggi_(make_cuda_cggi(ctx_, *this)) {}
 
   /// A stream's CUDA handle; the null Stream is this GPU's default stream (never CUDA's legacy
   /// stream 0, which would synchronize with every other stream).
