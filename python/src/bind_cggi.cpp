@@ -165,7 +165,6 @@ void bind_cggi(nb::module_& m) {
       .def_prop_ro("params_id", &Context::params_id)
       .def_prop_ro("device", [](const Context& x) { return x.device().str(); })
       .def_prop_ro("limbs", [](const Context& x) { return x.shape().limbs; })
-      .def_prop_ro("fourier", [](const Context& x) { return x.shape().fourier; })
       .def("keygen", &Context::keygen, release)
       .def(
           "server_key",

@@ -128,15 +128,10 @@ Context::Context(const Params& params, backend::Device device) : params_(params)
     host_psi_inv_rev_[i] = gl_pow(psi_inv, r);
   }
   n_inv_ = gl_pow(N, bk::kGoldilocks - 2);
-  if (shape_.fourier) {
-    std::vector<bk::Cx> tw(N / 2), itw(N / 2);
-    bk::fourier_tables(N / 2, tw.data(), itw.data());
-    forward_table_ = Buffer::from_host(*be_, tw.data(), N * 8, Stream{});
-    inverse_table_ = Buffer::from_host(*be_, itw.data(), N * 8, Stream{});
-  } else {
-    forward_table_ = Buffer::from_host(*be_, host_psi_rev_.data(), N * 8, Stream{});
-    inverse_table_ = Buffer::from_host(*be_, host_psi_inv_rev_.data(), N * 8, Stream{});
-  }
+  std::vector<bk::Cx> tw(N / 2), itw(N / 2);
+  bk::fourier_tables(N / 2, tw.data(), itw.data());
+  forward_table_ = Buffer::from_host(*be_, tw.data(), N * 8, Stream{});
+  inverse_table_ = Buffer::from_host(*be_, itw.data(), N * 8, Stream{});
   sampler_ = std::make_unique<ring::Sampler>();
 }
 
@@ -192,7 +187,7 @@ ServerKey Context::server_key(const ClientKey& ck,
                                 Stream{});
       be_->cggi().bootstrap_key_transform_async(sk.bsk.as<u64>() + i0 * shape_.ggsw_ntt_words(),
                                                 staging.as<T>(), cnt, shape_,
-                                                forward_table_.as<void>(), n_inv_, Stream{});
+                                                forward_table_.as<void>(), Stream{});
       be_->synchronize(Stream{});
       if (progress) progress(i0 + cnt, n + 1);
     }

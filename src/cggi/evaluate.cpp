@@ -65,7 +65,7 @@ void Context::check(const LweBatch& c, const char* what) const {
 backend::BootstrapKeyView Context::key_view(const ServerKey& sk) const {
   if (sk.params_id != params_id_)
     throw MismatchError("the server key belongs to a context with other parameters");
-  return {sk.bsk.as<void>(), forward_table_.as<void>(), inverse_table_.as<void>(), n_inv_};
+  return {sk.bsk.as<void>(), forward_table_.as<void>(), inverse_table_.as<void>()};
 }
 
 LweBatch Context::linear(const LweBatch& a, const LweBatch* b, std::int64_t ca, std::int64_t cb,

@@ -21,12 +21,12 @@ int ceil_log2(std::size_t x) {
 bool power_of_two(std::size_t x) { return x && !(x & (x - 1)); }
 
 /// Bits of the bootstrapping key's limbs: the largest w <= W with (k+1) l N 2^(B-1) 2^(w-1)
-/// < 2^62, so that a product's centered sum stays below p/2 (see cggi_rows.h); 0 if none.
+/// <= 2^52, so that a product's coefficients stay exact in the FFT's doubles (cggi_fft.h).
 std::size_t rows_of(const Params& p) { return (p.k + 1) * static_cast<std::size_t>(p.bk_levels); }
 
 int limb_bits_for(const Params& p) {
   const int rows_log = ceil_log2(rows_of(p) * p.N);
-  const int w = 62 - rows_log - (p.bk_base_log - 1) + 1;
+  const int w = 52 - rows_log - (p.bk_base_log - 1) + 1;
   return w > p.torus_bits ? p.torus_bits : (w < 0 ? 0 : w);
 }
 
@@ -84,8 +84,8 @@ void Params::validate() const {
   }
   if (limb_bits_for(*this) < 8)
     fail(
-        "(k+1) * bk_levels * N * 2^(bk_base_log-1) is too large for exact products mod "
-        "2^64 - 2^32 + 1: lower bk_base_log or N");
+        "(k+1) * bk_levels * N * 2^(bk_base_log-1) is too large for exact products in the "
+        "FFT's doubles: lower bk_base_log or N");
   for (const Noise* e : {&lwe_noise, &glwe_noise}) {
     if (e->kind == Noise::gaussian && !(e->value > 0 && e->value < 0.125))
       fail("a Gaussian noise standard deviation must be in (0, 1/8) (torus units)");
@@ -141,13 +141,6 @@ backend::CggiShape Params::shape() const {
   s.ks_levels = ks_levels;
   s.limb_bits = limb_bits_for(*this);
   s.limbs = (torus_bits + s.limb_bits - 1) / s.limb_bits;
-  // A 32-bit torus multiplies in doubles when a product's sum, at most (k+1) l N 2^(B-1) 2^31
-  // in size, stays below 2^52: then the FFT's rounding errors (about 2^-9 at bool_128's sizes,
-  // tests/unit/cggi/test_cggi_fft.cpp) leave the nearest integer exact.
-  // (The GPU's Fourier kernels are built for N from 256 to 2048: the others keep Goldilocks.)
-  s.fourier = torus_bits == 32 && N >= 256 && N <= 2048 &&
-              ceil_log2(rows_of(*this) * N) + bk_base_log <= 22;
-  if (s.fourier) s.limb_bits = 32, s.limbs = 1;
   return s;
 }
 

@@ -1,12 +1,15 @@
-// Host/device building blocks of CGGI's Fourier path: complex doubles with a fixed rounding
+// Host/device building blocks of CGGI's blind rotation: complex doubles with a fixed rounding
 // sequence, the folded negacyclic FFT, and the conversions between torus words and spectra.
 //
-// Products by the bootstrapping key of a 32-bit torus run in doubles (the TFHE library's, cuFHE's
-// and tfhe-rs's choice): about five times fewer operations than the Goldilocks NTT, and exact here,
-// because a product's coefficients stay far below 2^53 (CggiShape::fourier says when). Both
-// backends call these functions in the same order, each operation correctly rounded and no
-// multiply-add contracted except the explicit fma() (nvcc's intrinsics on the device, the
-// host built with -ffp-contract=off), so CPU and GPU results are bit-identical.
+// Products by the bootstrapping key run in doubles (the TFHE library's, cuFHE's and tfhe-rs's
+// choice; about five times fewer operations than a 64-bit integer NTT). They are exact: the key's
+// words are split into signed limbs of CggiShape::limb_bits bits, chosen so that a product's
+// coefficients, at most (k+1) l N 2^(B-1) 2^(limb_bits-1) in size, stay below 2^52, where the
+// FFT's rounding errors (about 2^-9 at bool_128's sizes, tests/unit/cggi/test_cggi_fft.cpp)
+// leave the nearest integer exact (a 32-bit torus needs one limb at every preset, a 64-bit one
+// four). Both backends call these functions in the same order, each operation correctly
+// rounded and no multiply-add contracted except the explicit fma() (nvcc's intrinsics on the
+// device, the host built with -ffp-contract=off), so CPU and GPU results are bit-identical.
 //
 // A real polynomial a of N coefficients mod X^N + 1 is folded into n = N/2 complex values
 // c_j = a_j + i a_{j+n}: a mod (X^n - i) (since X^N + 1 = (X^n - i)(X^n + i), and a is real, the
@@ -21,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/backend/cggi_rows.h"
 #include "ember/core/config.h"
 #include "ember/core/modarith.h"
 
@@ -113,24 +117,35 @@ EMBER_HD T torus_from_double(double x) {
 #endif
 }
 
-/// A torus word as a signed integer, as a double (exact: |v| <= 2^31 for the 32-bit torus).
+/// Most limbs a key word splits into (CggiShape::limbs).
+inline constexpr int kMaxKeyLimbs = 8;
+
+/// One polynomial of the bootstrapping key (2 half torus words) to the Fourier domain, `limbs`
+/// spectra of half values in `out`: each word split into signed limbs of `limb_bits` bits
+/// (split_limbs), each limb polynomial folded, forward transformed and multiplied by 1 / half
+/// (exact: a power of two), the inverse transform's scale folded in.
 template <class T>
-EMBER_HD double signed_double(T w) {
-  using S = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
-  return static_cast<double>(static_cast<S>(w));
+EMBER_HD void fourier_key_polynomial(Cx* out, const T* in, std::size_t half, const Cx* tw,
+                                     int limb_bits, int limbs) {
+  for (std::size_t j = 0; j < half; ++j) {
+    std::int64_t lo[kMaxKeyLimbs], hi[kMaxKeyLimbs];
+    split_limbs(in[j], limb_bits, limbs, lo);
+    split_limbs(in[j + half], limb_bits, limbs, hi);
+    for (int c = 0; c < limbs; ++c)
+      out[c * half + j] = {static_cast<double>(lo[c]), static_cast<double>(hi[c])};
+  }
+  const double scale = 1.0 / static_cast<double>(half);
+  for (int c = 0; c < limbs; ++c) {
+    Cx* x = out + c * half;
+    fft_forward(x, half, tw);
+    for (std::size_t j = 0; j < half; ++j) x[j] = {f_mul(x[j].re, scale), f_mul(x[j].im, scale)};
+  }
 }
 
-/// One polynomial of the bootstrapping key (2 half torus words) to the Fourier domain, in out's
-/// half values: fold the words as signed integers, forward transform, times 1 / half (exact: a
-/// power of two), the inverse transform's scale folded in.
+/// A product limb's nearest integer times 2^shift, as a torus word (mod 2^W).
 template <class T>
-EMBER_HD void fourier_key_polynomial(Cx* out, const T* in, std::size_t half, const Cx* tw) {
-  for (std::size_t j = 0; j < half; ++j)
-    out[j] = {signed_double(in[j]), signed_double(in[j + half])};
-  fft_forward(out, half, tw);
-  const double scale = 1.0 / static_cast<double>(half);
-  for (std::size_t j = 0; j < half; ++j)
-    out[j] = {f_mul(out[j].re, scale), f_mul(out[j].im, scale)};
+EMBER_HD T limb_to_torus(double x, int shift) {
+  return static_cast<T>(torus_from_double<T>(x) << shift);
 }
 
 /// The twiddles of the transform of n values (host; n a power of two, at least 2): node i at

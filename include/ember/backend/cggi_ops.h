@@ -24,16 +24,13 @@ struct CggiShape {
   int ks_base_log = 0;  // key-switching key decomposition
   int ks_levels = 0;
   int limb_bits = 32;  // the bootstrapping key's words split into limbs of this many bits
-  int limbs = 1;       // ... this many (see cggi_rows.h)
-  /// The key's products run in the double FFT of cggi_fft.h (a 32-bit torus whose products stay
-  /// exact in doubles; one limb) instead of the Goldilocks NTT of cggi_rows.h.
-  bool fourier = false;
+  int limbs = 1;       // ... this many, at most 8 (see cggi_fft.h)
 
   std::size_t big_dim() const { return k * N; }
   std::size_t rows() const { return (k + 1) * static_cast<std::size_t>(bk_levels); }
   std::size_t word_bytes() const { return torus_bits / 8; }
-  /// 8-byte words of one GGSW of the key in the transform domain: rows x (k+1) outputs x limbs x
-  /// N (N Goldilocks residues, or N / 2 complex doubles, per polynomial).
+  /// Doubles of one GGSW of the key in the Fourier domain: rows x (k+1) outputs x limbs x N
+  /// (N / 2 complex values per limb polynomial).
   std::size_t ggsw_ntt_words() const { return rows() * (k + 1) * limbs * N; }
 };
 
@@ -46,15 +43,13 @@ decltype(auto) with_torus(int torus_bits, F&& f) {
   return f(u64{});
 }
 
-/// The bootstrapping key in the transform domain and the transform's tables, backend memory.
-/// The key is premultiplied by the inverse's scale, so that products need only the unscaled
-/// inverse. Goldilocks (shape.fourier false): u64 residues, tables psi_rev / psi_inv_rev of N
-/// residues; Fourier: cggi::Cx values, tables tw / itw of N / 2 (see cggi_fft.h).
+/// The bootstrapping key in the Fourier domain and the transform's tables (cggi_fft.h),
+/// backend memory. The key is premultiplied by 2 / N, so that products need only the unscaled
+/// inverse.
 struct BootstrapKeyView {
-  const void* ggsw = nullptr;     // n GGSWs of ggsw_ntt_words() words, [i][row][out][limb][N]
-  const void* forward = nullptr;  // N words
-  const void* inverse = nullptr;  // N words
-  u64 n_inv = 0;                  // Goldilocks: N^-1 mod p
+  const void* ggsw = nullptr;     // cggi::Cx, n GGSWs: [i][row][out][limb][N / 2]
+  const void* forward = nullptr;  // cggi::Cx tw[N / 2]
+  const void* inverse = nullptr;  // cggi::Cx itw[N / 2] = conj(tw)
 };
 
 /// Backend operations of CGGI. Pointers are backend memory; torus arrays are u32 or u64 words
@@ -64,11 +59,10 @@ class CggiOps {
   virtual ~CggiOps() = default;
 
   /// The bootstrapping key's transform: `count` GGSWs in coefficient form (torus words,
-  /// [i][row][out][N]) to ggsw_ntt_words() words each. Goldilocks: limb split, lift, forward
-  /// NTT by `forward` (psi_rev), times n_inv = N^-1 mod p; Fourier: fold, forward FFT by
-  /// `forward` (tw), times 2 / N.
+  /// [i][row][out][N]) to ggsw_ntt_words() doubles each (cggi::fourier_key_polynomial: limb
+  /// split, fold, forward FFT by the twiddles `forward`, times 2 / N).
   virtual void bootstrap_key_transform_async(void* out, const void* ggsw, std::size_t count,
-                                             const CggiShape& shape, const void* forward, u64 n_inv,
+                                             const CggiShape& shape, const void* forward,
                                              Stream stream) = 0;
 
   /// For each of `count` small-key LWE ciphertexts (n + 1 words): the blind rotation of the

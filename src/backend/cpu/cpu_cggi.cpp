@@ -1,5 +1,5 @@
-// The CPU backend's CGGI family: the reference implementation over cggi_rows.h, OpenMP over the
-// ciphertexts of a batch.
+// The CPU backend's CGGI family: the reference implementation over cggi_rows.h and cggi_fft.h,
+// OpenMP over the ciphertexts of a batch.
 #include "cpu_cggi.h"
 
 #include <algorithm>
@@ -17,26 +17,22 @@ using cggi::i64;
 
 using cggi::Cx;
 
-/// Scratch of one blind rotation (Goldilocks rows, or Fourier spectra of N / 2 values).
+/// Scratch of one blind rotation: the accumulator, the CMux's difference, its (k+1) l digit
+/// spectra and the limbs of one output's products (N / 2 complex values each).
 template <class T>
 struct RotationScratch {
   std::vector<T> acc, diff;
-  std::vector<u64> digits, sum;
   std::vector<Cx> spectra, sums;
-  explicit RotationScratch(const CggiShape& s) : acc((s.k + 1) * s.N), diff((s.k + 1) * s.N) {
-    if (s.fourier) {
-      spectra.resize(s.rows() * s.N / 2);
-      sums.resize((s.k + 1) * s.N / 2);
-    } else {
-      digits.resize(s.rows() * s.N);
-      sum.resize((s.k + 1) * s.N);
-    }
-  }
+  explicit RotationScratch(const CggiShape& s)
+      : acc((s.k + 1) * s.N),
+        diff((s.k + 1) * s.N),
+        spectra(s.rows() * s.N / 2),
+        sums(s.limbs * s.N / 2) {}
 };
 
 /// The phases of one blind rotation: each CMux decomposes the k+1 polynomials of X^e acc - acc,
 /// transforms the (k+1) l digit rows and accumulates the k+1 outputs (the units a GPU block
-/// shares out among its threads).
+/// shares out among its threads), every floating-point operation in the GPU's order.
 template <class T>
 struct Rotation {
   const CggiShape& s;
@@ -55,75 +51,48 @@ struct Rotation {
   }
   /// The exponent of CMux i (0: the CMux adds nothing).
   std::size_t exponent(std::size_t i) const { return cggi::mod_switch(in[i], log2_2n()); }
-  /// Polynomial p of X^e acc - acc, decomposed into its l digit polynomials: lifted to Z_p, or
-  /// folded (coefficients j and j + N/2 as one complex value).
+  /// Polynomial p of X^e acc - acc, decomposed into its l digit polynomials, folded
+  /// (coefficients j and j + N/2 as one complex value).
   void decompose(std::size_t p, std::size_t e) {
     const std::size_t N = s.N, L = s.bk_levels, half = N / 2;
     T* diff = w.diff.data() + p * N;
     cggi::rotate_minus_self(diff, w.acc.data() + p * N, N, e);
-    i64 d[64], d2[64];
-    if (s.fourier) {
-      for (std::size_t j = 0; j < half; ++j) {
-        cggi::decompose(diff[j], s.bk_base_log, s.bk_levels, d);
-        cggi::decompose(diff[j + half], s.bk_base_log, s.bk_levels, d2);
-        for (std::size_t l = 0; l < L; ++l)
-          w.spectra[(p * L + l) * half + j] = {static_cast<double>(d[l]),
-                                               static_cast<double>(d2[l])};
-      }
-      return;
-    }
-    for (std::size_t j = 0; j < N; ++j) {
-      cggi::decompose(diff[j], s.bk_base_log, s.bk_levels, d);
-      for (std::size_t l = 0; l < L; ++l)
-        w.digits[(p * L + l) * N + j] = cggi::gl_from_signed(d[l]);
-    }
+    for (std::size_t j = 0; j < half; ++j)
+      cggi::decompose_pair_each(
+          diff[j], diff[j + half], s.bk_base_log, s.bk_levels, [&](int l, i64 a, i64 b) {
+            w.spectra[(p * L + l) * half + j] = {static_cast<double>(a), static_cast<double>(b)};
+          });
   }
   void transform(std::size_t r) {
-    if (s.fourier)
-      cggi::fft_forward(w.spectra.data() + r * s.N / 2, s.N / 2,
-                        static_cast<const Cx*>(bsk.forward));
-    else
-      cggi::gl_ntt_forward(w.digits.data() + r * s.N, s.N, static_cast<const u64*>(bsk.forward));
+    cggi::fft_forward(w.spectra.data() + r * s.N / 2, s.N / 2, static_cast<const Cx*>(bsk.forward));
   }
-  /// acc_o += sum_r digits_r key_(i, r, o), limb by limb.
+  /// acc_o += sum over the key's limbs c of 2^(c limb_bits) round(invFFT(sum_r digits_r
+  /// key_(i, r, o, c))), the rows summed in row order.
   void accumulate(std::size_t i, std::size_t o) {
-    if (s.fourier) return accumulate_fourier(i, o);
-    const std::size_t N = s.N, k = s.k, rows = s.rows();
-    const u64* key = static_cast<const u64*>(bsk.ggsw) + i * s.ggsw_ntt_words();
-    T* acc = w.acc.data() + o * N;
-    u64* sum = w.sum.data() + o * N;
-    const std::size_t row_stride = (k + 1) * s.limbs * N;
-    for (int c = 0; c < s.limbs; ++c) {
-      const u64* k0 = key + (o * s.limbs + c) * N;
-      for (std::size_t j = 0; j < N; ++j) {
-        cggi::GlAcc a;
-        for (std::size_t r = 0; r < rows; ++r)
-          cggi::gl_mac(a, w.digits[r * N + j], k0[r * row_stride + j]);
-        sum[j] = cggi::gl_acc_reduce(a);
-      }
-      cggi::gl_ntt_inverse_unscaled(sum, N, static_cast<const u64*>(bsk.inverse));
-      const int shift = c * s.limb_bits;
-      for (std::size_t j = 0; j < N; ++j)
-        acc[j] = static_cast<T>(acc[j] + cggi::torus_from_limb<T>(sum[j], shift));
-    }
-  }
-  /// The Fourier path's accumulate: sums over the rows in row order (the GPU's order), the
-  /// unscaled inverse FFT, the nearest integers added to the accumulator.
-  void accumulate_fourier(std::size_t i, std::size_t o) {
-    const std::size_t half = s.N / 2, rows = s.rows(), outs = s.k + 1;
+    const std::size_t half = s.N / 2, rows = s.rows(), limbs = s.limbs;
+    const std::size_t row_stride = (s.k + 1) * limbs;  // key rows apart, in polynomials
     const Cx* key = static_cast<const Cx*>(bsk.ggsw) + i * s.ggsw_ntt_words() / 2;
-    Cx* sum = w.sums.data() + o * half;
-    for (std::size_t f = 0; f < half; ++f) {
-      Cx a{0.0, 0.0};
-      for (std::size_t r = 0; r < rows; ++r)
-        a = cggi::cx_mac(a, w.spectra[r * half + f], key[(r * outs + o) * half + f]);
-      sum[f] = a;
+    for (std::size_t c = 0; c < limbs; ++c) {
+      Cx* sum = w.sums.data() + c * half;
+      const Cx* k0 = key + (o * limbs + c) * half;
+      for (std::size_t f = 0; f < half; ++f) {
+        Cx a{0.0, 0.0};
+        for (std::size_t r = 0; r < rows; ++r)
+          a = cggi::cx_mac(a, w.spectra[r * half + f], k0[r * row_stride * half + f]);
+        sum[f] = a;
+      }
+      cggi::fft_inverse_unscaled(sum, half, static_cast<const Cx*>(bsk.inverse));
     }
-    cggi::fft_inverse_unscaled(sum, half, static_cast<const Cx*>(bsk.inverse));
     T* acc = w.acc.data() + o * s.N;
     for (std::size_t j = 0; j < half; ++j) {
-      acc[j] = static_cast<T>(acc[j] + cggi::torus_from_double<T>(sum[j].re));
-      acc[j + half] = static_cast<T>(acc[j + half] + cggi::torus_from_double<T>(sum[j].im));
+      T lo = acc[j], hi = acc[j + half];
+      for (std::size_t c = 0; c < limbs; ++c) {
+        const int shift = static_cast<int>(c) * s.limb_bits;
+        lo = static_cast<T>(lo + cggi::limb_to_torus<T>(w.sums[c * half + j].re, shift));
+        hi = static_cast<T>(hi + cggi::limb_to_torus<T>(w.sums[c * half + j].im, shift));
+      }
+      acc[j] = lo;
+      acc[j + half] = hi;
     }
   }
   void finish(T* out) { cggi::sample_extract(out, w.acc.data(), s.k, s.N); }
@@ -151,42 +120,17 @@ class CpuCggi final : public CggiOps {
   explicit CpuCggi(CpuThreads& threads) : threads_(threads) {}
 
   void bootstrap_key_transform_async(void* out_words, const void* ggsw, std::size_t count,
-                                     const CggiShape& s, const void* forward, u64 n_inv,
-                                     Stream) override {
+                                     const CggiShape& s, const void* forward, Stream) override {
     with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       const T* in = static_cast<const T*>(ggsw);
-      const std::size_t N = s.N, polys = count * s.rows() * (s.k + 1);
+      Cx* out = static_cast<Cx*>(out_words);
+      const std::size_t N = s.N, half = N / 2, polys = count * s.rows() * (s.k + 1);
       const long total = static_cast<long>(polys);
-      if (s.fourier) {
-        Cx* out = static_cast<Cx*>(out_words);
-        const std::size_t half = N / 2;
 #pragma omp parallel for schedule(static) num_threads(threads_.team())
-        for (long t = 0; t < total; ++t)
-          cggi::fourier_key_polynomial(out + t * half, in + t * N, half,
-                                       static_cast<const Cx*>(forward));
-        return;
-      }
-      u64* out = static_cast<u64*>(out_words);
-      const u64* psi_rev = static_cast<const u64*>(forward);
-#pragma omp parallel num_threads(threads_.team())
-      {
-        std::vector<i64> limbs(s.limbs);
-#pragma omp for schedule(static)
-        for (long t = 0; t < total; ++t) {
-          const T* src = in + t * N;
-          u64* dst = out + t * s.limbs * N;
-          for (std::size_t j = 0; j < N; ++j) {
-            cggi::split_limbs(src[j], s.limb_bits, s.limbs, limbs.data());
-            for (int c = 0; c < s.limbs; ++c) dst[c * N + j] = cggi::gl_from_signed(limbs[c]);
-          }
-          for (int c = 0; c < s.limbs; ++c) {
-            cggi::gl_ntt_forward(dst + c * N, N, psi_rev);
-            for (std::size_t j = 0; j < N; ++j)
-              dst[c * N + j] = cggi::gl_mul(dst[c * N + j], n_inv);
-          }
-        }
-      }
+      for (long t = 0; t < total; ++t)
+        cggi::fourier_key_polynomial(out + t * s.limbs * half, in + t * N, half,
+                                     static_cast<const Cx*>(forward), s.limb_bits, s.limbs);
     });
   }
 

@@ -76,7 +76,7 @@ TEST(CggiFft, KeyProductsAreExactAtBool128Sizes) {
       d[j] = static_cast<std::int64_t>(rng() % 1024) - 512;
       key[j] = static_cast<u32>(rng());
       dd[j] = static_cast<double>(d[j]);
-      kd[j] = bk::signed_double(key[j]);
+      kd[j] = static_cast<double>(static_cast<std::int32_t>(key[j]));
     }
     const auto part = schoolbook(d, key);
     for (std::size_t j = 0; j < N; ++j) expect[j] += part[j];

@@ -1,8 +1,9 @@
-// CGGI's Fourier blind rotation (32-bit torus): C ciphertexts per block share every read of the
-// bootstrapping key; the accumulators, the CMux's folded digit spectra and their products live
-// in shared memory; FFT passes of up to 16 points run in registers, with the transform's size a
-// compile-time constant so that index arithmetic folds away. All arithmetic comes from
-// backend/cggi_fft.h in the CPU backend's order, so every result equals the CPU's bit for bit.
+// CGGI's blind rotation on the GPU, in two forms: C ciphertexts per block sharing every read of
+// the bootstrapping key (throughput), and one ciphertext per cluster of k+1 blocks (latency).
+// The accumulators, the CMux's folded digit spectra and their products live in shared memory;
+// FFT passes of up to 16 points run in registers, with the transform's size a compile-time
+// constant so that index arithmetic folds away. All arithmetic comes from backend/cggi_fft.h in
+// the CPU backend's order, so every result equals the CPU's bit for bit.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -71,10 +72,11 @@ __device__ __forceinline__ void fourier_ct_pass(Cx* a, u32 rows, RowOffset row_o
   }
 }
 
-/// One unscaled inverse pass (fft_inverse_unscaled's stages t = 2^log_t0 .. ).
+/// One unscaled inverse pass (fft_inverse_unscaled's stages t = 2^log_t0 .. ), its twiddles
+/// the conjugates of the forward table's (exactly the values of the CPU's itw table).
 template <class Plan, int kLog, int kStages, class RowOffset>
 __device__ __forceinline__ void fourier_gs_pass(Cx* a, u32 rows, RowOffset row_offset, int log_t0,
-                                                const Cx* itw) {
+                                                const Cx* tw) {
   constexpr u32 R = 1u << kStages, log_groups = kLog - kStages;
   const u32 total = rows << log_groups;
   for (u32 w = threadIdx.x; w < total; w += blockDim.x) {
@@ -90,7 +92,8 @@ __device__ __forceinline__ void fourier_gs_pass(Cx* a, u32 rows, RowOffset row_o
 #pragma unroll
       for (u32 q = 0; q < R; ++q) {
         if (q & step) continue;
-        cg::cx_gs(v[q], v[q + step], itw[tw_swz(h + ((pos0 + (q << log_t0)) >> (log_t + 1)))]);
+        const Cx w = tw[tw_swz(h + ((pos0 + (q << log_t0)) >> (log_t + 1)))];
+        cg::cx_gs(v[q], v[q + step], Cx{w.re, -w.im});
       }
     }
 #pragma unroll
@@ -114,26 +117,33 @@ __device__ __forceinline__ void block_fft_forward(Cx* a, u32 rows, RowOffset off
 /// Unscaled inverse FFTs of `rows` rows in shared memory, the forward's passes in reverse;
 /// ends with a barrier.
 template <int kLog, int kMax = 4, int kPass = FourierPlan<kLog, kMax>::passes - 1, class RowOffset>
-__device__ __forceinline__ void block_fft_inverse(Cx* a, u32 rows, RowOffset off, const Cx* itw,
+__device__ __forceinline__ void block_fft_inverse(Cx* a, u32 rows, RowOffset off, const Cx* tw,
                                                   int log_t0 = 0) {
   using Plan = FourierPlan<kLog, kMax>;
   if constexpr (kPass >= 0) {
     constexpr int stages = Plan::stages(kPass);
-    fourier_gs_pass<Plan, kLog, stages>(a, rows, off, log_t0, itw);
+    fourier_gs_pass<Plan, kLog, stages>(a, rows, off, log_t0, tw);
     __syncthreads();
-    block_fft_inverse<kLog, kMax, kPass - 1>(a, rows, off, itw, log_t0 + stages);
+    block_fft_inverse<kLog, kMax, kPass - 1>(a, rows, off, tw, log_t0 + stages);
   }
 }
 
-/// Shared memory of a Fourier rotation of C ciphertexts: the two twiddle tables, C x rows
-/// spectra of N / 2 values, C accumulators of (k+1) N words, C x n CMux exponents (u16).
-inline std::size_t fourier_rotate_smem(const CggiShape& s, int C) {
-  const std::size_t half = s.N / 2;
-  return (2 * half + C * s.rows() * half) * sizeof(Cx) + C * (s.k + 1) * s.N * sizeof(u32) +
-         (C * s.n * sizeof(std::uint16_t) + 15) / 16 * 16;
+/// Rows of spectra a grouped rotation keeps per ciphertext: the (k+1) l digit rows, the
+/// (k+1) x limbs product rows written over them when there is one limb (after a barrier),
+/// after them otherwise.
+inline std::size_t fourier_region_rows(const CggiShape& s) {
+  return s.limbs == 1 ? s.rows() : s.rows() + (s.k + 1) * s.limbs;
 }
 
-/// Threads of a Fourier rotation's block when each takes `items` products (output
+/// Shared memory of a grouped rotation of C ciphertexts: the twiddles, C regions of spectra of
+/// N / 2 values, C accumulators of (k+1) N words, C x n CMux exponents (u16).
+inline std::size_t fourier_rotate_smem(const CggiShape& s, int C) {
+  const std::size_t half = s.N / 2;
+  return (half + C * fourier_region_rows(s) * half) * sizeof(Cx) +
+         C * (s.k + 1) * s.N * s.word_bytes() + (C * s.n * sizeof(std::uint16_t) + 15) / 16 * 16;
+}
+
+/// Threads of a grouped rotation's block when each takes `items` products (output
 /// polynomial, frequency): (k+1) N / 2 / items.
 inline std::size_t fourier_rotate_threads(const CggiShape& s, int items) {
   return (s.k + 1) * s.N / 2 / items;
@@ -146,56 +156,70 @@ __device__ __forceinline__ void prefetch_l1(const void* p) {
 }
 
 /// Coefficient j of X^e p (negacyclic, n coefficients, e in [0, 2n)), 32-bit indices.
-__device__ __forceinline__ u32 rotated_word(const u32* p, u32 n, u32 e, u32 j) {
+template <class T>
+__device__ __forceinline__ T rotated_word(const T* p, u32 n, u32 e, u32 j) {
   const bool flip = e >= n;
   const u32 s = flip ? e - n : e;
   const bool wrap = j < s;
-  const u32 v = p[wrap ? j + n - s : j - s];
-  return (wrap != flip) ? 0u - v : v;
+  const T v = p[wrap ? j + n - s : j - s];
+  return (wrap != flip) ? static_cast<T>(T{0} - v) : v;
 }
 
 /// One key polynomial per thread to the Fourier domain (cggi::fourier_key_polynomial, in place
 /// in `out`): a one-time transform, kept to the CPU's very function.
-__global__ void cggi_key_to_fourier_kernel(Cx* out, const u32* in, std::size_t polys,
-                                           std::size_t half, const Cx* tw) {
+template <class T>
+__global__ void cggi_key_to_fourier_kernel(Cx* out, const T* in, std::size_t polys,
+                                           std::size_t half, const Cx* tw, int limb_bits,
+                                           int limbs) {
   const std::size_t t = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   wait_for_previous_kernels();
   if (t >= polys) return;
-  cg::fourier_key_polynomial(out + t * half, in + t * 2 * half, half, tw);
+  cg::fourier_key_polynomial(out + t * limbs * half, in + t * 2 * half, half, tw, limb_bits, limbs);
+}
+
+/// The k+1 polynomials of X^e acc - acc of one ciphertext... (see the kernels): digits of
+/// coefficients j and j + N/2 of polynomial p folded into one complex value per level, written
+/// to rows p l .. p l + l - 1 at `dst` (2^kLog values apart).
+template <class Plan, int kLog, class T>
+__device__ __forceinline__ void fold_digits(Cx* dst, const T* a, u32 e, u32 j, int base_log,
+                                            int levels) {
+  constexpr u32 half = 1u << kLog, N = 2 * half;
+  const T lo = static_cast<T>(rotated_word(a, N, e, j) - a[j]);
+  const T hi = static_cast<T>(rotated_word(a, N, e, j + half) - a[j + half]);
+  Cx* d = dst + Plan::swz(j);
+  cg::decompose_pair_each(lo, hi, base_log, levels, [&](int l, cg::i64 x, cg::i64 y) {
+    d[l << kLog] = Cx{static_cast<double>(x), static_cast<double>(y)};
+  });
 }
 
 /// Block b rotates ciphertexts [b C, b C + C) (those past `count` ride along on zeros): acc =
 /// X^-b test, then for each i a CMux by GGSW i (digits of X^e acc - acc folded, forward FFTs,
-/// products with the key summed over the rows in row order, unscaled inverse FFTs, nearest
-/// integers added), then the constant coefficient's extraction. N = 2^(kLog + 1); threads:
-/// (k+1) N / 2 / kItems, each taking kItems products.
-template <int kLog, int C, int kItems>
+/// products with the key's limbs summed over the rows in row order, unscaled inverse FFTs,
+/// nearest integers added limb by limb), then the constant coefficient's extraction.
+/// N = 2^(kLog + 1); threads: (k+1) N / 2 / kItems.
+template <class T, int kLog, int C, int kItems>
 __global__ void __launch_bounds__(512)
-    cggi_blind_rotate_fourier_kernel(u32* out, const u32* in, const u32* test,
-                                     std::size_t test_stride, std::size_t count, CggiShape s,
-                                     BootstrapKeyView bsk) {
+    cggi_blind_rotate_fourier_kernel(T* out, const T* in, const T* test, std::size_t test_stride,
+                                     std::size_t count, CggiShape s, BootstrapKeyView bsk) {
   using Plan = FourierPlan<kLog>;
   extern __shared__ Cx fourier_shared[];
   constexpr u32 half = 1u << kLog, N = 2 * half;
   const u32 k = static_cast<u32>(s.k), L = static_cast<u32>(s.bk_levels);
   const u32 rows = (k + 1) * L, outs = k + 1, n_small = static_cast<u32>(s.n);
+  const u32 limbs = static_cast<u32>(s.limbs), prods = outs * limbs;
+  const u32 region = limbs == 1 ? rows : rows + prods, p0 = limbs == 1 ? 0 : rows;
   Cx* tw = fourier_shared;
-  Cx* itw = tw + half;
-  Cx* spectra = itw + half;                                                    // [c][row][half]
-  u32* acc = reinterpret_cast<u32*>(spectra + C * rows * half);                // [c][out][N]
+  Cx* spectra = tw + half;                                                     // [c][region][half]
+  T* acc = reinterpret_cast<T*>(spectra + C * region * half);                  // [c][out][N]
   std::uint16_t* exps = reinterpret_cast<std::uint16_t*>(acc + C * outs * N);  // [c][n]
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * C;
   wait_for_previous_kernels();
   const Cx* gtw = static_cast<const Cx*>(bsk.forward);
-  const Cx* gitw = static_cast<const Cx*>(bsk.inverse);
-  for (u32 j = threadIdx.x; j < half; j += blockDim.x) {
-    tw[tw_swz(j)] = gtw[j];
-    itw[tw_swz(j)] = gitw[j];
-  }
+  for (u32 j = threadIdx.x; j < half; j += blockDim.x) tw[tw_swz(j)] = gtw[j];
   constexpr int log2_2n = kLog + 2;
   for (u32 w = threadIdx.x; w < C * outs * N; w += blockDim.x) {
     const u32 c = w / (outs * N), r = w % (outs * N), o = r / N, j = r % N;
-    u32 v = 0;
+    T v = 0;
     if (o == k && first + c < count) {
       const u32 b = cg::mod_switch(in[(first + c) * (s.n + 1) + s.n], log2_2n);
       v = rotated_word(test + (first + c) * test_stride, N, (2 * N - b) % (2 * N), j);
@@ -212,9 +236,10 @@ __global__ void __launch_bounds__(512)
   }
   __syncthreads();
   const Cx* key_base = static_cast<const Cx*>(bsk.ggsw);
-  const u32 key_values = rows * outs * half;
-  const auto all_rows = [](u32 r) { return r << kLog; };
-  const auto sum_rows = [rows, outs](u32 r) { return ((r / outs) * rows + r % outs) << kLog; };
+  const u32 key_values = rows * prods * half;
+  const auto prod_rows = [region, p0, prods](u32 r) {
+    return ((r / prods) * region + p0 + r % prods) << kLog;
+  };
   for (u32 i = 0; i < n_small; ++i) {
     u32 e[C];
     bool any = false;
@@ -225,72 +250,80 @@ __global__ void __launch_bounds__(512)
     }
     if (!any) continue;  // X^0 for all: the CMuxes add nothing (uniform over the block)
     const Cx* key = key_base + static_cast<std::size_t>(i) * key_values;
+    if (limbs == 1) {
 #pragma unroll
-    for (int q = 0; q < kItems; ++q) {
-      const u32 item = threadIdx.x + q * blockDim.x, o = item >> kLog, f = item & (half - 1);
-      if (o < outs)
-        for (u32 r = 0; r < rows; ++r) prefetch_l1(key + (r * outs + o) * half + f);
+      for (int q = 0; q < kItems; ++q) {
+        const u32 item = threadIdx.x + q * blockDim.x, o = item >> kLog, f = item & (half - 1);
+        if (o < outs)
+          for (u32 r = 0; r < rows; ++r) prefetch_l1(key + (r * outs + o) * half + f);
+      }
     }
-    // Digits of X^e acc - acc, coefficients j and j + N/2 folded into one complex value.
     for (u32 w = threadIdx.x; w < C * outs * half; w += blockDim.x) {
       const u32 c = w / (outs * half), r = w % (outs * half), p = r >> kLog, j = r & (half - 1);
-      const u32* a = acc + (c * outs + p) * N;
       u32 ec = e[0];
 #pragma unroll
       for (int q = 1; q < C; ++q)
         if (c == static_cast<u32>(q)) ec = e[q];
-      const u32 lo = rotated_word(a, N, ec, j) - a[j];
-      const u32 hi = rotated_word(a, N, ec, j + half) - a[j + half];
-      Cx* dst = spectra + ((c * rows + p * L) << kLog) + Plan::swz(j);
-      cg::decompose_pair_each(lo, hi, s.bk_base_log, s.bk_levels, [&](int l, cg::i64 a, cg::i64 b) {
-        dst[l << kLog] = Cx{static_cast<double>(a), static_cast<double>(b)};
-      });
+      fold_digits<Plan, kLog>(spectra + ((c * region + p * L) << kLog), acc + (c * outs + p) * N,
+                              ec, j, s.bk_base_log, s.bk_levels);
     }
     __syncthreads();
-    block_fft_forward<kLog>(spectra, C * rows, all_rows, tw);
-    // Products with the key: item (o, f) sums over the rows for all C ciphertexts, each key
-    // value read once; the sums replace rows 0..k of each ciphertext's spectra after a barrier.
-    Cx prod[kItems][C];
+    const auto digit_rows = [region, rows](u32 r) {
+      return ((r / rows) * region + r % rows) << kLog;
+    };
+    block_fft_forward<kLog>(spectra, C * rows, digit_rows, tw);
+    // Products with the key: item (output x limb, f) sums over the rows for all C ciphertexts,
+    // each key value read once.
+    for (u32 base = 0; base < prods * half; base += kItems * blockDim.x) {
+      Cx prod[kItems][C];
 #pragma unroll
-    for (int q = 0; q < kItems; ++q)
+      for (int q = 0; q < kItems; ++q)
 #pragma unroll
-      for (int c = 0; c < C; ++c) prod[q][c] = Cx{0.0, 0.0};
-        // Row by row, the items' key values loaded together (several loads in flight), each
-        // ciphertext's sum still in row order.
+        for (int c = 0; c < C; ++c) prod[q][c] = Cx{0.0, 0.0};
 #pragma unroll 2
-    for (u32 r = 0; r < rows; ++r) {
-      Cx kv[kItems];
+      for (u32 r = 0; r < rows; ++r) {
+        Cx kv[kItems];
 #pragma unroll
-      for (int q = 0; q < kItems; ++q) {
-        const u32 item = threadIdx.x + q * blockDim.x, o = item >> kLog, f = item & (half - 1);
-        kv[q] = o < outs ? key[(r * outs + o) * half + f] : Cx{0.0, 0.0};
+        for (int q = 0; q < kItems; ++q) {
+          const u32 item = base + threadIdx.x + q * blockDim.x, oc = item >> kLog,
+                    f = item & (half - 1);
+          kv[q] = oc < prods ? key[(r * prods + oc) * half + f] : Cx{0.0, 0.0};
+        }
+#pragma unroll
+        for (int q = 0; q < kItems; ++q) {
+          const u32 item = base + threadIdx.x + q * blockDim.x, f = item & (half - 1);
+          if ((item >> kLog) >= prods) continue;
+#pragma unroll
+          for (int c = 0; c < C; ++c)
+            prod[q][c] =
+                cg::cx_mac(prod[q][c], spectra[((c * region + r) << kLog) + Plan::swz(f)], kv[q]);
+        }
       }
+      if (limbs == 1) __syncthreads();  // the products replace digit rows still being read
 #pragma unroll
       for (int q = 0; q < kItems; ++q) {
-        const u32 item = threadIdx.x + q * blockDim.x, o = item >> kLog, f = item & (half - 1);
-        if (o >= outs) continue;
+        const u32 item = base + threadIdx.x + q * blockDim.x, oc = item >> kLog,
+                  f = item & (half - 1);
+        if (oc >= prods) continue;
 #pragma unroll
         for (int c = 0; c < C; ++c)
-          prod[q][c] =
-              cg::cx_mac(prod[q][c], spectra[((c * rows + r) << kLog) + Plan::swz(f)], kv[q]);
+          spectra[((c * region + p0 + oc) << kLog) + Plan::swz(f)] = prod[q][c];
       }
     }
     __syncthreads();
-#pragma unroll
-    for (int q = 0; q < kItems; ++q) {
-      const u32 item = threadIdx.x + q * blockDim.x, o = item >> kLog, f = item & (half - 1);
-      if (o >= outs) continue;
-#pragma unroll
-      for (int c = 0; c < C; ++c) spectra[((c * rows + o) << kLog) + Plan::swz(f)] = prod[q][c];
-    }
-    __syncthreads();
-    block_fft_inverse<kLog>(spectra, C * outs, sum_rows, itw);
+    block_fft_inverse<kLog>(spectra, C * prods, prod_rows, tw);
     for (u32 w = threadIdx.x; w < C * outs * half; w += blockDim.x) {
       const u32 c = w / (outs * half), r = w % (outs * half), o = r >> kLog, j = r & (half - 1);
-      const Cx v = spectra[((c * rows + o) << kLog) + Plan::swz(j)];
-      u32* a = acc + (c * outs + o) * N;
-      a[j] += cg::torus_from_double<u32>(v.re);
-      a[j + half] += cg::torus_from_double<u32>(v.im);
+      T* a = acc + (c * outs + o) * N;
+      T lo = a[j], hi = a[j + half];
+      for (u32 l = 0; l < limbs; ++l) {
+        const Cx v = spectra[((c * region + p0 + o * limbs + l) << kLog) + Plan::swz(j)];
+        const int shift = static_cast<int>(l) * s.limb_bits;
+        lo = static_cast<T>(lo + cg::limb_to_torus<T>(v.re, shift));
+        hi = static_cast<T>(hi + cg::limb_to_torus<T>(v.im, shift));
+      }
+      a[j] = lo;
+      a[j + half] = hi;
     }
     __syncthreads();
   }
@@ -298,24 +331,29 @@ __global__ void __launch_bounds__(512)
   for (u32 w = threadIdx.x; w < C * (k * N + 1); w += blockDim.x) {
     const u32 c = w / (k * N + 1), t = w % (k * N + 1);
     if (first + c >= count) continue;
-    const u32* a = acc + c * outs * N;
-    u32* o = out + (first + c) * (k * N + 1);
+    const T* a = acc + c * outs * N;
+    T* o = out + (first + c) * (k * N + 1);
     if (t == k * N) {
       o[t] = a[k * N];
     } else {
       const u32 p = t / N, j = t % N;
-      o[t] = j == 0 ? a[p * N] : 0u - a[p * N + N - j];
+      o[t] = j == 0 ? a[p * N] : static_cast<T>(T{0} - a[p * N + N - j]);
     }
   }
 }
 
+/// Most stages per FFT pass of the cluster rotation: its blocks transform only L rows (or a
+/// few), so shorter passes put more threads to work on the serial chain.
+inline constexpr int kClusterStages = 3;
+
 /// Shared memory of one block of a cluster rotation: twiddles, two buffers of the block's L
-/// digit rows, the product row, the key's rows for this block's output, its polynomial of the
-/// accumulator, the exponents, the key copy's barrier.
-inline std::size_t fourier_cluster_smem(const CggiShape& s) {
+/// digit rows, its limbs' product rows, (when `staged`) the key's rows of its output, its
+/// polynomial of the accumulator, the exponents, the key copy's barrier.
+inline std::size_t fourier_cluster_smem(const CggiShape& s, bool staged) {
   const std::size_t half = s.N / 2;
-  return (2 * half + 2 * s.bk_levels * half + half + s.rows() * half) * sizeof(Cx) +
-         s.N * sizeof(u32) + (s.n * sizeof(std::uint16_t) + 15) / 16 * 16 + 16;
+  const std::size_t keys = staged ? s.rows() * s.limbs * half : 0;
+  return (half + 2 * s.bk_levels * half + s.limbs * half + keys) * sizeof(Cx) +
+         s.N * s.word_bytes() + (s.n * sizeof(std::uint16_t) + 15) / 16 * 16 + 16;
 }
 
 // The Hopper bulk copy (TMA) of the key's rows into shared memory, completed on an mbarrier.
@@ -351,23 +389,20 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, u32 parity) {
         : "memory");
 }
 
-/// Most stages per FFT pass of the cluster rotation: its blocks transform only L rows (or one),
-/// so shorter passes put more threads to work on the serial chain.
-inline constexpr int kClusterStages = 3;
-
 /// One ciphertext per cluster of k+1 blocks (latency: the bootstrapping key's reads and the
 /// work of a CMux spread over k+1 SMs). Block o owns polynomial o of the accumulator: it
 /// decomposes X^e acc_o - acc_o into L digit rows and transforms them; after a cluster barrier
-/// it sums, for output o, the products of all (k+1) L rows (read from their owners' shared
-/// memory, in row order: the CPU's sums) by the key, inverse-transforms and adds them to acc_o.
-/// The digit rows alternate between two buffers, so one barrier per CMux suffices: a block
-/// overwrites a buffer two CMuxes later, after every block has passed the barrier between.
-/// Threads: N / 4 (two products each).
-template <int kLog>
+/// it sums, for output o and each key limb, the products of all (k+1) L rows (read from their
+/// owners' shared memory, in row order: the CPU's sums) by the key, inverse-transforms them and
+/// adds them to acc_o. The digit rows alternate between two buffers, so one barrier per CMux
+/// suffices: a block overwrites a buffer two CMuxes later, after every block has passed the
+/// barrier between. With `staged`, the key rows of the next CMux are bulk-copied into shared
+/// memory during the current one. Threads: N / 4 (two frequencies each).
+template <class T, int kLog>
 __global__ void __launch_bounds__(512)
-    cggi_blind_rotate_fourier_cluster_kernel(u32* out, const u32* in, const u32* test,
+    cggi_blind_rotate_fourier_cluster_kernel(T* out, const T* in, const T* test,
                                              std::size_t test_stride, CggiShape s,
-                                             BootstrapKeyView bsk) {
+                                             BootstrapKeyView bsk, bool staged) {
   namespace coop = cooperative_groups;
   using Plan = FourierPlan<kLog, kClusterStages>;
   constexpr int kItems = 2;
@@ -375,37 +410,33 @@ __global__ void __launch_bounds__(512)
   constexpr u32 half = 1u << kLog, N = 2 * half;
   const u32 k = static_cast<u32>(s.k), L = static_cast<u32>(s.bk_levels);
   const u32 rows = (k + 1) * L, outs = k + 1, n_small = static_cast<u32>(s.n);
+  const u32 limbs = static_cast<u32>(s.limbs), prods = outs * limbs;
   coop::cluster_group cluster = coop::this_cluster();
   const u32 o = cluster.block_rank();
   const std::size_t ct = blockIdx.x / outs;
   Cx* tw = fourier_shared;
-  Cx* itw = tw + half;
-  Cx* spectra = itw + half;  // [2][L][half]
-  Cx* sum = spectra + 2 * L * half;
-  Cx* keys = sum + half;  // [rows][half]: this block's output's key rows of the coming CMux
-  u32* acc = reinterpret_cast<u32*>(keys + rows * half);
+  Cx* spectra = tw + half;            // [2][L][half]
+  Cx* sums = spectra + 2 * L * half;  // [limbs][half]
+  Cx* keys = sums + limbs * half;     // [rows][limbs][half] when staged
+  T* acc = reinterpret_cast<T*>(keys + (staged ? rows * limbs * half : 0));
   std::uint16_t* exps = reinterpret_cast<std::uint16_t*>(acc + N);
   std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(
       reinterpret_cast<char*>(exps) + (n_small * sizeof(std::uint16_t) + 15) / 16 * 16);
   wait_for_previous_kernels();
   const Cx* gtw = static_cast<const Cx*>(bsk.forward);
-  const Cx* gitw = static_cast<const Cx*>(bsk.inverse);
-  for (u32 j = threadIdx.x; j < half; j += blockDim.x) {
-    tw[tw_swz(j)] = gtw[j];
-    itw[tw_swz(j)] = gitw[j];
-  }
+  for (u32 j = threadIdx.x; j < half; j += blockDim.x) tw[tw_swz(j)] = gtw[j];
   constexpr int log2_2n = kLog + 2;
-  const u32* x = in + ct * (s.n + 1);
+  const T* x = in + ct * (s.n + 1);
   const u32 b = cg::mod_switch(x[s.n], log2_2n);
   for (u32 j = threadIdx.x; j < N; j += blockDim.x)
-    acc[j] = o == k ? rotated_word(test + ct * test_stride, N, (2 * N - b) % (2 * N), j) : 0u;
+    acc[j] = o == k ? rotated_word(test + ct * test_stride, N, (2 * N - b) % (2 * N), j) : T{0};
   for (u32 i = threadIdx.x; i < n_small; i += blockDim.x)
     exps[i] = static_cast<std::uint16_t>(cg::mod_switch(x[i], log2_2n));
   if (threadIdx.x == 0) mbarrier_init(bar);
   __syncthreads();
   cluster.sync();  // every block runs before any reads another's shared memory
   const Cx* key_base = static_cast<const Cx*>(bsk.ggsw);
-  const u32 key_values = rows * outs * half;
+  const u32 key_values = rows * prods * half;
   const auto all_rows = [](u32 r) { return r << kLog; };
   // Thread 0 copies the key rows of the next CMux that adds something (from `from` on) while
   // the block works on the current one: the DRAM latency leaves the serial chain.
@@ -413,58 +444,68 @@ __global__ void __launch_bounds__(512)
     while (from < n_small && exps[from] == 0) ++from;
     if (from == n_small) return;
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // after the reads of `keys`
-    mbarrier_expect(bar, rows * half * static_cast<u32>(sizeof(Cx)));
+    const u32 bytes = limbs * half * static_cast<u32>(sizeof(Cx));
+    mbarrier_expect(bar, rows * bytes);
     const Cx* key = key_base + static_cast<std::size_t>(from) * key_values;
     for (u32 r = 0; r < rows; ++r)
-      bulk_copy_to_shared(keys + r * half, key + (r * outs + o) * half,
-                          half * static_cast<u32>(sizeof(Cx)), bar);
+      bulk_copy_to_shared(keys + r * limbs * half, key + (r * prods + o * limbs) * half, bytes,
+                          bar);
   };
-  if (threadIdx.x == 0) fetch_key(0);
+  if (staged && threadIdx.x == 0) fetch_key(0);
   u32 buffer = 0, parity = 0;
   for (u32 i = 0; i < n_small; ++i) {
     const u32 e = exps[i];
     if (e == 0) continue;  // the same for the whole cluster
     Cx* mine = spectra + buffer * L * half;
-    for (u32 j = threadIdx.x; j < half; j += blockDim.x) {
-      const u32 lo = rotated_word(acc, N, e, j) - acc[j];
-      const u32 hi = rotated_word(acc, N, e, j + half) - acc[j + half];
-      Cx* dst = mine + Plan::swz(j);
-      cg::decompose_pair_each(lo, hi, s.bk_base_log, s.bk_levels, [&](int l, cg::i64 a, cg::i64 c) {
-        dst[l << kLog] = Cx{static_cast<double>(a), static_cast<double>(c)};
-      });
-    }
+    for (u32 j = threadIdx.x; j < half; j += blockDim.x)
+      fold_digits<Plan, kLog>(mine, acc, e, j, s.bk_base_log, s.bk_levels);
     __syncthreads();
     block_fft_forward<kLog, kClusterStages>(mine, L, all_rows, tw);
-    cluster.sync();              // every block's rows are transformed
-    mbarrier_wait(bar, parity);  // this CMux's key rows have arrived
-    parity ^= 1;
+    cluster.sync();  // every block's rows are transformed
+    // The key rows of output o: staged in shared memory, or read where they are.
+    const Cx* kbase =
+        staged ? keys : key_base + static_cast<std::size_t>(i) * key_values + o * limbs * half;
+    const u32 kstride = staged ? limbs : prods;  // rows apart, in polynomials
+    if (staged) {
+      mbarrier_wait(bar, parity);  // this CMux's key rows have arrived
+      parity ^= 1;
+    }
+    for (u32 c = 0; c < limbs; ++c) {
 #pragma unroll
-    for (int q = 0; q < kItems; ++q) {
-      const u32 f = threadIdx.x + q * blockDim.x;
-      Cx a{0.0, 0.0};
+      for (int q = 0; q < kItems; ++q) {
+        const u32 f = threadIdx.x + q * blockDim.x;
+        Cx a{0.0, 0.0};
 #pragma unroll 2
-      for (u32 r = 0; r < rows; ++r) {
-        const Cx* owner = cluster.map_shared_rank(mine, r / L);
-        a = cg::cx_mac(a, owner[((r % L) << kLog) + Plan::swz(f)], keys[(r << kLog) + f]);
+        for (u32 r = 0; r < rows; ++r) {
+          const Cx* owner = cluster.map_shared_rank(mine, r / L);
+          a = cg::cx_mac(a, owner[((r % L) << kLog) + Plan::swz(f)],
+                         kbase[(r * kstride + c) * half + f]);
+        }
+        sums[(c << kLog) + Plan::swz(f)] = a;
       }
-      sum[Plan::swz(f)] = a;
     }
     __syncthreads();
-    if (threadIdx.x == 0) fetch_key(i + 1);
-    block_fft_inverse<kLog, kClusterStages>(sum, 1, all_rows, itw);
+    if (staged && threadIdx.x == 0) fetch_key(i + 1);
+    block_fft_inverse<kLog, kClusterStages>(sums, limbs, all_rows, tw);
     for (u32 j = threadIdx.x; j < half; j += blockDim.x) {
-      const Cx v = sum[Plan::swz(j)];
-      acc[j] += cg::torus_from_double<u32>(v.re);
-      acc[j + half] += cg::torus_from_double<u32>(v.im);
+      T lo = acc[j], hi = acc[j + half];
+      for (u32 c = 0; c < limbs; ++c) {
+        const Cx v = sums[(c << kLog) + Plan::swz(j)];
+        const int shift = static_cast<int>(c) * s.limb_bits;
+        lo = static_cast<T>(lo + cg::limb_to_torus<T>(v.re, shift));
+        hi = static_cast<T>(hi + cg::limb_to_torus<T>(v.im, shift));
+      }
+      acc[j] = lo;
+      acc[j + half] = hi;
     }
     __syncthreads();
     buffer ^= 1;
   }
   // Sample extraction: block o < k writes its mask polynomial's words, block k the body.
-  u32* dst = out + ct * (k * N + 1);
+  T* dst = out + ct * (k * N + 1);
   if (o < k) {
     for (u32 j = threadIdx.x; j < N; j += blockDim.x)
-      dst[o * N + j] = j == 0 ? acc[0] : 0u - acc[N - j];
+      dst[o * N + j] = j == 0 ? acc[0] : static_cast<T>(T{0} - acc[N - j]);
   } else if (threadIdx.x == 0) {
     dst[k * N] = acc[0];
   }
