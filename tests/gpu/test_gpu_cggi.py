@@ -98,7 +98,9 @@ def test_every_rotation_group_gives_the_cpu_words(kit, group):
 def test_large_batch_on_the_gpu():
     cpu, gpu, ck, _sk, gck, gsk = _pair("test_insecure")
     rng = np.random.default_rng(3)
-    a_bits, b_bits = rng.integers(0, 2, 5000).astype(bool), rng.integers(0, 2, 5000).astype(bool)
+    # Past the 2^18 ciphertexts of one chunk of the key switch and rotation (Context's split).
+    n = (1 << 18) + 37
+    a_bits, b_bits = rng.integers(0, 2, n).astype(bool), rng.integers(0, 2, n).astype(bool)
     a = _moved(gpu, cpu.encrypt(a_bits, ck))
     b = _moved(gpu, cpu.encrypt(b_bits, ck))
     assert np.array_equal(gpu.decrypt(gpu.nand(a, b, gsk), gck), ~(a_bits & b_bits))
