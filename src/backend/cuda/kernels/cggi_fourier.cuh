@@ -192,6 +192,24 @@ __device__ __forceinline__ void fold_digits(Cx* dst, const T* a, u32 e, u32 j, i
   });
 }
 
+/// Coefficients j and j + N/2 of an accumulator polynomial `a` += the nearest integers of the
+/// `limbs` folded product values at `first`, 2^kLog values apart, limb c times 2^(c limb_bits)
+/// (the CPU's Rotation::accumulate).
+template <int kLog, class T>
+__device__ __forceinline__ void add_rounded_limbs(T* a, u32 j, const Cx* first, u32 limbs,
+                                                  int limb_bits) {
+  constexpr u32 half = 1u << kLog;
+  T lo = a[j], hi = a[j + half];
+  for (u32 c = 0; c < limbs; ++c) {
+    const Cx v = first[c << kLog];
+    const int shift = static_cast<int>(c) * limb_bits;
+    lo = static_cast<T>(lo + cg::limb_to_torus<T>(v.re, shift));
+    hi = static_cast<T>(hi + cg::limb_to_torus<T>(v.im, shift));
+  }
+  a[j] = lo;
+  a[j + half] = hi;
+}
+
 /// Block b rotates ciphertexts [b C, b C + C) (those past `count` ride along on zeros): acc =
 /// X^-b test, then for each i a CMux by GGSW i (digits of X^e acc - acc folded, forward FFTs,
 /// products with the key's limbs summed over the rows in row order, unscaled inverse FFTs,
@@ -314,16 +332,9 @@ __global__ void __launch_bounds__(512)
     block_fft_inverse<kLog>(spectra, C * prods, prod_rows, tw);
     for (u32 w = threadIdx.x; w < C * outs * half; w += blockDim.x) {
       const u32 c = w / (outs * half), r = w % (outs * half), o = r >> kLog, j = r & (half - 1);
-      T* a = acc + (c * outs + o) * N;
-      T lo = a[j], hi = a[j + half];
-      for (u32 l = 0; l < limbs; ++l) {
-        const Cx v = spectra[((c * region + p0 + o * limbs + l) << kLog) + Plan::swz(j)];
-        const int shift = static_cast<int>(l) * s.limb_bits;
-        lo = static_cast<T>(lo + cg::limb_to_torus<T>(v.re, shift));
-        hi = static_cast<T>(hi + cg::limb_to_torus<T>(v.im, shift));
-      }
-      a[j] = lo;
-      a[j + half] = hi;
+      add_rounded_limbs<kLog>(acc + (c * outs + o) * N, j,
+                              spectra + ((c * region + p0 + o * limbs) << kLog) + Plan::swz(j),
+                              limbs, s.limb_bits);
     }
     __syncthreads();
   }
@@ -488,15 +499,7 @@ __global__ void __launch_bounds__(512)
     if (staged && threadIdx.x == 0) fetch_key(i + 1);
     block_fft_inverse<kLog, kClusterStages>(sums, limbs, all_rows, tw);
     for (u32 j = threadIdx.x; j < half; j += blockDim.x) {
-      T lo = acc[j], hi = acc[j + half];
-      for (u32 c = 0; c < limbs; ++c) {
-        const Cx v = sums[(c << kLog) + Plan::swz(j)];
-        const int shift = static_cast<int>(c) * s.limb_bits;
-        lo = static_cast<T>(lo + cg::limb_to_torus<T>(v.re, shift));
-        hi = static_cast<T>(hi + cg::limb_to_torus<T>(v.im, shift));
-      }
-      acc[j] = lo;
-      acc[j + half] = hi;
+      add_rounded_limbs<kLog>(acc, j, sums + Plan::swz(j), limbs, s.limb_bits);
     }
     __syncthreads();
     buffer ^= 1;
