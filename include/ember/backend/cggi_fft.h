@@ -14,7 +14,7 @@
 // A real polynomial a of N coefficients mod X^N + 1 is folded into n = N/2 complex values
 // c_j = a_j + i a_{j+n}: a mod (X^n - i) (since X^N + 1 = (X^n - i)(X^n + i), and a is real, the
 // other half of the evaluations are the conjugates). The forward transform evaluates c at the n
-// roots of X^n = i (Cooley-Tukey, the Goldilocks NTT's loop structure, output in tree order); a
+// roots of X^n = i (Cooley-Tukey, the RNS NTT's loop structure, output in tree order); a
 // product of two such spectra, inverse-transformed, is the fold of the negacyclic product.
 #pragma once
 
@@ -79,7 +79,7 @@ EMBER_HD void cx_gs(Cx& u, Cx& v, Cx iw) {
 
 /// In-place forward transform of n complex values (the fold of a real polynomial of 2n
 /// coefficients): tw[m + i] is the twiddle of node i at depth log2 m (tables from
-/// fourier_tables), output in tree order. gl_ntt_forward's loops.
+/// fourier_tables), output in tree order.
 EMBER_HD void fft_forward(Cx* a, std::size_t n, const Cx* tw) {
   std::size_t t = n;
   for (std::size_t m = 1; m < n; m <<= 1) {
@@ -92,8 +92,8 @@ EMBER_HD void fft_forward(Cx* a, std::size_t n, const Cx* tw) {
   }
 }
 
-/// The inverse without the final 1/n (callers fold it into the key): gl_ntt_inverse_unscaled's
-/// loops, itw[m + i] = conj(tw[m + i]).
+/// The inverse without the final 1/n (callers fold it into the key): Gentleman-Sande, the
+/// forward's stages in reverse, itw[m + i] = conj(tw[m + i]).
 EMBER_HD void fft_inverse_unscaled(Cx* a, std::size_t n, const Cx* itw) {
   std::size_t t = 1;
   for (std::size_t m = n; m > 1; m >>= 1) {
