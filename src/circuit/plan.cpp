@@ -509,13 +509,17 @@ class Planner {
     return n;
   }
 
-  /// Splits one kind's gates evenly over the devices (sizes differ by at most one), each gate
-  /// on the device holding most of its operands while that device has room, then emits each
-  /// device's share.
+  /// Splits one kind's gates evenly over the devices (sizes differ by at most one, the larger
+  /// shares to the devices with the fewest gates so far), each gate on the device holding most
+  /// of its operands while that device has room, then emits each device's share.
   void place_and_emit(const Form& form, const std::vector<std::uint32_t>& gates) {
     const std::size_t m = gates.size();
-    std::vector<std::size_t> quota(D_);
-    for (std::size_t d = 0; d < D_; ++d) quota[d] = m / D_ + (d < m % D_ ? 1 : 0);
+    const auto& load = plan_.stats.gates_per_device;
+    std::vector<std::size_t> order(D_), quota(D_, m / D_);
+    for (std::size_t d = 0; d < D_; ++d) order[d] = d;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t x, std::size_t y) { return load[x] < load[y]; });
+    for (std::size_t i = 0; i < m % D_; ++i) ++quota[order[i]];
     std::vector<std::vector<std::uint32_t>> share(D_);
     if (D_ == 1) {
       share[0] = gates;
@@ -651,27 +655,44 @@ class Planner {
 
   // ---- outputs ----------------------------------------------------------------------------
   /// One final step: every output bit gathered (negations applied) into the outputs on the
-  /// home device, one fetch per source.
+  /// home device, one fetch per source, in chunks whose spilled bits fit a pool when brought
+  /// back (all of them at once unless the pool is tiny).
   void collect_outputs() {
     plan_.step_tails.emplace_back();
-    const int home = plan_.home;
     const auto& outs = c_.out_lits();
+    const int home = plan_.home;
     const std::size_t keep = static_cast<std::size_t>(home) < D_ ? home : 0;
-    ++epoch_;
-    // Outputs only in host memory come back to a device first.
-    std::vector<std::uint32_t> back;
-    for (std::int64_t lit : outs) {
-      const std::uint32_t n = canon(lit);
-      if (n == 0 || is_input(n)) continue;
-      pin_[n] = epoch_;
-      bool anywhere = false;
-      for (std::size_t e = 0; e < D_ && !anywhere; ++e) anywhere = res_[e][n] != kNone;
-      if (!anywhere && std::find(back.begin(), back.end(), n) == back.end()) back.push_back(n);
+    const std::size_t room = pools_[keep].capacity - 1;
+    std::size_t first = 0;
+    while (first < outs.size()) {
+      ++epoch_;
+      std::vector<std::uint32_t> held, back;
+      std::size_t end = first;
+      for (; end < outs.size(); ++end) {
+        const std::uint32_t n = canon(outs[end]);
+        if (n == 0 || is_input(n) || pin_[n] == epoch_) continue;
+        if (held.size() == room) break;
+        pin_[n] = epoch_;
+        held.push_back(n);
+        bool anywhere = false;
+        for (std::size_t e = 0; e < D_ && !anywhere; ++e) anywhere = res_[e][n] != kNone;
+        if (!anywhere) back.push_back(n);  // only in host memory: back to a device first
+      }
+      bring(keep, back, next_stream(static_cast<int>(keep)));
+      collect(first, end);
+      first = end;
     }
-    bring(keep, back, next_stream(static_cast<int>(keep)));
+    end_step();
+  }
+
+  /// The fetches of output positions [first, end), every node now on a device or an input.
+  void collect(std::size_t first, std::size_t end) {
+    const auto& outs = c_.out_lits();
+    const int home = plan_.home;
+    const std::size_t keep = static_cast<std::size_t>(home) < D_ ? home : 0;
     // Source per position: -1 the input store, else a device (home first).
-    std::vector<int> from(outs.size());
-    for (std::size_t p = 0; p < outs.size(); ++p) {
+    std::vector<int> from(end - first);
+    for (std::size_t p = first; p < end; ++p) {
       const std::uint32_t n = canon(outs[p]);
       int src = -1;
       if (n == 0) {
@@ -682,13 +703,13 @@ class Planner {
         for (std::size_t e = 0; e < D_ && src < 0; ++e)
           if (res_[e][n] != kNone) src = static_cast<int>(e);
       }
-      from[p] = src;  // -1 only for inputs not on any device
+      from[p - first] = src;  // -1 only for inputs on no device
     }
     for (int src = -1; src < static_cast<int>(D_); ++src) {
       std::vector<std::uint32_t> lits, pos;
       const int src_loc = src == -1 ? home : src;
-      for (std::size_t p = 0; p < outs.size(); ++p) {
-        if (from[p] != src) continue;
+      for (std::size_t p = first; p < end; ++p) {
+        if (from[p - first] != src) continue;
         const std::uint32_t n = canon(outs[p]);
         const std::uint32_t neg = (outs[p] & 1) ^ neg_[n];
         if (src == -1) {
@@ -715,7 +736,6 @@ class Planner {
       count_fetch(op);
       emit(std::move(op));
     }
-    end_step();
   }
 
   void finish_stats() {
