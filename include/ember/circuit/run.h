@@ -16,8 +16,9 @@ namespace ember::circuit {
 
 /// Wave: every group of step w + 1 waits (on the devices, the host does not) for all the work of
 /// step w. Dataflow: each group waits only for the work that wrote its operands (and last read
-/// the pool slots it overwrites), and gates with slack are held back and merged into later,
-/// wider groups while their kind has fewer than dataflow_min_batch ready gates per device.
+/// the pool slots it overwrites), and a kind whose ready gates all have slack (none at its
+/// latest level yet) and number fewer than dataflow_min_batch per device waits for a later,
+/// wider group; the depth stays the circuit's.
 enum class Mode { wave, dataflow };
 /// "wave" or "dataflow"; parse_mode throws ParameterError for anything else.
 const char* mode_name(Mode m);
@@ -42,11 +43,11 @@ struct RunOptions {
   std::size_t max_live_ciphertexts = 0;
   /// Streams per device the groups of a step are spread over (at least 1).
   int streams_per_device = 3;
-  /// Place a gate on the device that holds most of its operands where the balanced split
-  /// allows (fewer cross-device copies); false: in gate order.
+  /// Refine the even split (in gate order) by swapping gates toward the devices that hold
+  /// their operands, the split staying even (fewer cross-device copies); false: gate order.
   bool locality = true;
-  /// Dataflow mode: ready gates of a kind with slack are launched once this many per device are
-  /// ready (0: 64, unmeasured on GPUs).
+  /// Dataflow mode: a kind's ready gates with slack are launched once this many per device are
+  /// ready, or with a gate that cannot wait (0: 64, unmeasured on GPUs).
   std::size_t dataflow_min_batch = 0;
   /// Benchmarks only: the linear step stands in for every bootstrap (outputs are meaningless)
   /// to measure everything else the scheduler does.
