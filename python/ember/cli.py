@@ -40,6 +40,9 @@ def cmd_bench(args) -> int:
         quick=args.quick,
         prime_bits=args.prime_bits,
         devices=devices,
+        circuit=args.circuit,
+        function=args.function,
+        params=args.params,
     )
     text = json.dumps(results, indent=1)
     if args.json:
@@ -152,13 +155,27 @@ def main(argv=None) -> int:
     demo.set_defaults(fn=cmd_demo)
     bench = sub.add_parser("bench", help="benchmarks; prints JSON")
     bench.add_argument(
-        "what", choices=["ntt", "ckks", "boot", "bfv", "bgv", "cggi", "multi", "split", "dist"]
+        "what",
+        choices=["ntt", "ckks", "boot", "bfv", "bgv", "cggi", "multi", "split", "dist", "circuit"],
     )
     bench.add_argument("--device", default="auto")
     bench.add_argument(
         "--devices",
         default="all",
-        help="multi, split and dist: 'all' (every GPU) or a comma-separated list such as cpu:0,cpu:1",
+        help="multi, split, dist and circuit: 'all' (every GPU) or a comma-separated list such as "
+        "cpu:0,cpu:1",
+    )
+    bench.add_argument(
+        "--circuit",
+        default=None,
+        help="circuit only: a .circuit file or a C file (default: "
+        "examples/circuits/compiled/dot500.circuit when it exists, else a shorter dot product)",
+    )
+    bench.add_argument("--function", default="dot", help="circuit only: the C file's function")
+    bench.add_argument(
+        "--params",
+        default=None,
+        help="circuit only: CGGI preset (default bool_128 on GPUs, test_insecure on the CPU)",
     )
     bench.add_argument("--json", default=None, help="also write the JSON to this file")
     bench.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
