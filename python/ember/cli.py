@@ -119,7 +119,8 @@ def cmd_run(args) -> int:
     t1 = time.perf_counter()
     ins = circ.encrypt_inputs(ctx, ck, **inputs)
     t2 = time.perf_counter()
-    outs = circ.run(ctx, sk, ins, progress=not args.no_progress)
+    devices = args.devices.split(",") if args.devices and args.devices != "all" else args.devices
+    outs = circ.run(ctx, sk, ins, devices=devices, mode=args.mode, progress=not args.no_progress)
     t3 = time.perf_counter()
     res = circ.decrypt_outputs(ctx, ck, outs)
     t4 = time.perf_counter()
@@ -141,6 +142,10 @@ def cmd_run(args) -> int:
             "decrypt": round(t4 - t3, 3),
         },
         "bootstraps_per_second": round(stats["bootstraps"] / max(t3 - t2, 1e-9), 1),
+        "run": {
+            k: circ.last_run_stats[k]
+            for k in ("device_names", "mode", "launches", "cross_device_copies", "spilled")
+        },
     }
     print(json.dumps(report, indent=1))
     return 0 if ok else 1
@@ -212,6 +217,13 @@ def main(argv=None) -> int:
         default="test_insecure",
         help="CGGI preset (default test_insecure: fast, NOT secure; bool_128 for 128-bit security)",
     )
+    run.add_argument(
+        "--devices",
+        default=None,
+        help="where the gates run: 'all' (every GPU) or a comma-separated list such as "
+        "cuda:0,cuda:1 (default: --device)",
+    )
+    run.add_argument("--mode", choices=["wave", "dataflow"], default="wave")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     run.set_defaults(fn=cmd_run)
     args = parser.parse_args(argv)
