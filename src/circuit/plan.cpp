@@ -76,6 +76,8 @@ struct Pool {
   std::vector<std::int32_t> owner{0};  // slot -> node
   std::vector<Track> track{Track{}};
   std::priority_queue<Cold> cold;  // lazy: entries are checked when popped
+  std::vector<Cold> parked;        // popped while pinned: back into `cold` once unpinned
+  std::uint32_t parked_epoch = 0;
 };
 
 class Planner {
@@ -158,6 +160,7 @@ class Planner {
       if (canon(lit) != 0) ++uses_[canon(lit)];
     neg_.assign(nodes, 0);
     pin_.assign(nodes, 0);
+    seen_.assign(nodes, 0);
     host_.assign(nodes, kNone);
     res_.assign(D_, std::vector<std::int32_t>(nodes, kNone));
     for (std::size_t d = 0; d < D_; ++d) res_[d][0] = 0;
@@ -216,21 +219,24 @@ class Planner {
 
   std::uint32_t evict(std::size_t d) {
     Pool& p = pools_[d];
-    std::vector<Cold> pinned;
+    if (p.parked_epoch != epoch_) {  // pinned by an earlier group: candidates again
+      for (const Cold& c : p.parked) p.cold.push(c);
+      p.parked.clear();
+      p.parked_epoch = epoch_;
+    }
     while (!p.cold.empty()) {
       const Cold top = p.cold.top();
       p.cold.pop();
       const std::uint32_t v = top.node;
       if (v == 0 || res_[d][v] == kNone) continue;  // stale: gone from this device
       if (pin_[v] == epoch_) {
-        pinned.push_back(top);
+        p.parked.push_back(top);
         continue;
       }
       if (top.next_use != next_use(v)) {  // read since: requeue with its current next use
         p.cold.push({next_use(v), v});
         continue;
       }
-      for (const Cold& c : pinned) p.cold.push(c);
       const std::uint32_t slot = static_cast<std::uint32_t>(res_[d][v]);
       res_[d][v] = kNone;
       bool elsewhere = is_input(v) || host_[v] != kNone;
@@ -595,12 +601,14 @@ class Planner {
     const int stream = next_stream(static_cast<int>(d));
     // Operands (pinned by emit_share) not on this device yet.
     std::vector<std::uint32_t> missing;
+    ++stamp_;
     for (std::uint32_t g : gates)
       for (int k = 0; k < c_.arity(g); ++k) {
         const std::uint32_t n = canon(c_.arg(g, k));
-        if (n != 0 && res_[d][n] == kNone &&
-            std::find(missing.begin(), missing.end(), n) == missing.end())
+        if (n != 0 && res_[d][n] == kNone && seen_[n] != stamp_) {
+          seen_[n] = stamp_;
           missing.push_back(n);
+        }
       }
     bring(d, missing, stream);
     // Results: fresh slots (pinned: the group writes them).
@@ -774,9 +782,10 @@ class Planner {
   const RunOptions& opts_;
   const int S_;
   Plan plan_;
-  std::uint32_t step_ = 0, epoch_ = 0;
+  std::uint32_t step_ = 0, epoch_ = 0, stamp_ = 0;
 
   std::vector<std::uint32_t> alias_, pending_, readers_, use_level_, use_off_, cursor_, pin_;
+  std::vector<std::uint32_t> seen_;  // dedupe marks (stamp_)
   std::vector<std::int32_t> uses_, host_, alap_, producer_;
   std::vector<std::uint8_t> neg_;
   std::vector<std::vector<std::int32_t>> res_;  // [device][node]: pool slot
