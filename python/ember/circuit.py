@@ -1,5 +1,6 @@
-"""Boolean circuits of CGGI gates: the compiler's output, a bit-sliced plaintext evaluator, and
-the encrypted scheduler (waves batched by gate type).
+"""Boolean circuits of CGGI gates: the compiler's output, its file format, and the Python face
+of the C++ circuit layer (levels, statistics, the bit-sliced plaintext evaluator and the
+encrypted scheduler over one or several devices; docs/circuits.md).
 
 A circuit is a list of gates over *literals*, AIGER style: node 0 is the constant false, nodes
 1..I are the input bits (each input's bits LSB first, inputs in declaration order), node I+1+g is
@@ -208,17 +209,9 @@ class Circuit:
 
     def stats(self) -> dict:
         """Gates by type, bootstraps (MUX = 2), depth (waves) and the widest wave."""
-        st = self._ir().stats()
-        return {
-            "gates": st["gates"],
-            "bootstraps": st["bootstraps"],
-            "gates_by_type": dict(sorted(st["gates_by_type"].items())),
-            "depth": st["depth"],
-            "widest_wave": st["widest_wave"],
-            "widest_wave_bootstraps": st["widest_wave_bootstraps"],
-            "input_bits": st["input_bits"],
-            "output_bits": st["output_bits"],
-        }
+        st = dict(self._ir().stats())
+        st["gates_by_type"] = dict(sorted(st["gates_by_type"].items()))
+        return st
 
     def used_inputs(self) -> set:
         """Names of inputs whose bits the outputs depend on (the others may be left out)."""

@@ -17,7 +17,7 @@ CASES = [
     ("sort4", {"a": [3, -1, 7, -128]}),
     ("find_first", {"a": [5, -3, 7, 9, -3, 0, 1, 2], "x": -3}),
     ("lut_sbox", {"x": 0x5A}),
-    ("branches", None),
+    ("cmp_all", None),
 ]
 
 
