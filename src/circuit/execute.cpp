@@ -265,10 +265,11 @@ class Executor {
     src.cggi().gather_async(send.as<void>(), nullptr, from, idx(op.src_loc, op.a), dim, op.count,
                             shape_, sst);
     Buffer recv(dst, bytes, st);
-    // The target's stream waits too: a CPU source's waits are no-ops (its work is done when
-    // enqueued), and the target slots' earlier readers may be on the target's other streams.
-    wait(op, dst, st, events);
     backend::copy_between_devices(dst, recv.as<void>(), st, src, send.as<void>(), sst, bytes);
+    // The target's stream waits too, before writing the slots (not before the copy, which the
+    // source's stream then waits for): a CPU source's waits are no-ops (its work is done when
+    // enqueued), and the slots' earlier readers may be on the target's other streams.
+    wait(op, dst, st, events);
     dst.cggi().gather_async(to, idx(op.loc, op.out), recv.as<void>(), nullptr, dim, op.count,
                             shape_, st);
   }

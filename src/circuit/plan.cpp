@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 #include <queue>
+#include <span>
 #include <string>
 
 #include "ember/core/errors.h"
@@ -80,6 +81,14 @@ struct Pool {
   std::uint32_t parked_epoch = 0;
 };
 
+/// A gate's fields the plan reads, gathered once per group (the circuit's arrays are read in
+/// wave order, scattered over memory; every pass over a group then reads these in sequence).
+struct GateRef {
+  std::uint32_t gate = 0, node[3] = {0, 0, 0};  // operand nodes (a, b, s), inputs left out -> 0
+  std::uint8_t neg[3] = {0, 0, 0};              // the literals' negations
+  std::uint8_t arity = 2, code = 0;
+};
+
 class Planner {
  public:
   Planner(const Circuit& c, const PlanInput& in)
@@ -97,7 +106,10 @@ class Planner {
     rr_.assign(plan_.locations, 0);
     last_on_stream_.assign(plan_.locations * S_, -1);
     pools_.resize(D_);
-    for (std::size_t d = 0; d < D_; ++d) pools_[d].capacity = in.capacity[d];
+    for (std::size_t d = 0; d < D_; ++d) {
+      pools_[d].capacity = in.capacity[d];
+      evictable_ = evictable_ || in.capacity[d] <= c.num_nodes();
+    }
     plan_.stats.gates_per_device.assign(D_, 0);
     prepare_nodes();
   }
@@ -111,7 +123,11 @@ class Planner {
 
  private:
   // ---- nodes ------------------------------------------------------------------------------
-  std::uint32_t canon(std::int64_t lit) const { return alias_[lit >> 1]; }
+  /// The node a literal reads (inputs left out read the constant false).
+  std::uint32_t canon(std::int64_t lit) const {
+    const auto n = static_cast<std::uint32_t>(lit >> 1);
+    return n < base_ ? alias_[n] : n;
+  }
   bool is_input(std::uint32_t node) const { return node >= 1 && node < base_; }
   std::uint32_t next_use(std::uint32_t node) const {
     if (cursor_[node] < use_off_[node + 1]) return use_level_[cursor_[node]];
@@ -120,8 +136,8 @@ class Planner {
 
   void prepare_nodes() {
     const std::size_t nodes = c_.num_nodes(), gates = c_.num_gates();
-    alias_.resize(nodes);
-    for (std::size_t n = 0; n < nodes; ++n) alias_[n] = static_cast<std::uint32_t>(n);
+    alias_.resize(base_);
+    for (std::size_t n = 0; n < base_; ++n) alias_[n] = static_cast<std::uint32_t>(n);
     std::size_t at = 1;  // inputs left out read as the constant false
     for (std::size_t p = 0; p < c_.inputs().size(); ++p) {
       const std::size_t bits = c_.inputs()[p].nbits();
@@ -213,7 +229,7 @@ class Planner {
     }
     p.owner[slot] = static_cast<std::int32_t>(node);
     res_[d][node] = static_cast<std::int32_t>(slot);
-    p.cold.push({next_use(node), node});
+    if (evictable_) p.cold.push({next_use(node), node});
     return slot;
   }
 
@@ -272,7 +288,7 @@ class Planner {
 
   void read_done(std::uint32_t node) {
     if (node == 0) return;
-    if (cursor_[node] < use_off_[node + 1]) ++cursor_[node];
+    if (evictable_ && cursor_[node] < use_off_[node + 1]) ++cursor_[node];
     if (--uses_[node] == 0) release(node);
   }
 
@@ -286,11 +302,13 @@ class Planner {
   int next_stream(int loc) { return rr_[loc]++ % S_; }
 
   void dep(std::int64_t op) {
-    if (op >= 0) raw_deps_.push_back(static_cast<std::uint32_t>(op));
+    if (op >= 0 && (raw_deps_.empty() || raw_deps_.back() != op))
+      raw_deps_.push_back(static_cast<std::uint32_t>(op));
   }
   void read(Track& t) {
     dep(t.writer);
-    t.readers.push_back(static_cast<std::uint32_t>(plan_.ops.size()));
+    const auto self = static_cast<std::uint32_t>(plan_.ops.size());
+    if (t.readers.empty() || t.readers.back() != self) t.readers.push_back(self);
   }
   void write(Track& t) {
     dep(t.writer);
@@ -498,12 +516,12 @@ class Planner {
     ++step_;
   }
 
-  /// Operand reads of gate g that device d holds (an input not on any device counts as held by
+  /// Operand reads of a gate that device d holds (an input not on any device counts as held by
   /// the home device, whose input store has it).
-  int held(std::uint32_t g, std::size_t d) const {
+  int held(const GateRef& g, std::size_t d) const {
     int n = 0;
-    for (int k = 0; k < c_.arity(g); ++k) {
-      const std::uint32_t node = canon(c_.arg(g, k));
+    for (int k = 0; k < g.arity; ++k) {
+      const std::uint32_t node = g.node[k];
       if (node == 0) continue;
       if (res_[d][node] != kNone) {
         ++n;
@@ -521,7 +539,7 @@ class Planner {
   /// pair gains. The split stays even. (Measured on the test corpus and a length-64 dot
   /// product: 2 to 5% fewer cross-device copies than the plain split; greedy placement by
   /// operands, or swaps that also move indifferent gates off x, made more copies than it.)
-  void improve_locality(const std::vector<std::uint32_t>& gates, std::vector<int>& where) const {
+  void improve_locality(std::span<const GateRef> gates, std::vector<int>& where) const {
     const std::size_t m = gates.size();
     std::vector<int> score(m * D_);
     for (std::size_t i = 0; i < m; ++i)
@@ -564,47 +582,57 @@ class Planner {
     std::vector<int> where(m);
     for (std::size_t d = 0, at = 0; d < D_; ++d)
       for (std::size_t i = 0; i < quota[d]; ++i) where[at++] = static_cast<int>(d);
-    if (opts_.locality && D_ > 1) improve_locality(gates, where);
-    std::vector<std::vector<std::uint32_t>> share(D_);
-    for (std::size_t i = 0; i < m; ++i) share[where[i]].push_back(gates[i]);
+    std::vector<GateRef> refs(m);
+    for (std::size_t i = 0; i < m; ++i) {
+      GateRef& r = refs[i];
+      r.gate = gates[i];
+      r.code = c_.op(gates[i]);
+      r.arity = static_cast<std::uint8_t>(c_.arity(gates[i]));
+      for (int k = 0; k < r.arity; ++k) {
+        r.node[k] = canon(c_.arg(gates[i], k));
+        r.neg[k] = static_cast<std::uint8_t>(c_.arg(gates[i], k) & 1);
+      }
+    }
+    if (opts_.locality && D_ > 1) improve_locality(refs, where);
+    std::vector<std::vector<GateRef>> share(D_);
+    for (std::size_t i = 0; i < m; ++i) share[where[i]].push_back(refs[i]);
     for (std::size_t d = 0; d < D_; ++d)
       if (!share[d].empty()) emit_share(d, form, share[d]);
   }
 
   /// A device's gates of one kind in chunks whose operands and results fit its pool at once
   /// (the whole share unless the pool is tiny).
-  void emit_share(std::size_t d, const Form& form, const std::vector<std::uint32_t>& gates) {
+  void emit_share(std::size_t d, const Form& form, std::span<const GateRef> gates) {
     const std::size_t room = pools_[d].capacity - 1;
     std::size_t first = 0;
     while (first < gates.size()) {
       ++epoch_;
       std::size_t need = 0, end = first;
       for (; end < gates.size(); ++end) {
-        const std::uint32_t g = gates[end];
+        const GateRef& g = gates[end];
         std::size_t extra = 1;  // the result
-        std::uint32_t seen[3] = {0, 0, 0};
-        for (int k = 0; k < c_.arity(g); ++k) {
-          const std::uint32_t n = canon(c_.arg(g, k));
-          if (n != 0 && pin_[n] != epoch_ && std::find(seen, seen + k, n) == seen + k) ++extra;
-          seen[k] = n;
+        for (int k = 0; k < g.arity; ++k) {
+          const std::uint32_t n = g.node[k];
+          if (n != 0 && pin_[n] != epoch_ && std::find(g.node, g.node + k, n) == g.node + k)
+            ++extra;
         }
         if (end > first && need + extra > room) break;
         need += extra;
-        for (int k = 0; k < c_.arity(g); ++k) pin_[canon(c_.arg(g, k))] = epoch_;
+        for (int k = 0; k < g.arity; ++k) pin_[g.node[k]] = epoch_;
       }
-      emit_group(d, form, std::vector<std::uint32_t>(gates.begin() + first, gates.begin() + end));
+      emit_group(d, form, gates.subspan(first, end - first));
       first = end;
     }
   }
 
-  void emit_group(std::size_t d, const Form& form, const std::vector<std::uint32_t>& gates) {
+  void emit_group(std::size_t d, const Form& form, std::span<const GateRef> gates) {
     const int stream = next_stream(static_cast<int>(d));
     // Operands (pinned by emit_share) not on this device yet.
     std::vector<std::uint32_t> missing;
     ++stamp_;
-    for (std::uint32_t g : gates)
-      for (int k = 0; k < c_.arity(g); ++k) {
-        const std::uint32_t n = canon(c_.arg(g, k));
+    for (const GateRef& g : gates)
+      for (int k = 0; k < g.arity; ++k) {
+        const std::uint32_t n = g.node[k];
         if (n != 0 && res_[d][n] == kNone && seen_[n] != stamp_) {
           seen_[n] = stamp_;
           missing.push_back(n);
@@ -613,8 +641,8 @@ class Planner {
     bring(d, missing, stream);
     // Results: fresh slots (pinned: the group writes them).
     std::vector<std::uint32_t> out_slots;
-    for (std::uint32_t g : gates) {
-      const auto node = static_cast<std::uint32_t>(c_.gate_node(g));
+    for (const GateRef& g : gates) {
+      const auto node = static_cast<std::uint32_t>(c_.gate_node(g.gate));
       pin_[node] = epoch_;
       out_slots.push_back(alloc_slot(d, node));
     }
@@ -623,11 +651,11 @@ class Planner {
     // ciphertext's).
     const std::size_t m = gates.size();
     std::vector<std::uint32_t> a, b;
-    auto lit = [&](std::uint32_t g, int k, bool flip) {
-      const std::uint32_t n = canon(c_.arg(g, k));
+    auto lit = [&](const GateRef& g, int k, bool flip) {
+      const std::uint32_t n = g.node[k];
       const auto slot = static_cast<std::uint32_t>(res_[d][n]);
       read_slot(d, slot);
-      return (slot << 1) | ((c_.arg(g, k) & 1) ^ neg_[n] ^ (flip ? 1u : 0u));
+      return (slot << 1) | (g.neg[k] ^ neg_[n] ^ (flip ? 1u : 0u));
     };
     if (form.mux) {
       a.resize(2 * m);
@@ -639,8 +667,10 @@ class Planner {
         b[m + i] = lit(gates[i], 1, false);
       }
     } else {
-      for (std::uint32_t g : gates) {
-        const Lowered& l = lowered_[c_.op(g)];
+      a.reserve(m);
+      b.reserve(m);
+      for (const GateRef& g : gates) {
+        const Lowered& l = lowered_[g.code];
         a.push_back(lit(g, 0, l.neg_a));
         b.push_back(lit(g, 1, l.neg_b));
       }
@@ -659,20 +689,20 @@ class Planner {
     ++plan_.stats.launches;
     plan_.stats.gathers += 3;
     plan_.stats.gates_per_device[d] += m;
-    for (std::uint32_t g : gates) {
-      const auto node = static_cast<std::uint32_t>(c_.gate_node(g));
-      producer_[g] = static_cast<int>(d);
-      neg_[node] = lowered_[c_.op(g)].neg_out ? 1 : 0;
+    for (const GateRef& g : gates) {
+      const auto node = static_cast<std::uint32_t>(c_.gate_node(g.gate));
+      producer_[g.gate] = static_cast<int>(d);
+      neg_[node] = lowered_[g.code].neg_out ? 1 : 0;
     }
-    for (std::uint32_t g : gates)
-      for (int k = 0; k < c_.arity(g); ++k) {
-        const std::uint32_t n = canon(c_.arg(g, k));
+    for (const GateRef& g : gates)
+      for (int k = 0; k < g.arity; ++k) {
+        const std::uint32_t n = g.node[k];
         read_done(n);
         // Read: its next use moved later, so it is colder now.
-        if (n != 0 && res_[d][n] != kNone) pools_[d].cold.push({next_use(n), n});
+        if (evictable_ && n != 0 && res_[d][n] != kNone) pools_[d].cold.push({next_use(n), n});
       }
-    for (std::uint32_t g : gates) {
-      const auto node = static_cast<std::uint32_t>(c_.gate_node(g));
+    for (const GateRef& g : gates) {
+      const auto node = static_cast<std::uint32_t>(c_.gate_node(g.gate));
       if (uses_[node] == 0) release(node);  // nobody reads it
     }
   }
@@ -783,6 +813,7 @@ class Planner {
   const int S_;
   Plan plan_;
   std::uint32_t step_ = 0, epoch_ = 0, stamp_ = 0;
+  bool evictable_ = false;  // some pool may fill up: keep eviction candidates and next uses
 
   std::vector<std::uint32_t> alias_, pending_, readers_, use_level_, use_off_, cursor_, pin_;
   std::vector<std::uint32_t> seen_;  // dedupe marks (stamp_)
