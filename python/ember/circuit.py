@@ -222,10 +222,11 @@ class Circuit:
                 self.out_lits,
             ]
         )
-        nodes = set(np.unique(lits >> 1).tolist())
+        read = np.zeros(self.num_nodes, dtype=bool)
+        read[lits >> 1] = True
         used, start = set(), 1
         for p in self.inputs:
-            if any(n in nodes for n in range(start, start + p.nbits)):
+            if read[start : start + p.nbits].any():
                 used.add(p.name)
             start += p.nbits
         return used
@@ -310,6 +311,29 @@ class Circuit:
             return np.zeros((0, n), dtype=bool), n
         return np.concatenate(rows, axis=0), n
 
+    def _input_planes(self, inputs: dict, batched: bool):
+        """Input bits bit-sliced: uint64 [input bits, ceil(N / 64)] in node order (bit i of word
+        w: set 64 w + i), and N. Built one bit position of a port at a time, never as one bool
+        per bit and set."""
+        words, n = self._input_words(inputs, batched)
+        nbytes = (n + 63) // 64 * 8
+        planes = np.zeros((self.num_inputs_bits, nbytes), dtype=np.uint8)
+        ones = np.packbits(np.ones(n, dtype=bool), bitorder="little")
+        row = 0
+        for p in self.inputs:
+            w = words[p.name]  # [N, count], a broadcast view when one set serves all
+            shared = w.strides[0] == 0
+            for j in range(p.width):
+                bits = ((w[:1] if shared else w) >> np.uint64(j)) & np.uint64(1)
+                rows = slice(row + j, row + p.nbits, p.width)  # bit j of every element
+                if shared:
+                    planes[rows, : len(ones)] = np.where(bits[0, :, None] != 0, ones, 0)
+                else:
+                    packed = np.packbits(bits.astype(bool), axis=0, bitorder="little")
+                    planes[rows, : packed.shape[0]] = packed.T
+            row += p.nbits
+        return planes.view("<u8"), n
+
     def _pack_outputs(self, bits: np.ndarray, batched: bool) -> dict:
         """Output bits [output bits, N] -> {name: ints}, with each port's signedness."""
         n = bits.shape[1]
@@ -346,12 +370,8 @@ class Circuit:
                 for k, v in inputs.items()
                 if k == p.name
             )
-        bits, n = self._input_bits(inputs, batched)
-        nwords = (n + 63) // 64
-        padded = np.zeros((bits.shape[0], nwords * 64), dtype=bool)
-        padded[:, :n] = bits
-        packed = np.packbits(padded, axis=1, bitorder="little").view("<u8")
-        out = self._ir().evaluate(np.ascontiguousarray(packed.reshape(bits.shape[0], nwords)))
+        planes, n = self._input_planes(inputs, batched)
+        out = self._ir().evaluate(planes)
         out_bits = np.unpackbits(out.view(np.uint8), axis=1, bitorder="little")[:, :n]
         return self._pack_outputs(out_bits.astype(bool), batched)
 
