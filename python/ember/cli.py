@@ -40,6 +40,9 @@ def cmd_bench(args) -> int:
         quick=args.quick,
         prime_bits=args.prime_bits,
         devices=devices,
+        circuit=args.circuit,
+        function=args.function,
+        params=args.params,
     )
     text = json.dumps(results, indent=1)
     if args.json:
@@ -116,7 +119,8 @@ def cmd_run(args) -> int:
     t1 = time.perf_counter()
     ins = circ.encrypt_inputs(ctx, ck, **inputs)
     t2 = time.perf_counter()
-    outs = circ.run(ctx, sk, ins, progress=not args.no_progress)
+    devices = args.devices.split(",") if args.devices and args.devices != "all" else args.devices
+    outs = circ.run(ctx, sk, ins, devices=devices, mode=args.mode, progress=not args.no_progress)
     t3 = time.perf_counter()
     res = circ.decrypt_outputs(ctx, ck, outs)
     t4 = time.perf_counter()
@@ -138,6 +142,10 @@ def cmd_run(args) -> int:
             "decrypt": round(t4 - t3, 3),
         },
         "bootstraps_per_second": round(stats["bootstraps"] / max(t3 - t2, 1e-9), 1),
+        "run": {
+            k: circ.last_run_stats[k]
+            for k in ("device_names", "mode", "launches", "cross_device_copies", "spilled")
+        },
     }
     print(json.dumps(report, indent=1))
     return 0 if ok else 1
@@ -152,13 +160,27 @@ def main(argv=None) -> int:
     demo.set_defaults(fn=cmd_demo)
     bench = sub.add_parser("bench", help="benchmarks; prints JSON")
     bench.add_argument(
-        "what", choices=["ntt", "ckks", "boot", "bfv", "bgv", "cggi", "multi", "split", "dist"]
+        "what",
+        choices=["ntt", "ckks", "boot", "bfv", "bgv", "cggi", "multi", "split", "dist", "circuit"],
     )
     bench.add_argument("--device", default="auto")
     bench.add_argument(
         "--devices",
         default="all",
-        help="multi, split and dist: 'all' (every GPU) or a comma-separated list such as cpu:0,cpu:1",
+        help="multi, split, dist and circuit: 'all' (every GPU) or a comma-separated list such as "
+        "cpu:0,cpu:1",
+    )
+    bench.add_argument(
+        "--circuit",
+        default=None,
+        help="circuit only: a .circuit file or a C file (default: "
+        "examples/circuits/compiled/dot500.circuit when it exists, else a shorter dot product)",
+    )
+    bench.add_argument("--function", default="dot", help="circuit only: the C file's function")
+    bench.add_argument(
+        "--params",
+        default=None,
+        help="circuit only: CGGI preset (default bool_128 on GPUs, test_insecure on the CPU)",
     )
     bench.add_argument("--json", default=None, help="also write the JSON to this file")
     bench.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
@@ -195,6 +217,13 @@ def main(argv=None) -> int:
         default="test_insecure",
         help="CGGI preset (default test_insecure: fast, NOT secure; bool_128 for 128-bit security)",
     )
+    run.add_argument(
+        "--devices",
+        default=None,
+        help="where the gates run: 'all' (every GPU) or a comma-separated list such as "
+        "cuda:0,cuda:1 (default: --device)",
+    )
+    run.add_argument("--mode", choices=["wave", "dataflow"], default="wave")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     run.set_defaults(fn=cmd_run)
     args = parser.parse_args(argv)

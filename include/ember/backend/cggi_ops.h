@@ -84,6 +84,16 @@ class CggiOps {
   virtual void linear_async(void* out, const void* a, const void* b, std::int64_t ca,
                             std::int64_t cb, u64 constant, std::size_t dim, std::size_t count,
                             const CggiShape& shape, Stream stream) = 0;
+
+  /// An indexed copy of `count` ciphertexts of dim + 1 words with optional negation (NOT of a
+  /// Boolean ciphertext: every word negated mod 2^W, as linear_async with ca = -1 gives):
+  /// out[o_i] = (-1)^(l_i & 1) src[l_i >> 1], where l_i = src_lits[i] (2 i when src_lits is
+  /// null) and o_i = out_index[i] (i when out_index is null). src_lits and out_index are u32
+  /// arrays in backend memory; out must not overlap src. The circuit scheduler's gather of
+  /// operands into a batch and scatter of results into its ciphertext pool.
+  virtual void gather_async(void* out, const std::uint32_t* out_index, const void* src,
+                            const std::uint32_t* src_lits, std::size_t dim, std::size_t count,
+                            const CggiShape& shape, Stream stream) = 0;
 };
 
 }  // namespace ember::backend

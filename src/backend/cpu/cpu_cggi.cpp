@@ -201,6 +201,29 @@ class CpuCggi final : public CggiOps {
     });
   }
 
+  void gather_async(void* out, const std::uint32_t* out_index, const void* src,
+                    const std::uint32_t* src_lits, std::size_t dim, std::size_t count,
+                    const CggiShape& s, Stream) override {
+    with_torus(s.torus_bits, [&](auto zero) {
+      using T = decltype(zero);
+      T* o = static_cast<T*>(out);
+      const T* x = static_cast<const T*>(src);
+      const std::size_t words = dim + 1;
+      const long total = static_cast<long>(count);
+#pragma omp parallel for schedule(static) \
+    num_threads(threads_.team()) if (count * words > (std::size_t{1} << 16))
+      for (long i = 0; i < total; ++i) {
+        const std::uint32_t lit = src_lits ? src_lits[i] : static_cast<std::uint32_t>(2 * i);
+        const T* from = x + (lit >> 1) * words;
+        T* to = o + (out_index ? out_index[i] : static_cast<std::size_t>(i)) * words;
+        if (lit & 1)
+          for (std::size_t w = 0; w < words; ++w) to[w] = static_cast<T>(T{0} - from[w]);
+        else
+          std::copy(from, from + words, to);
+      }
+    });
+  }
+
  private:
   CpuThreads& threads_;
 };

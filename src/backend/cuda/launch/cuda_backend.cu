@@ -107,6 +107,26 @@ class CudaBackend final : public Backend {
     ctx_.enable_peer(from.index);
     check(cudaMemcpyPeerAsync(d, ctx_.index(), src, from.index, n, raw(s)), "copy between GPUs");
   }
+  std::size_t memory_available() override {
+    ctx_.activate();
+    std::size_t free = 0, total = 0;
+    check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    return free;
+  }
+  void* allocate_host(std::size_t bytes) override {
+    ctx_.activate();
+    void* p = nullptr;
+    // Portable: page-locked for every GPU, so that any of them copies it asynchronously.
+    if (cudaHostAlloc(&p, std::max<std::size_t>(bytes, 1), cudaHostAllocPortable) != cudaSuccess) {
+      cudaGetLastError();
+      throw DeviceMemoryError("out of page-locked host memory allocating " + std::to_string(bytes) +
+                              " bytes");
+    }
+    return p;
+  }
+  void deallocate_host(void* p, std::size_t) noexcept override {
+    if (p) cudaFreeHost(p);
+  }
 
   std::vector<double> time_runs(const std::function<void(Stream)>& fn, int warmup,
                                 int iters) override {

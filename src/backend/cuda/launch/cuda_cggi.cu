@@ -9,6 +9,7 @@
 #include "ember/core/errors.h"
 #include "kernels/cggi.cuh"
 #include "kernels/cggi_fourier.cuh"
+#include "kernels/cggi_gather.cuh"
 #include "launch/cuda_cggi.h"
 #include "runtime/cuda_check.h"
 #include "runtime/launch.h"
@@ -258,6 +259,24 @@ class CudaCggi final : public CggiOps {
   cuda::DeviceContext& ctx_;
   const Backend& owner_;  // its options choose the rotation group
   int sms_ = 0;
+
+ public:
+  void gather_async(void* out, const std::uint32_t* out_index, const void* src,
+                    const std::uint32_t* src_lits, std::size_t dim, std::size_t count,
+                    const CggiShape& s, Stream stream) override {
+    if (count == 0) return;
+    ctx_.activate();
+    with_torus(s.torus_bits, [&](auto zero) {
+      using T = decltype(zero);
+      // One block per ciphertext; 128 threads stride over its k N + 1 words.
+      for (std::size_t first = 0; first < count; first += kMaxBlocks) {
+        const std::size_t blocks = std::min(count - first, kMaxBlocks);
+        cuda::launch(k::cggi_gather_kernel<T>, dim3(static_cast<unsigned>(blocks)), 128, 0,
+                     raw(stream), "cggi_gather_kernel", static_cast<T*>(out), out_index,
+                     static_cast<const T*>(src), src_lits, dim + 1, first);
+      }
+    });
+  }
 };
 
 }  // namespace
