@@ -98,6 +98,30 @@ def _vector(n: int, lo: int, hi: int, names=("a", "b")):
     return example
 
 
+def _mnist_example(encrypted_weights: bool, hidden8: bool):
+    """A test image (and the model's weights where they are parameters); the expected output is
+    the numpy model's class (or its first 8 hidden activations)."""
+
+    def example(rng):
+        from .dinn import activation
+        from .flows import mnist_model, mnist_test_images
+
+        model = mnist_model()
+        x, _ = mnist_test_images()
+        img = x[int(rng.integers(0, len(x)))]
+        h = 8 if hidden8 else model.hidden
+        inputs = {"x": img}
+        if encrypted_weights:
+            inputs.update(neg=(model.w[:h] < 0).astype(np.int64), bias=model.b[:h])
+            if not hidden8:
+                inputs["v"] = model.v
+        if hidden8:
+            return inputs, {"h": (activation(model.sums(img)[0, :8]) > 0).astype(np.int64)}
+        return inputs, {"return": int(model.predict(img)[0])}
+
+    return example
+
+
 APPS = {
     a.name: a
     for a in [
@@ -237,6 +261,36 @@ APPS = {
             "speck128_decrypt",
             "Speck 128/128 decryption, 32 rounds",
             example=_speck_example,
+        ),
+        App(
+            "mnist_plain8",
+            "mnist_dinn.c",
+            "mnist_dinn_hidden8",
+            "MNIST network, weights compiled in: its first 8 hidden neurons (for CI)",
+            ci=True,
+            example=_mnist_example(False, True),
+        ),
+        App(
+            "mnist_plain",
+            "mnist_dinn.c",
+            "mnist_dinn",
+            "MNIST network (FHE-DiNN style), weights compiled in",
+            example=_mnist_example(False, False),
+        ),
+        App(
+            "mnist_enc8",
+            "mnist_dinn_enc.c",
+            "mnist_dinn_enc_hidden8",
+            "MNIST network, weights encrypted: its first 8 hidden neurons (for CI)",
+            ci=True,
+            example=_mnist_example(True, True),
+        ),
+        App(
+            "mnist_enc",
+            "mnist_dinn_enc.c",
+            "mnist_dinn_enc",
+            "MNIST network (FHE-DiNN style), weights as encrypted parameters (ARCTYREX's way)",
+            example=_mnist_example(True, False),
         ),
     ]
 }

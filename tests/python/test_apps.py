@@ -1,0 +1,188 @@
+"""The shipped applications (examples/circuits, ember.apps): the cipher references against
+published vectors and OpenSSL, every program lowered, the small ones synthesized and checked
+against their native build on random inputs and run encrypted; the large ones are checked
+natively here and synthesized by `ember bench apps` only (minutes each)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ember.apps import APPS, ciphers, compile_app, get_app
+from ember.apps.runner import check_native, equal_outputs, inputs_for
+from ember.compiler import lower_c
+from ember.compiler.native import c_compiler, random_inputs, run_native
+
+CIRCUITS = Path(__file__).resolve().parents[2] / "examples" / "circuits"
+CI_APPS = sorted(name for name, a in APPS.items() if a.ci)
+
+needs_cc = pytest.mark.skipif(c_compiler() is None, reason="no system C compiler")
+
+
+@pytest.fixture(scope="module")
+def circuits():
+    """The CI programs' circuits, compiled once per session into a private on-disk cache."""
+    import os
+
+    old = os.environ.get("EMBER_CACHE_DIR")
+    os.environ["EMBER_CACHE_DIR"] = os.environ.get("EMBER_TEST_CACHE_DIR") or tempfile.mkdtemp(
+        prefix="ember-apps-"
+    )
+    try:
+        yield {name: compile_app(name, directory=CIRCUITS)[0] for name in CI_APPS}
+    finally:
+        if old is None:
+            os.environ.pop("EMBER_CACHE_DIR", None)
+        else:
+            os.environ["EMBER_CACHE_DIR"] = old
+
+
+# ---- cipher references -------------------------------------------------------------------
+
+
+def test_aes_reference_fips197():
+    # FIPS-197 appendix C.1 (AES-128) and appendix A.1 (the last round key of its key).
+    rk = ciphers.aes128_expand_key(bytes(range(16)))
+    pt = bytes.fromhex("00112233445566778899aabbccddeeff")
+    ct = ciphers.aes128_encrypt_block(rk, pt)
+    assert ct.hex() == "69c4e0d86a7b0430d8cdb78070b4c55a"
+    assert ciphers.aes128_decrypt_block(rk, ct) == pt
+    rk = ciphers.aes128_expand_key(bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"))
+    assert rk[-16:].hex() == "d014f9a8c9ee2589e13f0cc8b6630ca6"
+    assert ciphers.SBOX[0x53] == 0xED and ciphers.INV_SBOX[0xED] == 0x53
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl command")
+def test_aes_reference_matches_openssl(rng):
+    for _ in range(4):
+        key = bytes(rng.integers(0, 256, 16, dtype=np.uint8))
+        data = bytes(rng.integers(0, 256, 48, dtype=np.uint8))
+        out = subprocess.run(
+            ["openssl", "enc", "-aes-128-ecb", "-nopad", "-K", key.hex()],
+            input=data,
+            capture_output=True,
+            check=True,
+        ).stdout
+        rk = ciphers.aes128_expand_key(key)
+        mine = b"".join(ciphers.aes128_encrypt_block(rk, data[i : i + 16]) for i in (0, 16, 32))
+        assert out == mine
+
+
+def test_simon_speck_reference_vectors():
+    # The test vectors of "The SIMON and SPECK Families of Lightweight Block Ciphers"
+    # (Beaulieu et al., 2013), 128/128: key words k1 k0, plaintext and ciphertext words x y.
+    k1, k0 = 0x0F0E0D0C0B0A0908, 0x0706050403020100
+    rk = ciphers.simon128_expand_key(k1, k0)
+    ct = ciphers.simon128_encrypt(rk, 0x6373656420737265, 0x6C6C657661727420)
+    assert ct == (0x49681B1E1E54FE3F, 0x65AA832AF84E0BBC)
+    assert ciphers.simon128_decrypt(rk, *ct) == (0x6373656420737265, 0x6C6C657661727420)
+    rk = ciphers.speck128_expand_key(k1, k0)
+    ct = ciphers.speck128_encrypt(rk, 0x6C61766975716520, 0x7469206564616D20)
+    assert ct == (0xA65D985179783265, 0x7860FEDF5C570D18)
+    assert ciphers.speck128_decrypt(rk, *ct) == (0x6C61766975716520, 0x7469206564616D20)
+
+
+# ---- every program ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(APPS))
+def test_every_program_lowers(name):
+    """The front end accepts every program (Yosys runs on the CI-sized ones below and on the
+    rest in `ember bench apps`)."""
+    app = APPS[name]
+    verilog, inputs, outputs = lower_c((CIRCUITS / app.source).read_text(), app.function)
+    assert inputs and outputs and verilog.startswith("module")
+
+
+class _Ports:
+    """The ports of a function without synthesizing it (for native-only checks)."""
+
+    def __init__(self, name):
+        from ember.circuit import Port
+
+        app = APPS[name]
+        _, ins, outs = lower_c((CIRCUITS / app.source).read_text(), app.function)
+        self.inputs = [Port(p.name, p.width, p.signed, p.shape) for p in ins]
+        self.outputs = [Port(p.name, p.width, p.signed, p.shape) for p in outs]
+
+
+@needs_cc
+@pytest.mark.parametrize("name", ["aes128", "simon128", "speck128"])
+def test_native_ciphers_match_reference(name, rng):
+    """The full cipher programs, built natively, decrypt what the reference encrypted (and
+    AES the FIPS-197 vector)."""
+    app = APPS[name]
+    ports = _Ports(name)
+    examples = [app.example(rng) for _ in range(5)]
+    if name == "aes128":
+        rk = ciphers.aes128_expand_key(bytes(range(16)))
+        ct = bytes.fromhex("69c4e0d86a7b0430d8cdb78070b4c55a")
+        examples.append(
+            (
+                {"rk": list(rk), "in": list(ct)},
+                {"out": list(bytes.fromhex("00112233445566778899aabbccddeeff"))},
+            )
+        )
+    n = len(examples)
+    sets = {
+        p.name: np.stack([np.asarray(e[0].get(p.name, np.zeros(p.shape, int))) for e in examples])
+        for p in ports.inputs
+    }
+    got = run_native(CIRCUITS / app.source, app.function, ports, sets, n)
+    for i, (_, want) in enumerate(examples):
+        assert equal_outputs({k: v[i] for k, v in got.items()}, want), (name, i)
+
+
+@needs_cc
+@pytest.mark.parametrize("name", CI_APPS)
+def test_ci_programs_match_native(name, circuits, rng):
+    """circ.evaluate equals the native build on 1,000 random input sets and the example."""
+    app = APPS[name]
+    inputs, expected = inputs_for(app, circuits[name], rng)
+    res = check_native(app, circuits[name], 1000, rng, CIRCUITS, extra=inputs)
+    assert res["mismatches"] == 0, res["first"]
+    if expected is not None:
+        assert equal_outputs(circuits[name].evaluate(**inputs), expected)
+
+
+@pytest.mark.parametrize("name", ["add32", "simon_round", "aes_sbox4"])
+def test_ci_programs_run_encrypted(name, circuits, rng):
+    from ember.apps.runner import make_context, run_encrypted
+
+    circ = circuits[name]
+    inputs, expected = inputs_for(get_app(name), circ, rng)
+    ctx = make_context("test_insecure", "cpu")
+    ck = ctx.keygen()
+    sk = ctx.server_key(ck, progress=False)
+    res, _ = run_encrypted(circ, inputs, ctx, ck, sk, ["cpu"], progress=False)
+    assert equal_outputs(res, circ.evaluate(**inputs))
+    if expected is not None:
+        assert equal_outputs(res, expected)
+
+
+@needs_cc
+def test_logreg_native_approximates_sigmoid(rng):
+    """The fixed-point programs (built natively) are close to the sigmoid where the series
+    converges: |z| <= 1 gives an error below 0.5% of the scale."""
+    for name, frac, scale in (("logreg_small", 8, 80640), ("logreg_large", 16, 1451520)):
+        app = APPS[name]
+        ports = _Ports(name)
+        one = 1 << frac
+        n = 200
+        x = rng.integers(-one, one + 1, (n, 4))
+        w = rng.integers(-one // 4, one // 4 + 1, (n, 4))
+        b = np.zeros(n, dtype=np.int64)
+        got = run_native(CIRCUITS / app.source, app.function, ports, {"x": x, "w": w, "b": b}, n)
+        z = (x * w).sum(axis=1) / one / one
+        want = scale / (1 + np.exp(-z))
+        err = np.abs(got["return"].astype(float) - want) / scale
+        assert err.max() < 0.005, (name, err.max())
+
+
+def test_random_inputs_cover_every_type(circuits, rng):
+    sets = random_inputs(circuits["simon_round"], 10, rng)
+    assert sets["in"].dtype == np.uint64 and sets["in"].shape == (10, 2)
