@@ -122,10 +122,17 @@ class Model:
             **extra,
         )
 
+    def dense(self) -> np.ndarray:
+        """The hidden weights as a dense [H, 784] matrix."""
+        w = np.zeros((self.hidden, PIXELS), dtype=np.int64)
+        np.add.at(w, (np.arange(self.hidden)[:, None], self.idx), self.w)
+        return w
+
     def sums(self, x) -> np.ndarray:
         """Hidden pre-activations [n, H] of binarized images x [n, 784]."""
-        x = np.asarray(x, dtype=np.int64).reshape(-1, PIXELS)
-        return (x[:, self.idx] * self.w).sum(axis=2) + self.b
+        x = np.asarray(x, dtype=np.float64).reshape(-1, PIXELS)
+        # float64 products of 0/1 by small integers are exact (and use BLAS, unlike int64).
+        return np.rint(x @ self.dense().T.astype(np.float64)).astype(np.int64) + self.b
 
     def scores(self, x) -> np.ndarray:
         return activation(self.sums(x)) @ self.v.T
