@@ -111,7 +111,14 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "examples" / "circuits"))
+    ap.add_argument(
+        "--codegen-only", action="store_true", help="rewrite the C programs from the .npz"
+    )
     args = ap.parse_args(argv)
+    out = Path(args.out)
+    if args.codegen_only:
+        write_c_programs(dinn.Model.load(out / "mnist_dinn.npz"), out)
+        return 0
     x, y = dinn.load_mnist(args.data, "train")
     xt, yt = dinn.load_mnist(args.data, "t10k")
     model = train(x, y, args.hidden, args.fan_in, args.epochs, args.seed, print)
@@ -120,7 +127,6 @@ def main(argv=None) -> int:
     sums = model.sums(xt)
     inside = float(((sums >= -16) & (sums < 16)).mean())
     print(f"test accuracy {acc:.4f}; hidden sums inside [-16, 16): {inside:.4f}")
-    out = Path(args.out)
     model.save(out / "mnist_dinn.npz", test_accuracy=acc)
     write_c_programs(model, out)
     # 100 test images (binarized, packed) with their labels, for the runner and CI.

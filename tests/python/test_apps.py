@@ -28,17 +28,19 @@ def circuits():
     """The CI programs' circuits, compiled once per session into a private on-disk cache."""
     import os
 
-    old = os.environ.get("EMBER_CACHE_DIR")
+    saved = {k: os.environ.get(k) for k in ("EMBER_CACHE_DIR", "EMBER_CIRCUITS_DIR")}
     os.environ["EMBER_CACHE_DIR"] = os.environ.get("EMBER_TEST_CACHE_DIR") or tempfile.mkdtemp(
         prefix="ember-apps-"
     )
+    os.environ["EMBER_CIRCUITS_DIR"] = str(CIRCUITS)  # the examples read the source tree's data
     try:
         yield {name: compile_app(name, directory=CIRCUITS)[0] for name in CI_APPS}
     finally:
-        if old is None:
-            os.environ.pop("EMBER_CACHE_DIR", None)
-        else:
-            os.environ["EMBER_CACHE_DIR"] = old
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 # ---- cipher references -------------------------------------------------------------------
@@ -89,7 +91,12 @@ def test_simon_speck_reference_vectors():
 # ---- every program ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(APPS))
+# The full MNIST networks unroll 2048 x 64 neuron inputs: lowering alone takes many minutes, so
+# CI lowers and synthesizes their 8-neuron pieces and checks their native builds instead.
+FRONT_END_TOO_SLOW = {"mnist_plain", "mnist_enc"}
+
+
+@pytest.mark.parametrize("name", sorted(set(APPS) - FRONT_END_TOO_SLOW))
 def test_every_program_lowers(name):
     """The front end accepts every program (Yosys runs on the CI-sized ones below and on the
     rest in `ember bench apps`)."""
@@ -99,15 +106,19 @@ def test_every_program_lowers(name):
 
 
 class _Ports:
-    """The ports of a function without synthesizing it (for native-only checks)."""
+    """The ports of a function from its declaration alone (parsed, not lowered: the full MNIST
+    networks take minutes to lower), for native-only checks. written: the array parameters
+    the function writes (its outputs besides the return value)."""
 
-    def __init__(self, name):
+    def __init__(self, name, written=()):
         from ember.circuit import Port
+        from ember.compiler.native import param_kinds
 
         app = APPS[name]
-        _, ins, outs = lower_c((CIRCUITS / app.source).read_text(), app.function)
-        self.inputs = [Port(p.name, p.width, p.signed, p.shape) for p in ins]
-        self.outputs = [Port(p.name, p.width, p.signed, p.shape) for p in outs]
+        params, ret = param_kinds(CIRCUITS / app.source, app.function)
+        self.inputs = [Port(n, t.width, t.signed, shape or ()) for n, t, shape in params]
+        self.outputs = [Port("return", ret.width, ret.signed)] if ret is not None else []
+        self.outputs += [p for p in self.inputs if p.name in written]
 
 
 @needs_cc
@@ -116,7 +127,7 @@ def test_native_ciphers_match_reference(name, rng):
     """The full cipher programs, built natively, decrypt what the reference encrypted (and
     AES the FIPS-197 vector)."""
     app = APPS[name]
-    ports = _Ports(name)
+    ports = _Ports(name, written=("out", "pt"))
     examples = [app.example(rng) for _ in range(5)]
     if name == "aes128":
         rk = ciphers.aes128_expand_key(bytes(range(16)))
@@ -135,6 +146,49 @@ def test_native_ciphers_match_reference(name, rng):
     got = run_native(CIRCUITS / app.source, app.function, ports, sets, n)
     for i, (_, want) in enumerate(examples):
         assert equal_outputs({k: v[i] for k, v in got.items()}, want), (name, i)
+
+
+@needs_cc
+def test_native_linear_algebra_matches_numpy(rng):
+    """The benchmark-sized linear algebra, built natively, against numpy (int64, wrapped to the
+    32-bit results): the programs the circuits must match are right."""
+    n = 100
+    cases = {
+        "dot500": (
+            {
+                "a": rng.integers(-(2**15), 2**15, (n, 500)),
+                "b": rng.integers(-(2**15), 2**15, (n, 500)),
+            },
+            lambda a, b: {"return": (a * b).sum(axis=1)},
+        ),
+        "matvec": (
+            {
+                "v": rng.integers(-(2**15), 2**15, (n, 125)),
+                "m": rng.integers(-(2**15), 2**15, (n, 125, 4)),
+            },
+            lambda v, m: {"out": np.einsum("ni,nij->nj", v, m)},
+        ),
+        "matmul10": (
+            {
+                "a": rng.integers(-(2**15), 2**15, (n, 10, 10)),
+                "b": rng.integers(-(2**15), 2**15, (n, 10, 10)),
+            },
+            lambda a, b: {"c": a @ b},
+        ),
+        "vadd500": (
+            {
+                "a": rng.integers(-(2**31), 2**31, (n, 500)),
+                "b": rng.integers(-(2**31), 2**31, (n, 500)),
+            },
+            lambda a, b: {"c": a + b},
+        ),
+    }
+    for name, (sets, ref) in cases.items():
+        app = APPS[name]
+        got = run_native(CIRCUITS / app.source, app.function, _Ports(name, ("out", "c")), sets, n)
+        for k, want in ref(**sets).items():
+            wrapped = (want + 2**31) % 2**32 - 2**31
+            assert np.array_equal(got[k].astype(np.int64), wrapped), name
 
 
 @needs_cc
@@ -186,3 +240,68 @@ def test_logreg_native_approximates_sigmoid(rng):
 def test_random_inputs_cover_every_type(circuits, rng):
     sets = random_inputs(circuits["simon_round"], 10, rng)
     assert sets["in"].dtype == np.uint64 and sets["in"].shape == (10, 2)
+
+
+# ---- the MNIST network ----------------------------------------------------------------------
+
+MNIST = Path(__file__).resolve().parents[3] / "shared" / "data" / "mnist"
+
+
+def _model():
+    from ember.apps.dinn import Model
+
+    return Model.load(CIRCUITS / "mnist_dinn.npz")
+
+
+def _subset():
+    from ember.apps.flows import mnist_test_images
+
+    return mnist_test_images(CIRCUITS)
+
+
+@pytest.mark.skipif(
+    not (MNIST / "t10k-images-idx3-ubyte.gz").exists(), reason=f"no MNIST data at {MNIST}"
+)
+def test_mnist_plaintext_accuracy():
+    """The integer network classifies at least 96% of the 10,000 MNIST test images, and the
+    shipped 100-image subset is the test set's first 100."""
+    from ember.apps.dinn import load_mnist
+
+    x, y = load_mnist(MNIST, "t10k")
+    acc = float((_model().predict(x) == y).mean())
+    assert acc >= 0.96, acc
+    bits, labels = _subset()
+    assert np.array_equal(bits, x[:100]) and np.array_equal(labels, y[:100])
+
+
+@needs_cc
+def test_mnist_c_programs_match_model():
+    """Both generated C programs, built natively, classify the 100 test images like the numpy
+    model (the weights as compiled-in tables and as parameters)."""
+    model = _model()
+    x, _ = _subset()
+    want = model.predict(x)
+    for name, extra in (
+        ("mnist_plain", {}),
+        ("mnist_enc", {"neg": (model.w < 0).astype(int), "bias": model.b, "v": model.v}),
+    ):
+        app = APPS[name]
+        sets = {"x": x, **{k: np.broadcast_to(v, (len(x),) + v.shape) for k, v in extra.items()}}
+        got = run_native(CIRCUITS / app.source, app.function, _Ports(name), sets, len(x))
+        assert np.array_equal(got["return"].astype(np.int64), want), name
+
+
+def test_mnist_fhe_encrypted_matches_plaintext():
+    """FHE-DiNN's way (no compiler): encrypted pixels, free sums, one bootstrap a neuron; the
+    decrypted scores of two test images equal the plaintext network's exactly."""
+    from ember import cggi
+    from ember.apps.dinn import encrypted_scores
+
+    model = _model()
+    x, _ = _subset()
+    ctx = cggi.Context(cggi.Params.preset("test_int_insecure"), device="cpu")
+    ck = ctx.keygen()
+    sk = ctx.server_key(ck, progress=False)
+    scores, _, boots = encrypted_scores(ctx, ck, sk, model, x[:2])
+    assert np.array_equal(scores, model.scores(x[:2]))
+    assert boots == 2 * model.hidden
