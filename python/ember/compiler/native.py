@@ -4,6 +4,7 @@ C type, so that a circuit can be checked against the program it came from."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -22,15 +23,23 @@ def c_compiler() -> str | None:
     return shutil.which("cc") or shutil.which("gcc")
 
 
-def param_kinds(path, function: str):
-    """([(name, IntType, shape)], return IntType or None) of the function's parameters; shape
-    None for scalars, () for pointers."""
+@functools.lru_cache(maxsize=8)
+def _front_end(path: str, mtime_ns: int, size: int):
+    """The parsed file (a Lowering, only read here), kept while the file is unchanged: the
+    generated MNIST programs take seconds to parse and the harness needs them twice."""
     from . import _parse
     from .lower import Lowering
 
-    path = os.fspath(path)
     with open(path) as f:
-        low = Lowering(_parse(f.read(), path), path)
+        return Lowering(_parse(f.read(), path), path)
+
+
+def param_kinds(path, function: str):
+    """([(name, IntType, shape)], return IntType or None) of the function's parameters; shape
+    None for scalars, () for pointers."""
+    path = os.path.abspath(os.fspath(path))
+    st = os.stat(path)
+    low = _front_end(path, st.st_mtime_ns, st.st_size)
     if function not in low.funcs:
         raise CompileError(f"{path}: no function named {function!r}")
     fd = low.funcs[function]
@@ -163,7 +172,7 @@ def run_native(path, function: str, circ, inputs: dict, n: int, workdir: str | N
         cols = []
         for p in circ.inputs:
             v = inputs.get(p.name)
-            v = np.zeros((n, p.count), dtype=np.int64) if v is None else np.asarray(v)
+            v = np.zeros((n,) + p.shape, dtype=np.int64) if v is None else np.asarray(v)
             v = np.broadcast_to(v, (n,) + p.shape).reshape(n, -1)
             cols.append(v.astype(np.int64).view(np.uint64) if v.dtype.kind == "i" else v)
         table = np.concatenate(cols, axis=1) if cols else np.zeros((n, 0), dtype=np.uint64)
