@@ -195,6 +195,7 @@ APPS = {
             "logreg_small.c",
             "logreg_small",
             "logistic regression, 4 features, 32-bit, 4 terms (returns ~80640 sigmoid)",
+            ci=True,
             example=_logreg_example(8),
         ),
         App(
