@@ -305,3 +305,18 @@ def test_mnist_fhe_encrypted_matches_plaintext():
     scores, _, boots = encrypted_scores(ctx, ck, sk, model, x[:2])
     assert np.array_equal(scores, model.scores(x[:2]))
     assert boots == 2 * model.hidden
+
+
+def test_bench_and_cli(circuits, capsys):
+    """`ember bench apps` on the CPU (one device exists, so the count 2 is dropped) and
+    `ember apps list` / `ember apps run` end to end, from the session's cache."""
+    from ember.apps.bench import bench_apps
+    from ember.cli import main
+
+    r = bench_apps(device="cpu", devices="1,2", preset="test_insecure", programs="add32")
+    assert r["device_counts"] == [1]
+    assert r["results"][0]["ok"] == {"1": True} and r["results"][0]["compile_cached"]
+    assert main(["apps", "list"]) == 0
+    args = ["apps", "run", "simon_round", "--preset", "test_insecure", "--no-progress"]
+    assert main(args + ["--seed", "3"]) == 0
+    assert '"ok": true' in capsys.readouterr().out
