@@ -3,7 +3,6 @@ input set for each, what it must give, and the published figures to compare with
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -71,10 +70,6 @@ def _round_example(encrypt):
         return {"in": _u64([cx, cy]), "k": k}, {"out": _u64([x, y])}
 
     return example
-
-
-def sigmoid_scaled(z: float, scale: int) -> float:
-    return scale / (1.0 + math.exp(-z))
 
 
 def _logreg_example(frac: int):
@@ -296,4 +291,4 @@ APPS = {
 }
 
 
-__all__ = ["APPS", "App", "sigmoid_scaled"]
+__all__ = ["APPS", "App"]
