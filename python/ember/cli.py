@@ -1,4 +1,4 @@
-"""The ``ember`` command line: info, demo, bench, tune, compile, run."""
+"""The ``ember`` command line: info, demo, bench, tune, compile, run, apps."""
 
 from __future__ import annotations
 
@@ -33,6 +33,17 @@ def cmd_demo(args) -> int:
 def cmd_bench(args) -> int:
     from .bench import run_bench
 
+    if args.what == "apps":
+        from .apps.bench import bench_apps
+
+        results = bench_apps(
+            device=args.device,
+            devices=args.devices if args.devices != "all" else "1,2,4",
+            preset=args.preset,
+            programs=args.programs,
+            quick=args.quick,
+        )
+        return _print_json(results, args.json)
     devices = args.devices.split(",") if args.devices and args.devices != "all" else args.devices
     results = run_bench(
         args.what,
@@ -44,9 +55,13 @@ def cmd_bench(args) -> int:
         function=args.function,
         params=args.params,
     )
+    return _print_json(results, args.json)
+
+
+def _print_json(results, path) -> int:
     text = json.dumps(results, indent=1)
-    if args.json:
-        with open(args.json, "w") as f:
+    if path:
+        with open(path, "w") as f:
             f.write(text + "\n")
     print(text)
     return 0
@@ -151,6 +166,40 @@ def cmd_run(args) -> int:
     return 0 if ok else 1
 
 
+def cmd_apps(args) -> int:
+    from .apps import APPS
+    from .apps.flows import FLOWS, run_mnist_fhe, run_transcipher_app
+    from .apps.runner import run_app
+
+    if args.apps_command == "list":
+        for name, app in APPS.items():
+            print(
+                f"{name:14} {'ci   ' if app.ci else 'bench'} {app.source}:{app.function}: {app.summary}"
+            )
+        for name, fn in FLOWS.items():
+            print(f"{name:14} flow  {fn.__doc__.strip().splitlines()[0]}")
+        return 0
+    progress = not args.no_progress
+    if args.name == "mnist_fhe":
+        preset = args.preset or "int4_128"
+        report = run_mnist_fhe(args.device, preset, args.images, args.seed, progress)
+    elif args.name == "transcipher":
+        report = run_transcipher_app(
+            args.device, args.devices, args.preset or "bool_128", args.blocks, args.seed, progress
+        )
+    else:
+        report = run_app(
+            args.name,
+            device=args.device,
+            devices=args.devices,
+            preset=args.preset or "bool_128",
+            seed=args.seed,
+            progress=progress,
+        )
+    _print_json(report, args.json)
+    return 0 if report["ok"] else 1
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="ember", description="Ember FHE command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -161,14 +210,26 @@ def main(argv=None) -> int:
     bench = sub.add_parser("bench", help="benchmarks; prints JSON")
     bench.add_argument(
         "what",
-        choices=["ntt", "ckks", "boot", "bfv", "bgv", "cggi", "multi", "split", "dist", "circuit"],
+        choices=[
+            "ntt",
+            "ckks",
+            "boot",
+            "bfv",
+            "bgv",
+            "cggi",
+            "multi",
+            "split",
+            "dist",
+            "circuit",
+            "apps",
+        ],
     )
     bench.add_argument("--device", default="auto")
     bench.add_argument(
         "--devices",
         default="all",
         help="multi, split, dist and circuit: 'all' (every GPU) or a comma-separated list such as "
-        "cpu:0,cpu:1",
+        "cpu:0,cpu:1; apps: device counts such as 1,2,4 (those that exist run)",
     )
     bench.add_argument(
         "--circuit",
@@ -181,6 +242,12 @@ def main(argv=None) -> int:
         "--params",
         default=None,
         help="circuit only: CGGI preset (default bool_128 on GPUs, test_insecure on the CPU)",
+    )
+    bench.add_argument(
+        "--preset", default="bool_128", help="apps: the CGGI preset (test_insecure for smoke runs)"
+    )
+    bench.add_argument(
+        "--programs", default=None, help="apps: a comma-separated list (see ember apps list)"
     )
     bench.add_argument("--json", default=None, help="also write the JSON to this file")
     bench.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
@@ -226,6 +293,29 @@ def main(argv=None) -> int:
     run.add_argument("--mode", choices=["wave", "dataflow"], default="wave")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     run.set_defaults(fn=cmd_run)
+    apps = sub.add_parser("apps", help="ARCTYREX's applications (examples/circuits)")
+    apps_sub = apps.add_subparsers(dest="apps_command", required=True)
+    apps_sub.add_parser("list", help="the applications").set_defaults(fn=cmd_apps)
+    arun = apps_sub.add_parser(
+        "run", help="compile (cached), check natively, run encrypted, decrypt; prints JSON"
+    )
+    arun.add_argument("name", help="an application (ember apps list)")
+    arun.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    arun.add_argument(
+        "--devices", default=None, help="several devices: a count (2) or names (cuda:0,cuda:1)"
+    )
+    arun.add_argument(
+        "--preset",
+        default=None,
+        help="CGGI preset (default bool_128; int4_128 for mnist_fhe; test_insecure: fast, "
+        "NOT secure)",
+    )
+    arun.add_argument("--seed", type=int, default=None, help="seed of the example inputs")
+    arun.add_argument("--images", type=int, default=1, help="mnist_fhe: test images to classify")
+    arun.add_argument("--blocks", type=int, default=1, help="transcipher: AES blocks")
+    arun.add_argument("--json", default=None, help="also write the report to this file")
+    arun.add_argument("--no-progress", action="store_true", help="no progress bars")
+    arun.set_defaults(fn=cmd_apps)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)

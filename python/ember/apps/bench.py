@@ -1,0 +1,164 @@
+"""``ember bench apps``: per application its bootstraps, gates, depth, compile time and encrypted
+run time on 1, 2, 4, ... devices, beside the published figures (a JSON-ready dictionary, never a
+test condition)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import ParameterError
+from .programs import APPS
+from .runner import compile_app, device_list, equal_outputs, inputs_for, make_context
+
+# The programs of ARCTYREX's table, in its order, then the rest of the linear algebra.
+DEFAULT = [
+    "add32",
+    "mul32",
+    "simon_round",
+    "speck_round",
+    "aes128",
+    "dot500",
+    "simon128",
+    "speck128",
+    "vadd500",
+    "matvec",
+    "matmul10",
+    "logreg_small",
+    "logreg_large",
+    "mnist_fhe",
+]
+# The integer preset beside each Boolean one, for FHE-DiNN's bootstraps of 4-bit sums.
+INT_PRESET = {"test_insecure": "test_int_insecure"}
+QUICK = ["add32", "simon_round", "aes_sbox4"]
+
+
+def _counts(devices) -> list:
+    """[1, 2, 4] from "1,2,4" (or a list); names ("cuda:0,cuda:1") count as their number."""
+    if devices in (None, "all"):
+        return [1]
+    parts = devices.split(",") if isinstance(devices, str) else list(devices)
+    if all(str(p).isdigit() for p in parts):
+        return sorted({int(p) for p in parts if int(p) >= 1})
+    return [len(parts)]
+
+
+def _available(device: str) -> int:
+    import ember
+
+    if device.startswith("cuda"):
+        return sum(1 for d in ember.devices() if d.kind == "cuda")
+    return 1
+
+
+def bench_apps(
+    device: str = "cuda",
+    devices="1,2,4",
+    preset: str = "bool_128",
+    programs=None,
+    quick: bool = False,
+    seed: int = 1,
+    progress: bool = False,
+) -> dict:
+    """Compiles (cached) and runs each program once per device count that exists; records the
+    circuit's size, compile time, run time per count, whether the decrypted outputs matched the
+    plaintext evaluation, and the paper's figures."""
+    import ember
+
+    from ..bench import _device_name
+
+    dev = ember.resolve_device(device)
+    names = programs or (QUICK if quick else DEFAULT)
+    if isinstance(names, str):
+        names = [n for n in names.split(",") if n]
+    unknown = [n for n in names if n not in APPS and n != "mnist_fhe"]
+    if unknown:
+        raise ParameterError(f"unknown applications {unknown}; available: {', '.join(APPS)}")
+    have = _available(dev)
+    counts = [c for c in _counts(devices) if c <= have] or [1]
+    rng = np.random.default_rng(seed)
+    ctx = make_context(preset, dev)
+    t0 = time.perf_counter()
+    ck = ctx.keygen()
+    sk = ctx.server_key(ck, progress=progress)
+    keys_s = time.perf_counter() - t0
+    rows = []
+    for name in names:
+        if name == "mnist_fhe":
+            rows.append(_mnist_row(dev, INT_PRESET.get(preset, "int4_128"), seed, progress))
+            continue
+        app = APPS[name]
+        row = {"app": name, "summary": app.summary, "paper": app.paper}
+        try:
+            circ, cinfo = compile_app(name)
+        except ember.Error as e:  # a program outside this machine's reach: say so, go on
+            row["error"] = f"{type(e).__name__}: {e}"
+            rows.append(row)
+            continue
+        stats = circ.stats()
+        row.update(
+            gates=stats["gates"],
+            bootstraps=stats["bootstraps"],
+            depth=stats["depth"],
+            widest_wave=stats["widest_wave"],
+            compile_seconds=cinfo["compile_seconds"],
+            compile_cached=cinfo["cached"],
+            seconds={},
+            ok={},
+        )
+        inputs, _ = inputs_for(app, circ, rng)
+        plain = circ.evaluate(**inputs)
+        ins = circ.encrypt_inputs(ctx, ck, **inputs)
+        for count in counts:
+            devs = device_list(dev, str(count))
+            try:
+                t1 = time.perf_counter()
+                outs = circ.run(
+                    ctx, sk, ins, devices=None if count == 1 else devs, progress=progress
+                )
+                seconds = time.perf_counter() - t1
+            except ember.Error as e:  # several devices before the C++ scheduler has them
+                row["seconds"][str(count)] = None
+                row["ok"][str(count)] = f"{type(e).__name__}: {e}"
+                continue
+            row["seconds"][str(count)] = round(seconds, 3)
+            row["ok"][str(count)] = equal_outputs(circ.decrypt_outputs(ctx, ck, outs), plain)
+        one = row["seconds"].get("1")
+        if one:
+            row["bootstraps_per_second_1"] = round(stats["bootstraps"] / one, 1)
+        rows.append(row)
+    return {
+        "benchmark": "apps",
+        "date": time.strftime("%Y-%m-%d"),
+        "device": dev,
+        "device_name": _device_name(dev),
+        "device_counts": counts,
+        "preset": preset,
+        "server_key_seconds": round(keys_s, 3),
+        "paper_note": (
+            "ARCTYREX: A100 GPUs, the TFHE library's parameters (our tfhe_lib_insecure); "
+            "Google transpiler and Fregata as ARCTYREX reports them"
+        ),
+        "results": rows,
+    }
+
+
+def _mnist_row(device: str, preset: str, seed: int, progress: bool) -> dict:
+    """FHE-DiNN's way on one test image (see flows.run_mnist_fhe)."""
+    from .flows import run_mnist_fhe
+
+    rep = run_mnist_fhe(device, preset, images=1, seed=seed, progress=progress)
+    return {
+        "app": "mnist_fhe",
+        "summary": rep["summary"],
+        "preset": preset,
+        "bootstraps": rep["bootstraps"],
+        "depth": 1,
+        "seconds": {"1": rep["seconds_per_image"]},
+        "ok": {"1": rep["ok"]},
+        "paper": {},
+    }
+
+
+__all__ = ["DEFAULT", "QUICK", "bench_apps"]

@@ -1,0 +1,123 @@
+"""The applications that are more than one circuit call: FHE-DiNN's MNIST inference without the
+compiler, and AES transciphering; each returns a JSON-ready report like runner.run_app."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ParameterError
+from .runner import circuits_dir, compile_app, device_list, make_context
+
+
+def mnist_test_images(directory=None, count: int = 100) -> tuple:
+    """(binarized images [count, 784], labels): the 100-image subset shipped beside the C files
+    (examples/circuits/mnist_test100.npz)."""
+    path = Path(directory or circuits_dir()) / "mnist_test100.npz"
+    with np.load(path) as z:
+        bits = np.unpackbits(z["bits"], axis=1)[:, :784]
+        labels = z["labels"].astype(np.int64)
+    return bits[:count], labels[:count]
+
+
+def mnist_model(directory=None):
+    from .dinn import Model
+
+    return Model.load(Path(directory or circuits_dir()) / "mnist_dinn.npz")
+
+
+def run_mnist_fhe(
+    device: str = "cpu",
+    preset: str = "int4_128",
+    images: int = 1,
+    seed: int | None = None,
+    progress: bool = True,
+    directory=None,
+) -> dict:
+    """FHE-DiNN's way on `images` test images: encrypted pixels, free weighted sums, one
+    bootstrap per hidden neuron; the encrypted classes must equal the plaintext network's."""
+    from .dinn import encrypted_scores
+
+    model = mnist_model(directory)
+    x, labels = mnist_test_images(directory)
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(len(x), size=min(images, len(x)), replace=False)
+    ctx = make_context(preset, device)
+    t0 = time.perf_counter()
+    ck = ctx.keygen()
+    sk = ctx.server_key(ck, progress=progress)
+    keys_s = time.perf_counter() - t0
+
+    def bar(done, total):
+        if progress:
+            print(f"\rimage {done}/{total}", end="\n" if done == total else "", flush=True)
+
+    scores, secs, boots = encrypted_scores(ctx, ck, sk, model, x[pick], bar)
+    plain = model.scores(x[pick])
+    pred = np.argmax(scores, axis=1)
+    return {
+        "app": "mnist_fhe",
+        "summary": "FHE-DiNN inference without the compiler (linear sums + one bootstrap a neuron)",
+        "hidden": model.hidden,
+        "fan_in": model.fan_in,
+        "images": [int(i) for i in pick],
+        "labels": labels[pick].tolist(),
+        "predicted": pred.tolist(),
+        "scores_match_plaintext": bool(np.array_equal(scores, plain)),
+        "bootstraps": int(boots),
+        "bootstraps_per_image": model.hidden,
+        "partial_scores_per_image": len(model.partial_groups()),
+        "device": device,
+        "preset": preset,
+        "seconds": {"keys": round(keys_s, 3), **{k: round(v, 3) for k, v in secs.items()}},
+        "seconds_per_image": round(secs["server"] / max(len(pick), 1), 3),
+        "ok": bool(np.array_equal(scores, plain)),
+    }
+
+
+def run_transcipher_app(
+    device: str = "cpu",
+    devices=None,
+    preset: str = "bool_128",
+    blocks: int = 1,
+    seed: int | None = None,
+    progress: bool = True,
+    directory=None,
+) -> dict:
+    """AES-128 transciphering of `blocks` random blocks (see transcipher.py)."""
+    from .transcipher import run_transcipher
+
+    if blocks < 1:
+        raise ParameterError("transciphering needs at least one block")
+    rng = np.random.default_rng(seed)
+    circ, cinfo = compile_app("aes128", directory=directory)
+    devs = device_list(device, devices)
+    ctx = make_context(preset, devs[0])
+    t0 = time.perf_counter()
+    ck = ctx.keygen()
+    sk = ctx.server_key(ck, progress=progress)
+    keys_s = time.perf_counter() - t0
+    key = bytes(rng.integers(0, 256, 16, dtype=np.uint8))
+    data = bytes(rng.integers(0, 256, 16 * blocks, dtype=np.uint8))
+    run_devices = None if devs == [ctx.device] else devs
+    rep = run_transcipher(ctx, ck, sk, circ, key, data, run_devices, progress)
+    stats = circ.stats()
+    return {
+        "app": "transcipher",
+        "summary": "AES-128 transciphering: AES ciphertext + CGGI-encrypted key -> CGGI data",
+        "gates": stats["gates"],
+        "bootstraps": stats["bootstraps"],
+        "depth": stats["depth"],
+        "compile": cinfo,
+        "devices": devs,
+        "preset": preset,
+        "keys_seconds": round(keys_s, 3),
+        **rep,
+    }
+
+
+FLOWS = {"mnist_fhe": run_mnist_fhe, "transcipher": run_transcipher_app}
+
+__all__ = ["FLOWS", "mnist_model", "mnist_test_images", "run_mnist_fhe", "run_transcipher_app"]
