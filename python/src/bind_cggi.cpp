@@ -25,13 +25,7 @@ using U64Vector = nb::ndarray<const std::uint64_t, nb::ndim<1>, nb::c_contig, nb
 constexpr auto release = nb::call_guard<nb::gil_scoped_release>();
 
 using py::owned;
-
-template <class T, class A>
-std::vector<T> to_vector(const A& a) {
-  std::vector<T> copy;
-  const T* p = py::aligned(a, copy);
-  return std::vector<T>(p, p + a.size());
-}
+using py::to_vector;
 
 /// The parameter literal from its Python fields (kinds: 0 gaussian, 1 tuniform).
 Params params_from(int torus_bits, std::size_t n, std::size_t k, std::size_t N, int lwe_kind,

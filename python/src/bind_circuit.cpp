@@ -35,13 +35,6 @@ std::vector<Port> ports(const std::vector<PortTuple>& t) {
   return out;
 }
 
-template <class T, class A>
-std::vector<T> copy_of(const A& a) {
-  std::vector<T> scratch;
-  const T* p = py::aligned(a, scratch);
-  return std::vector<T>(p, p + a.size());
-}
-
 nb::dict stats_dict(const Stats& s) {
   nb::dict by_type;
   for (int code = 0; code <= kMux; ++code)
@@ -93,8 +86,9 @@ void bind_circuit(nb::module_& m) {
              py::I64Vector out_lits) {
             if (args.shape(0) != ops.shape(0) || (args.shape(0) && args.shape(1) != 3))
               throw ParameterError("circuit: args must be [gates x 3]");
-            new (self) Circuit(ports(inputs), ports(outputs), copy_of<std::uint8_t>(ops),
-                               copy_of<std::int64_t>(args), copy_of<std::int64_t>(out_lits));
+            new (self)
+                Circuit(ports(inputs), ports(outputs), py::to_vector<std::uint8_t>(ops),
+                        py::to_vector<std::int64_t>(args), py::to_vector<std::int64_t>(out_lits));
           },
           nb::arg("inputs"), nb::arg("outputs"), nb::arg("ops"), nb::arg("args"),
           nb::arg("out_lits"))

@@ -29,6 +29,14 @@ const T* aligned(const Array& a, std::vector<T>& copy) {
   return copy.data();
 }
 
+/// The array's elements as a vector (aligned reads, see `aligned`).
+template <class T, class Array>
+std::vector<T> to_vector(const Array& a) {
+  std::vector<T> copy;
+  const T* p = aligned(a, copy);
+  return std::vector<T>(p, p + a.size());
+}
+
 /// A new numpy array (1-D) that owns `data`.
 template <class T>
 nb::ndarray<nb::numpy, T, nb::ndim<1>> owned(std::vector<T>&& data) {
