@@ -1,4 +1,7 @@
-/* 16-bit dot product of length 500 (ARCTYREX: 922,308 gates, 128 levels, 14.8 s on 8 A100s). */
+/* ARCTYREX's benchmark: the dot product of two length-500 vectors of 16-bit integers, a 32-bit
+   result (wrapping); ARCTYREX: 922,308 gates, 128 levels, 14.8 s on 8 A100s.
+   `ember compile examples/circuits/dot500.c --function dot500 -o
+   examples/circuits/compiled/dot500.circuit`; `ember bench circuit` uses it when it is there. */
 #include <stdint.h>
 
 int32_t dot500(const int16_t a[500], const int16_t b[500]) {

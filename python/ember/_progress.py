@@ -1,5 +1,5 @@
-"""A minimal progress bar for long-running calls (key generation for bootstrapping): drawn on
-stderr only when it is a terminal; progress=False turns it off."""
+"""A minimal progress bar for long-running calls (key generation for bootstrapping, circuit
+runs): drawn on stderr only when it is a terminal; progress=False turns it off."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ class Progress:
         self.enabled = enabled and sys.stderr.isatty()
         self.start = time.perf_counter()
 
-    def step(self, count: int = 1) -> None:
+    def step(self, count: int = 1, note: str = "") -> None:
+        """`count` more done; `note` (a rate, say) is shown after the time."""
         self.done += count
         if self.enabled:
             width = 30
@@ -21,7 +22,7 @@ class Progress:
             elapsed = time.perf_counter() - self.start
             sys.stderr.write(
                 f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
-                f"{self.done}/{self.total} {elapsed:.1f}s"
+                f"{self.done}/{self.total} {elapsed:.1f}s" + (f" {note}" if note else "")
             )
             if self.done >= self.total:
                 sys.stderr.write("\n")

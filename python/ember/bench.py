@@ -348,6 +348,9 @@ def run_bench(
     quick: bool = False,
     prime_bits: int = 50,
     devices: str | list | None = None,
+    circuit: str | None = None,
+    function: str = "dot",
+    params: str | None = None,
 ) -> dict:
     if what == "dist":
         return bench_dist(devices, quick)
@@ -371,6 +374,11 @@ def run_bench(
         from .bench_multi import bench_split
 
         return bench_split(devices or "all", quick)
+    if what == "circuit":
+        from .bench_circuit import bench_circuit
+
+        return bench_circuit(devices or "all", quick, circuit, function, params)
     raise ParameterError(
-        f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, cggi, multi, split, dist"
+        f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, cggi, multi, split, "
+        "dist, circuit"
     )

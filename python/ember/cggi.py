@@ -215,6 +215,10 @@ def predicted_noise(params: Params, message_bits: int = 0, key_weight: int | Non
     return out
 
 
+# The server key's serialized transform domain (see ServerKey.to_bytes).
+_KEY_DOMAIN = 1
+
+
 class ClientKey:
     """The secret keys (small LWE key and GLWE key) of one context's parameters."""
 
@@ -269,8 +273,11 @@ class ServerKey:
         bsk = ctx.bsk_to_host(self._raw)
         ksk = ctx.ksk_to_host(self._raw)
         word = "<u4" if self._ctx.params.torus_bits == 32 else "<u8"
+        # The transform domain of the bootstrapping key (1: the Fourier doubles of this version;
+        # 0 was the Goldilocks residues of earlier ones) is part of the format: a key of another
+        # domain is refused, not misread.
         body = (
-            struct.pack("<QQ", bsk.size, ksk.size)
+            struct.pack("<QQB", bsk.size, ksk.size, _KEY_DOMAIN)
             + bsk.astype("<u8").tobytes()
             + ksk.astype(word).tobytes()
         )
@@ -661,9 +668,14 @@ class Context:
     def server_key_from_bytes(self, blob: bytes, mac_key: bytes | None = None) -> ServerKey:
         key_id, payload = _ser.unpack(blob, _ser.KIND_CGGI_SERVER_KEY, self.params_id, mac_key)
         r = _ser.Reader(payload)
-        n_bsk, n_ksk = r.unpack("<QQ")
+        n_bsk, n_ksk, domain = r.unpack("<QQB")
         if n_bsk > len(payload) // 8 or n_ksk > len(payload):
             raise SerializationError("server key sizes exceed the data")
+        if domain != _KEY_DOMAIN:
+            raise SerializationError(
+                "the bootstrapping key is in another transform domain than this version uses "
+                "(an earlier version's key): make a new server key"
+            )
         width = self.params.torus_bits // 8
         bsk = np.frombuffer(r.take(n_bsk * 8), dtype="<u8")
         ksk = np.frombuffer(r.take(n_ksk * width), dtype=f"<u{width}")

@@ -1,5 +1,6 @@
-"""Boolean circuits of CGGI gates: the compiler's output, a bit-sliced plaintext evaluator, and
-the encrypted scheduler (waves batched by gate type).
+"""Boolean circuits of CGGI gates: the compiler's output, its file format, and the Python face
+of the C++ circuit layer (levels, statistics, the bit-sliced plaintext evaluator and the
+encrypted scheduler over one or several devices; docs/circuits.md).
 
 A circuit is a list of gates over *literals*, AIGER style: node 0 is the constant false, nodes
 1..I are the input bits (each input's bits LSB first, inputs in declaration order), node I+1+g is
@@ -16,8 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -97,6 +97,47 @@ class Port:
         return p
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """The encrypted scheduler's choices (Circuit.run; docs/circuits.md):
+
+    - ``mode``: "wave" (every step waits for the previous one on the devices) or "dataflow"
+      (each group waits only for the work that wrote its operands; gates with slack are held
+      back into wider groups while fewer than ``dataflow_min_batch`` per device are ready).
+      Wave is the default: the two have not been compared on GPUs yet.
+    - ``fuse``: at most three bootstrap batches per step and device (AND-type, XOR-type, MUX);
+      False: one per gate type.
+    - ``max_live_ciphertexts``: ciphertexts a device's pool holds at once (None: from its free
+      memory); past it the coldest are spilled to page-locked host memory and brought back.
+    - ``streams_per_device``: streams a device's groups are spread over.
+    - ``locality``: the even split (in gate order) is refined by swapping gates toward the
+      devices holding their operands (fewer cross-device copies).
+    - ``skip_bootstrap``: benchmarks only: every bootstrap replaced by a copy (meaningless
+      outputs) to time everything else the scheduler does.
+    """
+
+    mode: str = "wave"
+    fuse: bool = True
+    max_live_ciphertexts: int | None = None
+    streams_per_device: int = 3
+    locality: bool = True
+    dataflow_min_batch: int | None = None
+    skip_bootstrap: bool = False
+
+
+def _run_devices(ctx, devices) -> list:
+    """The device names of a run: ctx's device for None; every GPU (else ctx's device) for
+    "all"; else dist.device_set's reading of a name or a list of names."""
+    from . import _ember
+    from .dist import device_set
+
+    if devices is None:
+        return [ctx.device]
+    if isinstance(devices, str) and devices == "all":
+        return [f"cuda:{g.index}" for g in _ember.cuda_devices()] or [ctx.device]
+    return device_set(devices)
+
+
 @dataclass
 class Circuit:
     """A levelized netlist of CGGI gates with named integer inputs and outputs."""
@@ -108,6 +149,7 @@ class Circuit:
     out_lits: np.ndarray  # int64 [sum of output bits]
     name: str = "circuit"
     _levels: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _ir_cache: object = field(default=None, repr=False, compare=False)
 
     # ---- structure -------------------------------------------------------------------------
     @property
@@ -135,22 +177,25 @@ class Circuit:
         if np.any(self.out_lits < 0) or np.any(self.out_lits >= 2 * self.num_nodes):
             raise SerializationError("circuit output literal out of range")
 
+    def _ir(self):
+        """The C++ circuit (ember::circuit::Circuit) of these arrays, made once."""
+        if self._ir_cache is None:
+            from . import _ember
+
+            self._ir_cache = _ember.CircuitIR(
+                [(p.name, p.width, p.signed, p.count) for p in self.inputs],
+                [(p.name, p.width, p.signed, p.count) for p in self.outputs],
+                np.ascontiguousarray(self.ops, dtype=np.uint8),
+                np.ascontiguousarray(self.args, dtype=np.int64).reshape(-1, 3),
+                np.ascontiguousarray(self.out_lits, dtype=np.int64),
+            )
+        return self._ir_cache
+
     def levels(self) -> np.ndarray:
         """Level of every gate (ARCTYREX Algorithm 1): 1 + the largest level of its inputs, with
         inputs, constants and NOTs (flipped literals) at the level of what they read."""
         if self._levels is None:
-            base = 1 + self.num_inputs_bits
-            node_level = np.zeros(self.num_nodes, dtype=np.int64)
-            nodes = self.args >> 1
-            ismux = self.ops == MUX
-            lv = np.empty(len(self.ops), dtype=np.int64)
-            for g in range(len(self.ops)):
-                a, b, s = nodes[g]
-                m = max(node_level[a], node_level[b])
-                if ismux[g]:
-                    m = max(m, node_level[s])
-                lv[g] = node_level[base + g] = m + 1
-            self._levels = lv
+            self._levels = np.asarray(self._ir().levels(), dtype=np.int64)
         return self._levels
 
     def waves(self) -> list:
@@ -164,21 +209,9 @@ class Circuit:
 
     def stats(self) -> dict:
         """Gates by type, bootstraps (MUX = 2), depth (waves) and the widest wave."""
-        by_type = {}
-        for code, n in zip(*np.unique(self.ops, return_counts=True)):
-            by_type[GATE_NAMES[int(code)]] = int(n)
-        waves = self.waves()
-        boots = np.where(self.ops == MUX, 2, 1)
-        return {
-            "gates": len(self.ops),
-            "bootstraps": int(boots.sum()),
-            "gates_by_type": dict(sorted(by_type.items())),
-            "depth": len(waves),
-            "widest_wave": max((len(w) for w in waves), default=0),
-            "widest_wave_bootstraps": max((int(boots[w].sum()) for w in waves), default=0),
-            "input_bits": self.num_inputs_bits,
-            "output_bits": len(self.out_lits),
-        }
+        st = dict(self._ir().stats())
+        st["gates_by_type"] = dict(sorted(st["gates_by_type"].items()))
+        return st
 
     def used_inputs(self) -> set:
         """Names of inputs whose bits the outputs depend on (the others may be left out)."""
@@ -189,10 +222,11 @@ class Circuit:
                 self.out_lits,
             ]
         )
-        nodes = set(np.unique(lits >> 1).tolist())
+        read = np.zeros(self.num_nodes, dtype=bool)
+        read[lits >> 1] = True
         used, start = set(), 1
         for p in self.inputs:
-            if any(n in nodes for n in range(start, start + p.nbits)):
+            if read[start : start + p.nbits].any():
                 used.add(p.name)
             start += p.nbits
         return used
@@ -277,6 +311,29 @@ class Circuit:
             return np.zeros((0, n), dtype=bool), n
         return np.concatenate(rows, axis=0), n
 
+    def _input_planes(self, inputs: dict, batched: bool):
+        """Input bits bit-sliced: uint64 [input bits, ceil(N / 64)] in node order (bit i of word
+        w: set 64 w + i), and N. Built one bit position of a port at a time, never as one bool
+        per bit and set."""
+        words, n = self._input_words(inputs, batched)
+        nbytes = (n + 63) // 64 * 8
+        planes = np.zeros((self.num_inputs_bits, nbytes), dtype=np.uint8)
+        ones = np.packbits(np.ones(n, dtype=bool), bitorder="little")
+        row = 0
+        for p in self.inputs:
+            w = words[p.name]  # [N, count], a broadcast view when one set serves all
+            shared = w.strides[0] == 0
+            for j in range(p.width):
+                bits = ((w[:1] if shared else w) >> np.uint64(j)) & np.uint64(1)
+                rows = slice(row + j, row + p.nbits, p.width)  # bit j of every element
+                if shared:
+                    planes[rows, : len(ones)] = np.where(bits[0, :, None] != 0, ones, 0)
+                else:
+                    packed = np.packbits(bits.astype(bool), axis=0, bitorder="little")
+                    planes[rows, : packed.shape[0]] = packed.T
+            row += p.nbits
+        return planes.view("<u8"), n
+
     def _pack_outputs(self, bits: np.ndarray, batched: bool) -> dict:
         """Output bits [output bits, N] -> {name: ints}, with each port's signedness."""
         n = bits.shape[1]
@@ -313,41 +370,8 @@ class Circuit:
                 for k, v in inputs.items()
                 if k == p.name
             )
-        bits, n = self._input_bits(inputs, batched)
-        nwords = (n + 63) // 64
-        padded = np.zeros((bits.shape[0], nwords * 64), dtype=bool)
-        padded[:, :n] = bits
-        packed = np.packbits(padded, axis=1, bitorder="little").view("<u8")
-        vals = np.empty((self.num_nodes, nwords), dtype=np.uint64)
-        vals[0] = 0
-        vals[1 : 1 + bits.shape[0]] = packed
-        base = 1 + self.num_inputs_bits
-        ones = np.uint64(_MASK64)
-        ops, args = self.ops, self.args
-        neg = (args & 1).astype(np.uint64) * ones  # all-ones where the literal is negated
-        nodes = args >> 1
-        tables = ((ops[:, None].astype(np.uint64) >> np.arange(4, dtype=np.uint64)) & 1) * ones
-        for wave in self.waves():
-            two = wave[ops[wave] != MUX]
-            if len(two):
-                a = vals[nodes[two, 0]] ^ neg[two, 0, None]
-                b = vals[nodes[two, 1]] ^ neg[two, 1, None]
-                t = tables[two]
-                na, nb = ~a, ~b
-                vals[base + two] = (
-                    (t[:, 0, None] & na & nb)
-                    | (t[:, 1, None] & a & nb)
-                    | (t[:, 2, None] & na & b)
-                    | (t[:, 3, None] & a & b)
-                )
-            mux = wave[ops[wave] == MUX]
-            if len(mux):
-                a = vals[nodes[mux, 0]] ^ neg[mux, 0, None]
-                b = vals[nodes[mux, 1]] ^ neg[mux, 1, None]
-                s = vals[nodes[mux, 2]] ^ neg[mux, 2, None]
-                vals[base + mux] = (s & a) | (~s & b)
-        ol = self.out_lits
-        out = vals[ol >> 1] ^ ((ol & 1).astype(np.uint64) * ones)[:, None]
+        planes, n = self._input_planes(inputs, batched)
+        out = self._ir().evaluate(planes)
         out_bits = np.unpackbits(out.view(np.uint8), axis=1, bitorder="little")[:, :n]
         return self._pack_outputs(out_bits.astype(bool), batched)
 
@@ -362,154 +386,92 @@ class Circuit:
         return out
 
     def run(
-        self, ctx, sk, ins: dict, devices=None, progress: bool = True, fuse: bool = True
+        self,
+        ctx,
+        sk,
+        ins: dict,
+        devices=None,
+        progress: bool = True,
+        fuse: bool | None = None,
+        mode: str | None = None,
+        options: RunOptions | None = None,
     ) -> dict:
-        """Evaluates the circuit on encrypted inputs wave by wave: in each wave, one vectorized
-        gate call per gate type over all its gates; ciphertexts are freed after their last
-        reader. Returns {output name: Bits}. `devices`: None, "all" or the context's device:
-        this scheduler runs on the context's device only (spreading waves over several devices
-        comes with the C++ scheduler). A progress bar (waves) shows in a terminal. fuse: one
-        AND call for all AND-type gates of a wave and one XOR call for the XOR-type ones (NOTs
-        on their inputs and outputs are free), else one call per gate type."""
-        from . import cggi
+        """Evaluates the circuit on encrypted inputs with the C++ scheduler (docs/circuits.md):
+        step by step, the ready gates are grouped by type (with `fuse`, every AND-type gate is
+        one AND of possibly negated inputs with a possibly negated output and every XOR-type one
+        an XOR: at most three groups per step) and each group runs as one gather and one batched
+        bootstrap per device. Returns {output name: Bits} on ctx's device.
 
-        if devices not in (None, "all", ctx.device, [ctx.device]):
+        devices: None (ctx's device), "all" (every visible GPU; ctx's device on a machine
+        without one), a device name or a list of names ("cpu:0", "cpu:1" for tests): each
+        step's groups are split evenly over them, the server key copied to each once.
+        mode: "wave" (each step waits for the previous one) or "dataflow" (each group waits
+        only for its operands); fuse and mode override `options` (a RunOptions). A progress
+        bar (waves, gates/s) shows in a terminal. The run's statistics (launches, cross-device
+        copies, spills, host times) are left in circ.last_run_stats."""
+        from . import _ember, cggi
+        from ._progress import Progress
+
+        opts = options if options is not None else RunOptions()
+        if not isinstance(opts, RunOptions):
+            raise ParameterError(f"options must be a circuit.RunOptions, got {opts!r}")
+        if fuse is not None:
+            opts = replace(opts, fuse=bool(fuse))
+        if mode is not None:
+            opts = replace(opts, mode=mode)
+        if opts.mode not in ("wave", "dataflow"):
+            raise ParameterError(f"mode must be 'wave' or 'dataflow', got {opts.mode!r}")
+        if not isinstance(ctx, cggi.Context):
+            raise ParameterError(f"run needs a cggi.Context, got {type(ctx).__name__}")
+        ctx._own(sk, cggi.ServerKey, "circuit run (server key)")
+        if not isinstance(ins, dict):
+            raise ParameterError("inputs must be a dict {name: Bits} (circ.encrypt_inputs)")
+        unknown = set(ins) - {p.name for p in self.inputs}
+        if unknown:
             raise ParameterError(
-                "circuit.run runs on the context's device only (several devices come with the "
-                'C++ scheduler): pass devices=None or "all"'
+                f"unknown circuit inputs {sorted(unknown)}; inputs are "
+                f"{[p.name for p in self.inputs]}"
             )
+        raws = []
         for p in self.inputs:
             b = ins.get(p.name)
             if b is None:
+                raws.append(None)
                 continue
             if not isinstance(b, cggi.Bits) or len(b) != p.nbits:
                 raise ParameterError(
                     f"input {p.name!r} must be Bits of {p.nbits} ciphertexts "
                     "(circ.encrypt_inputs makes them)"
                 )
-        base = 1 + self.num_inputs_bits
-        # node -> (batch key, position); batches are refcounted by their live nodes.
-        where: dict = {}
-        batches: dict = {}
-        live: dict = {}
-        start = 1
-        zero = None
-        for p in self.inputs:
-            b = ins.get(p.name)
-            if b is None:
-                if zero is None:
-                    zero = ctx.constant(np.zeros(1, dtype=bool))
-                b = zero
-                for k in range(p.nbits):
-                    where[start + k] = (("in", p.name), 0, 0)
-            else:
-                for k in range(p.nbits):
-                    where[start + k] = (("in", p.name), k, 0)
-            batches[("in", p.name)] = b
-            start += p.nbits
-        # last reader (wave index) of every node; outputs are read after the last wave.
-        waves = self.waves()
-        nodes = self.args >> 1
-        last = np.full(self.num_nodes, -1, dtype=np.int64)
-        for wi, wave in enumerate(waves):
-            last[nodes[wave, 0]] = wi
-            last[nodes[wave, 1]] = wi
-            m = wave[self.ops[wave] == MUX]
-            last[nodes[m, 2]] = wi
-        last[self.out_lits >> 1] = len(waves)
-        for node, (key, _, _) in where.items():
-            if last[node] >= 0:
-                live[key] = live.get(key, 0) + 1
-        consts = {}
+            raws.append(ctx._own(b, cggi.Bits, f"circuit input {p.name!r}"))
+        names = _run_devices(ctx, devices)
+        kits = [(ctx.to(d)._raw, sk.to(d)._raw) for d in names]
 
-        def operand(lit):
-            node, neg = int(lit) >> 1, int(lit) & 1
-            if node == 0:
-                if neg not in consts:
-                    consts[neg] = ctx.constant(np.array([bool(neg)]))
-                return consts[neg]
-            key, pos, out_neg = where[node]
-            c = batches[key][pos]
-            return ctx.not_(c) if neg ^ out_neg else c
+        bar = Progress(int(self._ir().depth), "circuit waves", enabled=progress)
 
-        def gather(lits):
-            return ctx.concat([operand(x) for x in lits])
+        def step(done, total, gates_done, _gates, seconds):
+            rate = f"{gates_done / seconds:,.0f} gates/s" if seconds > 0 else ""
+            bar.step(done - bar.done, note=rate)
 
-        def release(node):
-            key = where[node][0]
-            live[key] -= 1
-            if live[key] == 0:
-                del batches[key]
-
-        from ._progress import Progress
-
-        bar = Progress(len(waves), "circuit waves", enabled=progress)
-        t0 = time.perf_counter()
-        self.calls = 0
-        # Fused: every AND-type gate of a wave is AND(+-a, +-b) with its output maybe negated,
-        # every XOR-type one XOR(a, b) maybe negated (negations are free), so a wave takes at
-        # most three calls (AND, XOR, MUX) instead of one per gate type.
-        plan = {}
-        for code, name in GATE_NAMES.items():
-            if code == MUX:
-                plan[code] = ("mux", 0, 0, 0)
-            elif not fuse:
-                plan[code] = (name, 0, 0, 0)
-            elif code in (6, 9):
-                plan[code] = ("xor", 0, 0, int(code == 9))
-            else:
-                plan[code] = next(
-                    ("and", na, nb, no)
-                    for na in (0, 1)
-                    for nb in (0, 1)
-                    for no in (0, 1)
-                    if (_swap_table(8, bool(na), bool(nb)) ^ (15 * no)) == code
-                )
-        gate_fns = {
-            name: getattr(ctx, name + "_" if name in ("and", "or") else name)
-            for name in set(GATE_NAMES.values()) - {"mux"}
-        }
-        ops_plan = {code: plan[code] for code in GATE_NAMES}
-        for wi, wave in enumerate(waves):
-            groups: dict = {}
-            for g in wave.tolist():
-                groups.setdefault(ops_plan[int(self.ops[g])][0], []).append(g)
-            for call, gates in groups.items():
-                sel = np.array(gates, dtype=np.int64)
-                flags = np.array([ops_plan[int(self.ops[g])][1:] for g in gates], dtype=np.int64)
-                a = gather(self.args[sel, 0] ^ flags[:, 0])
-                b = gather(self.args[sel, 1] ^ flags[:, 1])
-                if call == "mux":
-                    res = ctx.mux(gather(self.args[sel, 2]), a, b, sk)
-                else:
-                    res = gate_fns[call](a, b, sk)
-                self.calls += 1
-                key = ("g", wi, call)
-                batches[key] = res
-                n_live = 0
-                for k, g in enumerate(gates):
-                    node = base + g
-                    where[node] = (key, k, int(flags[k, 2]))
-                    if last[node] > wi:
-                        n_live += 1
-                live[key] = n_live
-                if n_live == 0:
-                    del batches[key]
-            for node in (
-                set(nodes[wave, 0].tolist())
-                | set(nodes[wave, 1].tolist())
-                | set(nodes[wave[self.ops[wave] == MUX], 2].tolist())
-            ):
-                if node != 0 and last[node] == wi:
-                    release(node)
-            bar.step(1)
-        self.last_run_seconds = time.perf_counter() - t0
-        outs, start = {}, 0
-        for p in self.outputs:
-            lits = self.out_lits[start : start + p.nbits]
-            start += p.nbits
-            outs[p.name] = gather(lits) if len(lits) else None
-        return outs
+        outs, stats = _ember.circuit_run(
+            self._ir(),
+            ctx._raw,
+            raws,
+            kits,
+            opts.mode,
+            opts.fuse,
+            opts.max_live_ciphertexts or 0,
+            opts.streams_per_device,
+            opts.locality,
+            opts.dataflow_min_batch or 0,
+            opts.skip_bootstrap,
+            step if bar.enabled else None,
+        )
+        stats["device_names"] = names
+        self.last_run_stats = stats
+        self.calls = stats["launches"]
+        self.last_run_seconds = stats["seconds"]
+        return {p.name: cggi.Bits(ctx, raw, (p.nbits,)) for p, raw in zip(self.outputs, outs)}
 
     def decrypt_outputs(self, ctx, ck, outs: dict) -> dict:
         """{name: int or array}: each output with its C type's width and signedness."""

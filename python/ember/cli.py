@@ -51,6 +51,9 @@ def cmd_bench(args) -> int:
         quick=args.quick,
         prime_bits=args.prime_bits,
         devices=devices,
+        circuit=args.circuit,
+        function=args.function,
+        params=args.params,
     )
     return _print_json(results, args.json)
 
@@ -131,7 +134,8 @@ def cmd_run(args) -> int:
     t1 = time.perf_counter()
     ins = circ.encrypt_inputs(ctx, ck, **inputs)
     t2 = time.perf_counter()
-    outs = circ.run(ctx, sk, ins, progress=not args.no_progress)
+    devices = args.devices.split(",") if args.devices and args.devices != "all" else args.devices
+    outs = circ.run(ctx, sk, ins, devices=devices, mode=args.mode, progress=not args.no_progress)
     t3 = time.perf_counter()
     res = circ.decrypt_outputs(ctx, ck, outs)
     t4 = time.perf_counter()
@@ -153,6 +157,10 @@ def cmd_run(args) -> int:
             "decrypt": round(t4 - t3, 3),
         },
         "bootstraps_per_second": round(stats["bootstraps"] / max(t3 - t2, 1e-9), 1),
+        "run": {
+            k: circ.last_run_stats[k]
+            for k in ("device_names", "mode", "launches", "cross_device_copies", "spilled")
+        },
     }
     print(json.dumps(report, indent=1))
     return 0 if ok else 1
@@ -202,14 +210,38 @@ def main(argv=None) -> int:
     bench = sub.add_parser("bench", help="benchmarks; prints JSON")
     bench.add_argument(
         "what",
-        choices=["ntt", "ckks", "boot", "bfv", "bgv", "cggi", "multi", "split", "dist", "apps"],
+        choices=[
+            "ntt",
+            "ckks",
+            "boot",
+            "bfv",
+            "bgv",
+            "cggi",
+            "multi",
+            "split",
+            "dist",
+            "circuit",
+            "apps",
+        ],
     )
     bench.add_argument("--device", default="auto")
     bench.add_argument(
         "--devices",
         default="all",
-        help="multi, split and dist: 'all' (every GPU) or a comma-separated list such as "
+        help="multi, split, dist and circuit: 'all' (every GPU) or a comma-separated list such as "
         "cpu:0,cpu:1; apps: device counts such as 1,2,4 (those that exist run)",
+    )
+    bench.add_argument(
+        "--circuit",
+        default=None,
+        help="circuit only: a .circuit file or a C file (default: "
+        "examples/circuits/compiled/dot500.circuit when it exists, else a shorter dot product)",
+    )
+    bench.add_argument("--function", default="dot", help="circuit only: the C file's function")
+    bench.add_argument(
+        "--params",
+        default=None,
+        help="circuit only: CGGI preset (default bool_128 on GPUs, test_insecure on the CPU)",
     )
     bench.add_argument(
         "--preset", default="bool_128", help="apps: the CGGI preset (test_insecure for smoke runs)"
@@ -252,6 +284,13 @@ def main(argv=None) -> int:
         default="test_insecure",
         help="CGGI preset (default test_insecure: fast, NOT secure; bool_128 for 128-bit security)",
     )
+    run.add_argument(
+        "--devices",
+        default=None,
+        help="where the gates run: 'all' (every GPU) or a comma-separated list such as "
+        "cuda:0,cuda:1 (default: --device)",
+    )
+    run.add_argument("--mode", choices=["wave", "dataflow"], default="wave")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     run.set_defaults(fn=cmd_run)
     apps = sub.add_parser("apps", help="ARCTYREX's applications (examples/circuits)")

@@ -30,13 +30,16 @@ _BOOLS = ("ntt_fp64", "ntt_unreduced", "key_product_words", "bconv_tensor")
 _FUSIONS = ("fused_tensor", "fused_key_product")
 _FUSION_VALUES = ("auto", "off", "always")
 #: Every option name, as backend_options() returns them.
-OPTION_NAMES = ("ntt_variant", *_BOOLS, *_FUSIONS, "ntt_table")
+OPTION_NAMES = ("ntt_variant", *_BOOLS, *_FUSIONS, "cggi_rotation_group", "ntt_table")
+_ROTATION_GROUPS = ("auto", 1, 2, 4)
 
 
 def backend_options(device: str | None = "auto") -> dict:
     """The options of the device's backend: ntt_variant ("auto" or a schedule of
     _ember.ntt_variants(device)), ntt_fp64, ntt_unreduced, key_product_words, bconv_tensor
-    (bools), fused_tensor and fused_key_product ("auto", "off" or "always"), ntt_table (the file
+    (bools), fused_tensor and fused_key_product ("auto", "off" or "always"),
+    cggi_rotation_group ("auto", 1, 2 or 4: ciphertexts per block of CGGI's Fourier blind
+    rotation on a GPU), ntt_table (the file
     of a measured table in use, or None for the built-in one)."""
     raw = _ember.backend_options(resolve_device(device))
     return {k: raw[k] for k in OPTION_NAMES}
@@ -118,6 +121,12 @@ def _checked(changes: dict) -> dict:
             if v not in _FUSION_VALUES:
                 raise ParameterError(
                     f"backend option {k} takes {', '.join(map(repr, _FUSION_VALUES))}, got {v!r}"
+                )
+            out[k] = v
+        elif k == "cggi_rotation_group":
+            if v not in _ROTATION_GROUPS or isinstance(v, bool):
+                raise ParameterError(
+                    f"backend option cggi_rotation_group takes 'auto', 1, 2 or 4, got {v!r}"
                 )
             out[k] = v
         elif k == "ntt_variant":

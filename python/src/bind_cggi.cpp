@@ -24,14 +24,7 @@ using U8Vector = nb::ndarray<const std::uint8_t, nb::ndim<1>, nb::c_contig, nb::
 using U64Vector = nb::ndarray<const std::uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 constexpr auto release = nb::call_guard<nb::gil_scoped_release>();
 
-/// A numpy array (1-D) that owns `data`.
-template <class T>
-nb::ndarray<nb::numpy, T, nb::ndim<1>> owned(std::vector<T>&& data) {
-  auto* v = new std::vector<T>(std::move(data));
-  nb::capsule owner(v, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-  std::size_t shape[1] = {v->size()};
-  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(v->data(), 1, shape, owner);
-}
+using py::owned;
 
 template <class T, class A>
 std::vector<T> to_vector(const A& a) {

@@ -29,6 +29,9 @@ nb::dict to_dict(const BackendOptions& o) {
   d["bconv_tensor"] = o.bconv_tensor;
   d["fused_tensor"] = backend::fusion_name(o.fused_tensor);
   d["fused_key_product"] = backend::fusion_name(o.fused_key_product);
+  d["cggi_rotation_group"] = o.cggi_rotation_group == 0
+                                 ? nb::object(nb::str("auto"))
+                                 : nb::object(nb::int_(o.cggi_rotation_group));
   d["ntt_table"] = o.ntt_table_name.empty() ? nb::object(nb::none())
                                             : nb::object(nb::str(o.ntt_table_name.c_str()));
   std::vector<Row> rows;
@@ -57,6 +60,8 @@ BackendOptions from_dict(BackendOptions o, const nb::dict& d) {
       o.fused_tensor = backend::parse_fusion(nb::cast<std::string>(value));
     else if (k == "fused_key_product")
       o.fused_key_product = backend::parse_fusion(nb::cast<std::string>(value));
+    else if (k == "cggi_rotation_group")
+      o.cggi_rotation_group = nb::isinstance<nb::str>(value) ? 0 : nb::cast<int>(value);
     else if (k == "ntt_table")
       o.ntt_table_name = value.is_none() ? std::string() : nb::cast<std::string>(value);
     else if (k == "ntt_table_rows") {

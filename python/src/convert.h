@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace ember::py {
@@ -26,6 +27,15 @@ const T* aligned(const Array& a, std::vector<T>& copy) {
   copy.resize(a.size());
   std::memcpy(copy.data(), p, a.size() * sizeof(T));
   return copy.data();
+}
+
+/// A new numpy array (1-D) that owns `data`.
+template <class T>
+nb::ndarray<nb::numpy, T, nb::ndim<1>> owned(std::vector<T>&& data) {
+  auto* v = new std::vector<T>(std::move(data));
+  nb::capsule owner(v, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  std::size_t shape[1] = {v->size()};
+  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(v->data(), 1, shape, owner);
 }
 
 /// A new numpy array (rows x cols, uint64) that owns `data`.

@@ -1,6 +1,10 @@
 // Device names, and the registry that maps a device to its backend.
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "ember/backend/backend.h"
@@ -26,6 +30,21 @@ void check_linear_combination(const std::vector<const u64*>& a0, const std::vect
   for (const auto& s : scalars)
     if (s.size() != b.limbs) throw ParameterError("linear_combination: one scalar per limb");
 }
+
+std::size_t Runtime::memory_available() {
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)
+                               : 0;
+}
+
+void* Runtime::allocate_host(std::size_t bytes) {
+  void* p = std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
+  if (!p)
+    throw DeviceMemoryError("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void Runtime::deallocate_host(void* p, std::size_t) noexcept { std::free(p); }
 
 std::string Device::str() const {
   if (kind == DeviceKind::cpu)

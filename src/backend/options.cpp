@@ -38,8 +38,8 @@ bool BackendOptions::operator==(const BackendOptions& o) const {
   return ntt_variant == o.ntt_variant && ntt_fp64 == o.ntt_fp64 &&
          ntt_unreduced == o.ntt_unreduced && key_product_words == o.key_product_words &&
          bconv_tensor == o.bconv_tensor && fused_tensor == o.fused_tensor &&
-         fused_key_product == o.fused_key_product && ntt_table == o.ntt_table &&
-         ntt_table_name == o.ntt_table_name;
+         fused_key_product == o.fused_key_product && cggi_rotation_group == o.cggi_rotation_group &&
+         ntt_table == o.ntt_table && ntt_table_name == o.ntt_table_name;
 }
 
 namespace {
@@ -65,6 +65,8 @@ BackendOptions BackendOptions::from_environment() {
   o.bconv_tensor = env("EMBER_BCONV_TENSOR") != "0";
   o.fused_tensor = env_fusion("EMBER_FUSED_TENSOR");
   o.fused_key_product = env_fusion("EMBER_FUSED_KEY_PRODUCT");
+  const std::string group = env("EMBER_CGGI_ROTATION_GROUP");
+  if (group == "1" || group == "2" || group == "4") o.cggi_rotation_group = group[0] - '0';
   return o;
 }
 

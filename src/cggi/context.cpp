@@ -1,5 +1,5 @@
-// CGGI context: NTT tables, key generation (secret keys, bootstrapping and key-switching keys),
-// encryption and decryption of bits and small integers.
+// CGGI context: transform tables, key generation (secret keys, bootstrapping and key-switching
+// keys), encryption and decryption of bits and small integers.
 #include "ember/cggi/context.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "detail.h"
+#include "ember/backend/cggi_fft.h"
 #include "ember/cggi/torus_sampler.h"
 
 namespace ember::cggi {
@@ -18,66 +19,54 @@ using detail::with_torus;
 
 namespace {
 
-u64 gl_pow(u64 b, u64 e) {
-  u64 r = 1;
-  for (; e; e >>= 1, b = bk::gl_mul(b, b))
-    if (e & 1) r = bk::gl_mul(r, b);
-  return r;
-}
-
-std::size_t bit_reverse(std::size_t x, int bits) {
-  std::size_t r = 0;
-  for (int i = 0; i < bits; ++i) r |= ((x >> i) & 1) << (bits - 1 - i);
-  return r;
-}
-
 /// Negacyclic products by binary polynomials on the host (key generation): the key's
-/// polynomials once in the NTT domain, then a += sum_q u_q s_q for uniform torus polynomials u_q.
+/// polynomials once in the Fourier domain (times 2 / N), then a += sum_q u_q s_q for uniform
+/// torus polynomials u_q, their words split into 32-bit limbs: each exact sum has at most k N
+/// terms below 2^31 (2^44 at every preset), exact in the FFT's doubles (cggi_fft.h).
 class BinaryKeyProducts {
  public:
   BinaryKeyProducts(const std::vector<std::uint8_t>& key, std::size_t k, std::size_t n,
-                    const u64* psi_rev, const u64* psi_inv_rev, u64 n_inv)
-      : k_(k),
-        n_(n),
-        psi_rev_(psi_rev),
-        psi_inv_rev_(psi_inv_rev),
-        n_inv_(n_inv),
-        key_ntt_(k * n),
-        buf_(n),
-        sum_(2 * n) {
-    for (std::size_t i = 0; i < k * n; ++i) key_ntt_[i] = key[i];
-    for (std::size_t q = 0; q < k; ++q) bk::gl_ntt_forward(key_ntt_.data() + q * n, n, psi_rev);
+                    const bk::Cx* tw, const bk::Cx* itw)
+      : k_(k), half_(n / 2), tw_(tw), itw_(itw), key_(k * half_), buf_(half_), sum_(half_) {
+    for (std::size_t q = 0; q < k; ++q) {
+      const std::uint8_t* s = key.data() + q * n;
+      bk::Cx* x = key_.data() + q * half_;
+      for (std::size_t j = 0; j < half_; ++j) x[j] = {double(s[j]), double(s[j + half_])};
+      bk::fft_forward(x, half_, tw);
+      const double scale = 1.0 / static_cast<double>(half_);
+      for (std::size_t j = 0; j < half_; ++j) x[j] = {x[j].re * scale, x[j].im * scale};
+    }
   }
-  /// out += sum_q u[q] s_q (negacyclic, mod 2^W). The words are split into 32-bit limbs: each
-  /// exact sum has at most k N terms below 2^31.
+  /// out += sum_q u[q] s_q (negacyclic, mod 2^W).
   template <class T>
   void add_products(T* out, const T* u) {
     const int limbs = sizeof(T) / 4;
+    const std::size_t n = 2 * half_;
     for (int c = 0; c < limbs; ++c) {
-      u64* sum = sum_.data();
-      std::fill(sum, sum + n_, 0);
+      std::fill(sum_.begin(), sum_.end(), bk::Cx{0.0, 0.0});
       for (std::size_t q = 0; q < k_; ++q) {
-        for (std::size_t j = 0; j < n_; ++j) {
-          std::int64_t parts[2];
-          bk::split_limbs(u[q * n_ + j], 32, limbs, parts);
-          buf_[j] = bk::gl_from_signed(parts[c]);
+        for (std::size_t j = 0; j < half_; ++j) {
+          std::int64_t lo[2], hi[2];
+          bk::split_limbs(u[q * n + j], 32, limbs, lo);
+          bk::split_limbs(u[q * n + j + half_], 32, limbs, hi);
+          buf_[j] = {static_cast<double>(lo[c]), static_cast<double>(hi[c])};
         }
-        bk::gl_ntt_forward(buf_.data(), n_, psi_rev_);
-        const u64* kq = key_ntt_.data() + q * n_;
-        for (std::size_t j = 0; j < n_; ++j)
-          sum[j] = bk::gl_add(sum[j], bk::gl_mul(buf_[j], kq[j]));
+        bk::fft_forward(buf_.data(), half_, tw_);
+        const bk::Cx* kq = key_.data() + q * half_;
+        for (std::size_t j = 0; j < half_; ++j) sum_[j] = bk::cx_mac(sum_[j], buf_[j], kq[j]);
       }
-      bk::gl_ntt_inverse(sum, n_, psi_inv_rev_, n_inv_);
-      for (std::size_t j = 0; j < n_; ++j)
-        out[j] = static_cast<T>(out[j] + bk::torus_from_limb<T>(sum[j], 32 * c));
+      bk::fft_inverse_unscaled(sum_.data(), half_, itw_);
+      for (std::size_t j = 0; j < half_; ++j) {
+        out[j] = static_cast<T>(out[j] + bk::limb_to_torus<T>(sum_[j].re, 32 * c));
+        out[j + half_] = static_cast<T>(out[j + half_] + bk::limb_to_torus<T>(sum_[j].im, 32 * c));
+      }
     }
   }
 
  private:
-  std::size_t k_, n_;
-  const u64 *psi_rev_, *psi_inv_rev_;
-  u64 n_inv_;
-  std::vector<u64> key_ntt_, buf_, sum_;
+  std::size_t k_, half_;
+  const bk::Cx *tw_, *itw_;
+  std::vector<bk::Cx> key_, buf_, sum_;
 };
 
 /// b = <a, s> + e + m for a uniform mask: one LWE encryption of dimension `dim` into ct.
@@ -116,19 +105,11 @@ Context::Context(const Params& params, backend::Device device) : params_(params)
   params_id_ = params_.fingerprint();
   be_ = &backend::backend_for(device);
   const std::size_t N = params_.N;
-  const int log_n = shape_.log2_n;
-  // psi: a primitive 2N-th root of unity mod p (7 generates the multiplicative group).
-  const u64 psi = gl_pow(7, (bk::kGoldilocks - 1) / (2 * N)), psi_inv = gl_pow(psi, 2 * N - 1);
-  host_psi_rev_.resize(N);
-  host_psi_inv_rev_.resize(N);
-  for (std::size_t i = 0; i < N; ++i) {
-    const std::size_t r = bit_reverse(i, log_n);
-    host_psi_rev_[i] = gl_pow(psi, r);
-    host_psi_inv_rev_[i] = gl_pow(psi_inv, r);
-  }
-  n_inv_ = gl_pow(N, bk::kGoldilocks - 2);
-  psi_rev_ = Buffer::from_host(*be_, host_psi_rev_.data(), N * 8, Stream{});
-  psi_inv_rev_ = Buffer::from_host(*be_, host_psi_inv_rev_.data(), N * 8, Stream{});
+  host_tw_.resize(N / 2);
+  host_itw_.resize(N / 2);
+  bk::fourier_tables(N / 2, host_tw_.data(), host_itw_.data());
+  forward_table_ = Buffer::from_host(*be_, host_tw_.data(), N * 8, Stream{});
+  inverse_table_ = Buffer::from_host(*be_, host_itw_.data(), N * 8, Stream{});
   sampler_ = std::make_unique<ring::Sampler>();
 }
 
@@ -156,8 +137,7 @@ ServerKey Context::server_key(const ClientKey& ck,
   sk.bsk = Buffer(*be_, n * shape_.ggsw_ntt_words() * 8, Stream{});
   with_torus(W, [&](auto zero) {
     using T = decltype(zero);
-    BinaryKeyProducts products(ck.glwe, k, N, host_psi_rev_.data(), host_psi_inv_rev_.data(),
-                               n_inv_);
+    BinaryKeyProducts products(ck.glwe, k, N, host_tw_.data(), host_itw_.data());
     // GGSWs in chunks: made on the host, transformed by the backend.
     const std::size_t chunk = 16;
     std::vector<T> host(chunk * ggsw_words);
@@ -182,9 +162,9 @@ ServerKey Context::server_key(const ClientKey& ck,
       }
       be_->copy_from_host_async(staging.as<T>(), host.data(), cnt * ggsw_words * sizeof(T),
                                 Stream{});
-      be_->cggi().bootstrap_key_to_ntt_async(sk.bsk.as<u64>() + i0 * shape_.ggsw_ntt_words(),
-                                             staging.as<T>(), cnt, shape_, psi_rev_.as<u64>(),
-                                             n_inv_, Stream{});
+      be_->cggi().bootstrap_key_transform_async(sk.bsk.as<u64>() + i0 * shape_.ggsw_ntt_words(),
+                                                staging.as<T>(), cnt, shape_,
+                                                forward_table_.as<void>(), Stream{});
       be_->synchronize(Stream{});
       if (progress) progress(i0 + cnt, n + 1);
     }

@@ -1,5 +1,6 @@
 // CGGI evaluation: vectorized gates, MUX, NOT, constants, programmable bootstrapping and the
 // linear operations between bootstraps, each a few batched backend calls.
+#include <algorithm>
 #include <string>
 
 #include "detail.h"
@@ -65,7 +66,7 @@ void Context::check(const LweBatch& c, const char* what) const {
 backend::BootstrapKeyView Context::key_view(const ServerKey& sk) const {
   if (sk.params_id != params_id_)
     throw MismatchError("the server key belongs to a context with other parameters");
-  return {sk.bsk.as<u64>(), psi_rev_.as<u64>(), psi_inv_rev_.as<u64>(), n_inv_};
+  return {sk.bsk.as<void>(), forward_table_.as<void>(), inverse_table_.as<void>()};
 }
 
 LweBatch Context::linear(const LweBatch& a, const LweBatch* b, std::int64_t ca, std::int64_t cb,
@@ -98,12 +99,24 @@ LweBatch Context::bootstrap_with(const LweBatch& in, const Buffer& tests, std::s
   const Stream st = in.stream;
   LweBatch out = empty_batch(in.count, message_bits, key, st);
   if (!in.count) return out;
-  Buffer small(*be_, in.count * (shape_.n + 1) * shape_.word_bytes(), st);
+  // Large batches run in chunks, so that the key-switched intermediate stays bounded (the
+  // output itself is the caller's): only the ciphertexts and their result use memory per gate.
+  constexpr std::size_t kChunk = std::size_t{1} << 18;
+  const std::size_t chunk = std::min(in.count, kChunk), wb = shape_.word_bytes();
+  const std::size_t in_words = shape_.big_dim() + 1, small_words = shape_.n + 1;
+  Buffer small(*be_, chunk * small_words * wb, st);
   auto& ops = be_->cggi();
-  ops.key_switch_async(small.as<void>(), in.words->as<void>(), sk.ksk.as<void>(), in.count, shape_,
-                       st);
-  ops.blind_rotate_extract_async(out.words->as<void>(), small.as<void>(), tests.as<void>(), stride,
-                                 in.count, shape_, key_view(sk), st);
+  const auto* src = static_cast<const char*>(in.words->as<void>());
+  auto* dst = static_cast<char*>(out.words->as<void>());
+  const auto* test = static_cast<const char*>(tests.as<void>());
+  for (std::size_t first = 0; first < in.count; first += chunk) {
+    const std::size_t cnt = std::min(chunk, in.count - first);
+    ops.key_switch_async(small.as<void>(), src + first * in_words * wb, sk.ksk.as<void>(), cnt,
+                         shape_, st);
+    ops.blind_rotate_extract_async(dst + first * in_words * wb, small.as<void>(),
+                                   test + first * stride * wb, stride, cnt, shape_, key_view(sk),
+                                   st);
+  }
   be_->synchronize(st);
   return out;
 }

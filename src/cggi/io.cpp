@@ -1,4 +1,6 @@
 // CGGI objects to and from host words (the serialization's payloads), with range checks.
+#include <cmath>
+#include <cstring>
 #include <string>
 
 #include "detail.h"
@@ -63,8 +65,13 @@ ServerKey Context::server_key_from(const std::vector<std::uint64_t>& bsk,
   if (bsk.size() != params_.n * shape_.ggsw_ntt_words()) bad("bootstrapping key size mismatch");
   const std::size_t ksk_words = shape_.big_dim() * shape_.ks_levels * (params_.n + 1);
   if (ksk.size() != ksk_words) bad("key-switching key size mismatch");
-  for (auto v : bsk)
-    if (v >= backend::cggi::kGoldilocks) bad("bootstrapping key word not reduced");
+  // Spectra of limbs below 2^(limb_bits-1) times 2 / N: at most 2^limb_bits in size.
+  const double bound = std::ldexp(1.0, shape_.limb_bits + 1);
+  for (auto v : bsk) {
+    double x;
+    std::memcpy(&x, &v, sizeof x);
+    if (!(std::abs(x) <= bound)) bad("bootstrapping key value out of range");
+  }
   if (key_id == 0) bad("key id 0 is reserved for trivial ciphertexts");
   ServerKey sk;
   sk.params_id = params_id_;

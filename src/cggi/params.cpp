@@ -21,10 +21,12 @@ int ceil_log2(std::size_t x) {
 bool power_of_two(std::size_t x) { return x && !(x & (x - 1)); }
 
 /// Bits of the bootstrapping key's limbs: the largest w <= W with (k+1) l N 2^(B-1) 2^(w-1)
-/// < 2^62, so that a product's centered sum stays below p/2 (see cggi_rows.h); 0 if none.
+/// <= 2^52, so that a product's coefficients stay exact in the FFT's doubles (cggi_fft.h).
+std::size_t rows_of(const Params& p) { return (p.k + 1) * static_cast<std::size_t>(p.bk_levels); }
+
 int limb_bits_for(const Params& p) {
-  const int rows_log = ceil_log2((p.k + 1) * static_cast<std::size_t>(p.bk_levels) * p.N);
-  const int w = 62 - rows_log - (p.bk_base_log - 1) + 1;
+  const int rows_log = ceil_log2(rows_of(p) * p.N);
+  const int w = 52 - rows_log - (p.bk_base_log - 1) + 1;
   return w > p.torus_bits ? p.torus_bits : (w < 0 ? 0 : w);
 }
 
@@ -82,8 +84,8 @@ void Params::validate() const {
   }
   if (limb_bits_for(*this) < 8)
     fail(
-        "(k+1) * bk_levels * N * 2^(bk_base_log-1) is too large for exact products mod "
-        "2^64 - 2^32 + 1: lower bk_base_log or N");
+        "(k+1) * bk_levels * N * 2^(bk_base_log-1) is too large for exact products in the "
+        "FFT's doubles: lower bk_base_log or N");
   for (const Noise* e : {&lwe_noise, &glwe_noise}) {
     if (e->kind == Noise::gaussian && !(e->value > 0 && e->value < 0.125))
       fail("a Gaussian noise standard deviation must be in (0, 1/8) (torus units)");

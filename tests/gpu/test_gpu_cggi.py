@@ -79,10 +79,28 @@ def test_programmable_bootstrapping_gives_the_cpu_words():
     assert np.array_equal(gpu.decrypt_int(got, gck), (values * values + 1) % 8)
 
 
+@pytest.mark.parametrize("group", [1, 2, 4])
+def test_every_rotation_group_gives_the_cpu_words(kit, group):
+    # The Fourier rotation's ciphertexts per block (backend option cggi_rotation_group) change
+    # which kernel runs, never the words; 37 ciphertexts leave a partial group.
+    import ember
+
+    cpu, gpu, ck, sk, _gck, gsk = kit
+    rng = np.random.default_rng(group)
+    x, y = rng.integers(0, 2, 37).astype(bool), rng.integers(0, 2, 37).astype(bool)
+    ex, ey = cpu.encrypt(x, ck), cpu.encrypt(y, ck)
+    want = cpu.xnor(ex, ey, sk)
+    with ember.using_backend_options("cuda", cggi_rotation_group=group):
+        got = gpu.xnor(_moved(gpu, ex), _moved(gpu, ey), gsk)
+    assert got.to_bytes() == want.to_bytes()
+
+
 def test_large_batch_on_the_gpu():
     cpu, gpu, ck, _sk, gck, gsk = _pair("test_insecure")
     rng = np.random.default_rng(3)
-    a_bits, b_bits = rng.integers(0, 2, 5000).astype(bool), rng.integers(0, 2, 5000).astype(bool)
+    # Past the 2^18 ciphertexts of one chunk of the key switch and rotation (Context's split).
+    n = (1 << 18) + 37
+    a_bits, b_bits = rng.integers(0, 2, n).astype(bool), rng.integers(0, 2, n).astype(bool)
     a = _moved(gpu, cpu.encrypt(a_bits, ck))
     b = _moved(gpu, cpu.encrypt(b_bits, ck))
     assert np.array_equal(gpu.decrypt(gpu.nand(a, b, gsk), gck), ~(a_bits & b_bits))

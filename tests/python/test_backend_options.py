@@ -20,6 +20,7 @@ DEFAULTS = {
     "bconv_tensor": True,
     "fused_tensor": "auto",
     "fused_key_product": "auto",
+    "cggi_rotation_group": "auto",
     "ntt_table": None,
 }
 CHANGED = {
@@ -30,6 +31,7 @@ CHANGED = {
     "bconv_tensor": False,
     "fused_tensor": "always",
     "fused_key_product": "off",
+    "cggi_rotation_group": 2,
 }
 
 
@@ -46,6 +48,7 @@ def test_defaults_come_from_the_environment(monkeypatch):
         monkeypatch.delenv(f"EMBER_{name}", raising=False)
     monkeypatch.delenv("EMBER_FUSED_TENSOR", raising=False)
     monkeypatch.delenv("EMBER_FUSED_KEY_PRODUCT", raising=False)
+    monkeypatch.delenv("EMBER_CGGI_ROTATION_GROUP", raising=False)
     seed = _ember.environment_backend_options()
     assert {k: seed[k] for k in DEFAULTS} == DEFAULTS and seed["ntt_table_rows"] == []
     # The old switches' spellings seed a new backend: 0 off, 1 always (fusions).
@@ -53,7 +56,9 @@ def test_defaults_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("EMBER_BCONV_TENSOR", "0")
     monkeypatch.setenv("EMBER_FUSED_TENSOR", "1")
     monkeypatch.setenv("EMBER_FUSED_KEY_PRODUCT", "0")
+    monkeypatch.setenv("EMBER_CGGI_ROTATION_GROUP", "4")
     seed = _ember.environment_backend_options()
+    assert seed["cggi_rotation_group"] == 4
     assert not seed["ntt_fp64"] and not seed["bconv_tensor"] and seed["ntt_unreduced"]
     assert seed["fused_tensor"] == "always" and seed["fused_key_product"] == "off"
 
@@ -81,6 +86,8 @@ def test_round_trip(cpu_options):
         ({"bconv_tensor": "off"}, "bconv_tensor takes True or False"),
         ({"fused_tensor": "sometimes"}, "fused_tensor takes 'auto', 'off', 'always'"),
         ({"fused_key_product": True}, "fused_key_product takes"),
+        ({"cggi_rotation_group": 3}, "cggi_rotation_group takes 'auto', 1, 2 or 4"),
+        ({"cggi_rotation_group": True}, "cggi_rotation_group takes"),
         ({"ntt_table": "/no/such/table.json"}, "cannot read the NTT table"),
     ],
 )

@@ -137,8 +137,16 @@ def test_malformed(keys):
 
     blob = sk.to_bytes()
     p = bytearray(_payload(blob))
-    p[16:24] = struct.pack("<Q", 2**64 - 1)  # a bootstrapping-key word >= p
-    with pytest.raises(ember.SerializationError, match="reduced"):
+    # The key is in the Fourier domain (doubles): a NaN, or a value past the limbs' range, is
+    # refused, and so is a key of another transform domain (0: an earlier version's).
+    assert p[16] == 1
+    for bad in (float("nan"), 2.0**40):
+        p[17:25] = struct.pack("<d", bad)
+        with pytest.raises(ember.SerializationError, match="out of range"):
+            ctx.server_key_from_bytes(_repack(blob, bytes(p)))
+    p = bytearray(_payload(blob))
+    p[16] = 0
+    with pytest.raises(ember.SerializationError, match="transform domain"):
         ctx.server_key_from_bytes(_repack(blob, bytes(p)))
     p = bytearray(_payload(blob))
     p[0:8] = struct.pack("<Q", 2**60)  # sizes past the data

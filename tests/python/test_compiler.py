@@ -248,7 +248,7 @@ def test_encrypted_run_checks_inputs(keys):
     with pytest.raises(ember.ParameterError, match="Bits of 8"):
         circ.run(ctx, sk, ins)
     with pytest.raises(ember.ParameterError, match="device"):
-        circ.run(ctx, sk, circ.encrypt_inputs(ctx, ck, a=1, b=2), devices=["cpu", "cpu:1"])
+        circ.run(ctx, sk, circ.encrypt_inputs(ctx, ck, a=1, b=2), devices=["cpu", "gpu0"])
 
 
 def test_concat(keys):

@@ -24,12 +24,13 @@ struct CggiShape {
   int ks_base_log = 0;  // key-switching key decomposition
   int ks_levels = 0;
   int limb_bits = 32;  // the bootstrapping key's words split into limbs of this many bits
-  int limbs = 1;       // ... this many (see cggi_rows.h)
+  int limbs = 1;       // ... this many, at most 8 (see cggi_fft.h)
 
   std::size_t big_dim() const { return k * N; }
   std::size_t rows() const { return (k + 1) * static_cast<std::size_t>(bk_levels); }
   std::size_t word_bytes() const { return torus_bits / 8; }
-  /// u64 words of one GGSW of the key in the NTT domain: rows x (k+1) outputs x limbs x N.
+  /// Doubles of one GGSW of the key in the Fourier domain: rows x (k+1) outputs x limbs x N
+  /// (N / 2 complex values per limb polynomial).
   std::size_t ggsw_ntt_words() const { return rows() * (k + 1) * limbs * N; }
 };
 
@@ -42,13 +43,13 @@ decltype(auto) with_torus(int torus_bits, F&& f) {
   return f(u64{});
 }
 
-/// The bootstrapping key in the NTT domain and the transform's tables, backend memory. The
-/// key's words are premultiplied by N^-1, so that products need only the unscaled inverse.
+/// The bootstrapping key in the Fourier domain and the transform's tables (cggi_fft.h),
+/// backend memory. The key is premultiplied by 2 / N, so that products need only the unscaled
+/// inverse.
 struct BootstrapKeyView {
-  const u64* ggsw = nullptr;         // n GGSWs of ggsw_ntt_words(), [i][row][out][limb][N]
-  const u64* psi_rev = nullptr;      // [N]
-  const u64* psi_inv_rev = nullptr;  // [N]
-  u64 n_inv = 0;                     // N^-1 mod p
+  const void* ggsw = nullptr;     // cggi::Cx, n GGSWs: [i][row][out][limb][N / 2]
+  const void* forward = nullptr;  // cggi::Cx tw[N / 2]
+  const void* inverse = nullptr;  // cggi::Cx itw[N / 2] = conj(tw)
 };
 
 /// Backend operations of CGGI. Pointers are backend memory; torus arrays are u32 or u64 words
@@ -58,11 +59,11 @@ class CggiOps {
   virtual ~CggiOps() = default;
 
   /// The bootstrapping key's transform: `count` GGSWs in coefficient form (torus words,
-  /// [i][row][out][N]) to ggsw_ntt_words() u64 each (limb split, lift, forward NTT, times
-  /// n_inv = N^-1 mod p).
-  virtual void bootstrap_key_to_ntt_async(u64* out, const void* ggsw, std::size_t count,
-                                          const CggiShape& shape, const u64* psi_rev, u64 n_inv,
-                                          Stream stream) = 0;
+  /// [i][row][out][N]) to ggsw_ntt_words() doubles each (cggi::fourier_key_polynomial: limb
+  /// split, fold, forward FFT by the twiddles `forward`, times 2 / N).
+  virtual void bootstrap_key_transform_async(void* out, const void* ggsw, std::size_t count,
+                                             const CggiShape& shape, const void* forward,
+                                             Stream stream) = 0;
 
   /// For each of `count` small-key LWE ciphertexts (n + 1 words): the blind rotation of the
   /// test polynomial (N torus words; test_stride words between those of consecutive
@@ -82,6 +83,16 @@ class CggiOps {
   /// `count` ciphertexts of dim + 1 words (b may be null: cb ignored). Wraps mod 2^W.
   virtual void linear_async(void* out, const void* a, const void* b, std::int64_t ca,
                             std::int64_t cb, u64 constant, std::size_t dim, std::size_t count,
+                            const CggiShape& shape, Stream stream) = 0;
+
+  /// An indexed copy of `count` ciphertexts of dim + 1 words with optional negation (NOT of a
+  /// Boolean ciphertext: every word negated mod 2^W, as linear_async with ca = -1 gives):
+  /// out[o_i] = (-1)^(l_i & 1) src[l_i >> 1], where l_i = src_lits[i] (2 i when src_lits is
+  /// null) and o_i = out_index[i] (i when out_index is null). src_lits and out_index are u32
+  /// arrays in backend memory; out must not overlap src. The circuit scheduler's gather of
+  /// operands into a batch and scatter of results into its ciphertext pool.
+  virtual void gather_async(void* out, const std::uint32_t* out_index, const void* src,
+                            const std::uint32_t* src_lits, std::size_t dim, std::size_t count,
                             const CggiShape& shape, Stream stream) = 0;
 };
 

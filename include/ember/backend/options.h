@@ -56,6 +56,9 @@ struct BackendOptions {
   Fusion fused_tensor = Fusion::automatic;
   /// ModUp's forward NTT fused with the key inner product (EMBER_FUSED_KEY_PRODUCT=0|1).
   Fusion fused_key_product = Fusion::automatic;
+  /// Ciphertexts per block of CGGI's Fourier blind rotation (1, 2 or 4; 0: by batch size, see
+  /// docs/cggi.md). EMBER_CGGI_ROTATION_GROUP=1|2|4. Same words.
+  int cggi_rotation_group = 0;
   /// A measured autotune table (`ember tune`) that replaces the built-in one for the paths it
   /// has rows for; empty: the built-in table of the GPU nearest to this one.
   std::vector<NttTableEntry> ntt_table;

@@ -79,6 +79,16 @@ class Runtime {
   virtual void copy_from_peer_async(void* dst, const void* src, const Device& src_device,
                                     std::size_t bytes, Stream stream) = 0;
 
+  // Capacity planning and host staging (defaults in device.cpp, for the host).
+  /// Bytes this device could allocate now, an estimate for sizing caches (CUDA: the driver's
+  /// free memory; CPU: the host's available physical memory).
+  virtual std::size_t memory_available();
+  /// Host memory the device copies to and from without staging (CUDA: page-locked, usable by
+  /// every GPU; CPU: ordinary memory), for copy_to_host_async / copy_from_host_async that
+  /// overlap other work. Throws DeviceMemoryError when none is left.
+  virtual void* allocate_host(std::size_t bytes);
+  virtual void deallocate_host(void* p, std::size_t bytes) noexcept;
+
   // Benchmarking support. time_runs returns `iters` samples of the milliseconds one run of `fn`
   // takes, after `warmup` untimed runs. CPU: wall clock. CUDA: device time, from events around
   // 10 back-to-back runs (divided by 10) queued behind a spin kernel that outlasts the host's

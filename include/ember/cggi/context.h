@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ember/backend/buffer.h"
+#include "ember/backend/cggi_fft.h"
 #include "ember/cggi/params.h"
 #include "ember/ring/sampler.h"
 
@@ -158,9 +159,9 @@ class Context {
   std::uint64_t params_id_;
   backend::Device device_;
   backend::Backend* be_;
-  backend::Buffer psi_rev_, psi_inv_rev_;
-  std::uint64_t n_inv_ = 0;
-  std::vector<std::uint64_t> host_psi_rev_, host_psi_inv_rev_;
+  // The FFT's twiddles (cggi_fft.h) on the backend and on the host (key generation).
+  backend::Buffer forward_table_, inverse_table_;
+  std::vector<backend::cggi::Cx> host_tw_, host_itw_;
   std::unique_ptr<ring::Sampler> sampler_;
 };
 

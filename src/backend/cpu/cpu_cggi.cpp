@@ -1,10 +1,11 @@
-// The CPU backend's CGGI family: the reference implementation over cggi_rows.h, OpenMP over the
-// ciphertexts of a batch.
+// The CPU backend's CGGI family: the reference implementation over cggi_rows.h and cggi_fft.h,
+// OpenMP over the ciphertexts of a batch.
 #include "cpu_cggi.h"
 
 #include <algorithm>
 #include <vector>
 
+#include "ember/backend/cggi_fft.h"
 #include "ember/backend/cggi_rows.h"
 #include "ember/core/errors.h"
 
@@ -14,18 +15,24 @@ namespace {
 
 using cggi::i64;
 
-/// Scratch of one blind rotation.
+using cggi::Cx;
+
+/// Scratch of one blind rotation: the accumulator, the CMux's difference, its (k+1) l digit
+/// spectra and the limbs of one output's products (N / 2 complex values each).
 template <class T>
 struct RotationScratch {
   std::vector<T> acc, diff;
-  std::vector<u64> digits, sum;
+  std::vector<Cx> spectra, sums;
   explicit RotationScratch(const CggiShape& s)
-      : acc((s.k + 1) * s.N), diff((s.k + 1) * s.N), digits(s.rows() * s.N), sum((s.k + 1) * s.N) {}
+      : acc((s.k + 1) * s.N),
+        diff((s.k + 1) * s.N),
+        spectra(s.rows() * s.N / 2),
+        sums(s.limbs * s.N / 2) {}
 };
 
 /// The phases of one blind rotation: each CMux decomposes the k+1 polynomials of X^e acc - acc,
 /// transforms the (k+1) l digit rows and accumulates the k+1 outputs (the units a GPU block
-/// shares out among its threads).
+/// shares out among its threads), every floating-point operation in the GPU's order.
 template <class T>
 struct Rotation {
   const CggiShape& s;
@@ -44,40 +51,48 @@ struct Rotation {
   }
   /// The exponent of CMux i (0: the CMux adds nothing).
   std::size_t exponent(std::size_t i) const { return cggi::mod_switch(in[i], log2_2n()); }
-  /// Polynomial p of X^e acc - acc, decomposed into its l digit polynomials, lifted to Z_p.
+  /// Polynomial p of X^e acc - acc, decomposed into its l digit polynomials, folded
+  /// (coefficients j and j + N/2 as one complex value).
   void decompose(std::size_t p, std::size_t e) {
-    const std::size_t N = s.N, L = s.bk_levels;
+    const std::size_t N = s.N, L = s.bk_levels, half = N / 2;
     T* diff = w.diff.data() + p * N;
     cggi::rotate_minus_self(diff, w.acc.data() + p * N, N, e);
-    i64 d[64];
-    for (std::size_t j = 0; j < N; ++j) {
-      cggi::decompose(diff[j], s.bk_base_log, s.bk_levels, d);
-      for (std::size_t l = 0; l < L; ++l)
-        w.digits[(p * L + l) * N + j] = cggi::gl_from_signed(d[l]);
-    }
+    for (std::size_t j = 0; j < half; ++j)
+      cggi::decompose_pair_each(
+          diff[j], diff[j + half], s.bk_base_log, s.bk_levels, [&](int l, i64 a, i64 b) {
+            w.spectra[(p * L + l) * half + j] = {static_cast<double>(a), static_cast<double>(b)};
+          });
   }
   void transform(std::size_t r) {
-    cggi::gl_ntt_forward(w.digits.data() + r * s.N, s.N, bsk.psi_rev);
+    cggi::fft_forward(w.spectra.data() + r * s.N / 2, s.N / 2, static_cast<const Cx*>(bsk.forward));
   }
-  /// acc_o += sum_r digits_r key_(i, r, o), limb by limb.
+  /// acc_o += sum over the key's limbs c of 2^(c limb_bits) round(invFFT(sum_r digits_r
+  /// key_(i, r, o, c))), the rows summed in row order.
   void accumulate(std::size_t i, std::size_t o) {
-    const std::size_t N = s.N, k = s.k, rows = s.rows();
-    const u64* key = bsk.ggsw + i * s.ggsw_ntt_words();
-    T* acc = w.acc.data() + o * N;
-    u64* sum = w.sum.data() + o * N;
-    const std::size_t row_stride = (k + 1) * s.limbs * N;
-    for (int c = 0; c < s.limbs; ++c) {
-      const u64* k0 = key + (o * s.limbs + c) * N;
-      for (std::size_t j = 0; j < N; ++j) {
-        cggi::GlAcc a;
+    const std::size_t half = s.N / 2, rows = s.rows(), limbs = s.limbs;
+    const std::size_t row_stride = (s.k + 1) * limbs;  // key rows apart, in polynomials
+    const Cx* key = static_cast<const Cx*>(bsk.ggsw) + i * s.ggsw_ntt_words() / 2;
+    for (std::size_t c = 0; c < limbs; ++c) {
+      Cx* sum = w.sums.data() + c * half;
+      const Cx* k0 = key + (o * limbs + c) * half;
+      for (std::size_t f = 0; f < half; ++f) {
+        Cx a{0.0, 0.0};
         for (std::size_t r = 0; r < rows; ++r)
-          cggi::gl_mac(a, w.digits[r * N + j], k0[r * row_stride + j]);
-        sum[j] = cggi::gl_acc_reduce(a);
+          a = cggi::cx_mac(a, w.spectra[r * half + f], k0[r * row_stride * half + f]);
+        sum[f] = a;
       }
-      cggi::gl_ntt_inverse_unscaled(sum, N, bsk.psi_inv_rev);
-      const int shift = c * s.limb_bits;
-      for (std::size_t j = 0; j < N; ++j)
-        acc[j] = static_cast<T>(acc[j] + cggi::torus_from_limb<T>(sum[j], shift));
+      cggi::fft_inverse_unscaled(sum, half, static_cast<const Cx*>(bsk.inverse));
+    }
+    T* acc = w.acc.data() + o * s.N;
+    for (std::size_t j = 0; j < half; ++j) {
+      T lo = acc[j], hi = acc[j + half];
+      for (std::size_t c = 0; c < limbs; ++c) {
+        const int shift = static_cast<int>(c) * s.limb_bits;
+        lo = static_cast<T>(lo + cggi::limb_to_torus<T>(w.sums[c * half + j].re, shift));
+        hi = static_cast<T>(hi + cggi::limb_to_torus<T>(w.sums[c * half + j].im, shift));
+      }
+      acc[j] = lo;
+      acc[j + half] = hi;
     }
   }
   void finish(T* out) { cggi::sample_extract(out, w.acc.data(), s.k, s.N); }
@@ -104,31 +119,18 @@ class CpuCggi final : public CggiOps {
  public:
   explicit CpuCggi(CpuThreads& threads) : threads_(threads) {}
 
-  void bootstrap_key_to_ntt_async(u64* out, const void* ggsw, std::size_t count, const CggiShape& s,
-                                  const u64* psi_rev, u64 n_inv, Stream) override {
+  void bootstrap_key_transform_async(void* out_words, const void* ggsw, std::size_t count,
+                                     const CggiShape& s, const void* forward, Stream) override {
     with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       const T* in = static_cast<const T*>(ggsw);
-      const std::size_t N = s.N, polys = count * s.rows() * (s.k + 1);
+      Cx* out = static_cast<Cx*>(out_words);
+      const std::size_t N = s.N, half = N / 2, polys = count * s.rows() * (s.k + 1);
       const long total = static_cast<long>(polys);
-#pragma omp parallel num_threads(threads_.team())
-      {
-        std::vector<i64> limbs(s.limbs);
-#pragma omp for schedule(static)
-        for (long t = 0; t < total; ++t) {
-          const T* src = in + t * N;
-          u64* dst = out + t * s.limbs * N;
-          for (std::size_t j = 0; j < N; ++j) {
-            cggi::split_limbs(src[j], s.limb_bits, s.limbs, limbs.data());
-            for (int c = 0; c < s.limbs; ++c) dst[c * N + j] = cggi::gl_from_signed(limbs[c]);
-          }
-          for (int c = 0; c < s.limbs; ++c) {
-            cggi::gl_ntt_forward(dst + c * N, N, psi_rev);
-            for (std::size_t j = 0; j < N; ++j)
-              dst[c * N + j] = cggi::gl_mul(dst[c * N + j], n_inv);
-          }
-        }
-      }
+#pragma omp parallel for schedule(static) num_threads(threads_.team())
+      for (long t = 0; t < total; ++t)
+        cggi::fourier_key_polynomial(out + t * s.limbs * half, in + t * N, half,
+                                     static_cast<const Cx*>(forward), s.limb_bits, s.limbs);
     });
   }
 
@@ -195,6 +197,29 @@ class CpuCggi final : public CggiOps {
         if (y) v = static_cast<T>(v + wb * y[t]);
         if (static_cast<std::size_t>(t) % words == dim) v = static_cast<T>(v + c);
         o[t] = v;
+      }
+    });
+  }
+
+  void gather_async(void* out, const std::uint32_t* out_index, const void* src,
+                    const std::uint32_t* src_lits, std::size_t dim, std::size_t count,
+                    const CggiShape& s, Stream) override {
+    with_torus(s.torus_bits, [&](auto zero) {
+      using T = decltype(zero);
+      T* o = static_cast<T*>(out);
+      const T* x = static_cast<const T*>(src);
+      const std::size_t words = dim + 1;
+      const long total = static_cast<long>(count);
+#pragma omp parallel for schedule(static) \
+    num_threads(threads_.team()) if (count * words > (std::size_t{1} << 16))
+      for (long i = 0; i < total; ++i) {
+        const std::uint32_t lit = src_lits ? src_lits[i] : static_cast<std::uint32_t>(2 * i);
+        const T* from = x + (lit >> 1) * words;
+        T* to = o + (out_index ? out_index[i] : static_cast<std::size_t>(i)) * words;
+        if (lit & 1)
+          for (std::size_t w = 0; w < words; ++w) to[w] = static_cast<T>(T{0} - from[w]);
+        else
+          std::copy(from, from + words, to);
       }
     });
   }

@@ -36,7 +36,7 @@ TEST(CggiParams, PresetsValidateAndInsecureIsRefused) {
   p.bk_base_log = 30;  // products too large to stay exact
   EXPECT_THROW(p.validate(), ParameterError);
   EXPECT_EQ(Params::preset("bool_128").shape().limbs, 1);
-  EXPECT_EQ(Params::preset("int4_128").shape().limbs, 3);
+  EXPECT_EQ(Params::preset("int4_128").shape().limbs, 4);
   EXPECT_NE(Params::preset("bool_128").fingerprint(),
             Params::preset("test_insecure").fingerprint());
 }

@@ -1,6 +1,5 @@
-// Tests of the CGGI building blocks (cggi_rows.h): Goldilocks reduction against 128-bit
-// arithmetic, the negacyclic NTT product against the schoolbook product, gadget decomposition
-// and limb splitting against recomposition, monomial rotation and sample extraction.
+// Tests of the CGGI building blocks (cggi_rows.h): gadget decomposition and limb splitting
+// against recomposition, monomial rotation and sample extraction.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -13,94 +12,6 @@ namespace {
 using ember::u32;
 using ember::u64;
 namespace bk = ember::backend::cggi;
-using u128 = unsigned __int128;
-
-u64 gl_pow(u64 b, u64 e) {
-  u64 r = 1;
-  for (; e; e >>= 1, b = bk::gl_mul(b, b))
-    if (e & 1) r = bk::gl_mul(r, b);
-  return r;
-}
-
-TEST(CggiRows, GoldilocksReduceMatches128BitRemainder) {
-  std::mt19937_64 rng(1);
-  const u64 edge[] = {
-      0, 1, bk::kGoldilocks - 1, bk::kGoldilocks, ~u64{0}, u64{1} << 32, (u64{1} << 32) - 1};
-  for (int t = 0; t < 200000; ++t) {
-    const u64 hi = t < 49 ? edge[t % 7] : rng(), lo = t < 49 ? edge[t / 7] : rng();
-    const u128 x = (u128(hi) << 64) | lo;
-    ASSERT_EQ(bk::gl_reduce128(hi, lo), static_cast<u64>(x % bk::kGoldilocks)) << t;
-  }
-  for (int t = 0; t < 100000; ++t) {
-    const u64 a = rng() % bk::kGoldilocks, b = rng() % bk::kGoldilocks;
-    ASSERT_EQ(bk::gl_add(a, b), static_cast<u64>((u128(a) + b) % bk::kGoldilocks));
-    ASSERT_EQ(bk::gl_sub(a, b),
-              static_cast<u64>((u128(a) + bk::kGoldilocks - b) % bk::kGoldilocks));
-    ASSERT_EQ(bk::gl_mul(a, b), static_cast<u64>((u128(a) * b) % bk::kGoldilocks));
-  }
-  // Lazy sums of products (up to 600 terms of p - 1 squared: the carries into the top word).
-  for (int t = 0; t < 200; ++t) {
-    bk::GlAcc acc;
-    u64 want = 0;
-    const int terms = 1 + t * 3;
-    for (int i = 0; i < terms; ++i) {
-      const u64 a = t % 2 ? bk::kGoldilocks - 1 : rng() % bk::kGoldilocks;
-      const u64 b = t % 2 ? bk::kGoldilocks - 1 - i : rng() % bk::kGoldilocks;
-      bk::gl_mac(acc, a, b);
-      want = static_cast<u64>((u128(want) + u128(a) * b % bk::kGoldilocks) % bk::kGoldilocks);
-    }
-    ASSERT_EQ(bk::gl_acc_reduce(acc), want) << t;
-  }
-  EXPECT_EQ(bk::gl_centered(bk::gl_from_signed(-5)), -5);
-  EXPECT_EQ(bk::gl_centered(bk::gl_from_signed(1ll << 62)), 1ll << 62);
-}
-
-/// psi_rev / psi_inv_rev tables as the context makes them.
-void tables(std::size_t n, std::vector<u64>& fwd, std::vector<u64>& inv, u64& n_inv) {
-  int log_n = 0;
-  while ((std::size_t{1} << log_n) < n) ++log_n;
-  const u64 psi = gl_pow(7, (bk::kGoldilocks - 1) / (2 * n)), psi_inv = gl_pow(psi, 2 * n - 1);
-  fwd.resize(n);
-  inv.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::size_t r = 0;
-    for (int b = 0; b < log_n; ++b) r |= ((i >> b) & 1) << (log_n - 1 - b);
-    fwd[i] = gl_pow(psi, r);
-    inv[i] = gl_pow(psi_inv, r);
-  }
-  n_inv = gl_pow(n, bk::kGoldilocks - 2);
-}
-
-TEST(CggiRows, NttProductEqualsSchoolbookNegacyclic) {
-  std::mt19937_64 rng(2);
-  for (std::size_t n : {32u, 256u, 512u, 1024u}) {
-    std::vector<u64> fwd, inv;
-    u64 n_inv;
-    tables(n, fwd, inv, n_inv);
-    std::vector<std::int64_t> a(n), b(n);
-    for (auto& v : a) v = static_cast<std::int64_t>(rng() % (1u << 20)) - (1 << 19);
-    for (auto& v : b) v = static_cast<std::int64_t>(rng() >> 33) - (1ll << 30);  // 31-bit
-    std::vector<std::int64_t> want(n, 0);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j) {
-        const std::int64_t p = a[i] * b[j];
-        if (i + j < n)
-          want[i + j] += p;
-        else
-          want[i + j - n] -= p;
-      }
-    std::vector<u64> x(n), y(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      x[i] = bk::gl_from_signed(a[i]);
-      y[i] = bk::gl_from_signed(b[i]);
-    }
-    bk::gl_ntt_forward(x.data(), n, fwd.data());
-    bk::gl_ntt_forward(y.data(), n, fwd.data());
-    for (std::size_t i = 0; i < n; ++i) x[i] = bk::gl_mul(x[i], y[i]);
-    bk::gl_ntt_inverse(x.data(), n, inv.data(), n_inv);
-    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(bk::gl_centered(x[i]), want[i]) << n << " " << i;
-  }
-}
 
 template <class T>
 void check_decompose(int base_log, int levels) {

@@ -45,7 +45,7 @@ __global__ void spin_kernel(long long cycles) {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int index) : ctx_(index), cggi_(make_cuda_cggi(ctx_)) {}
+  explicit CudaBackend(int index) : ctx_(index), cggi_(make_cuda_cggi(ctx_, *this)) {}
 
   /// A stream's CUDA handle; the null Stream is this GPU's default stream (never CUDA's legacy
   /// stream 0, which would synchronize with every other stream).
@@ -106,6 +106,26 @@ class CudaBackend final : public Backend {
       throw DeviceError("copy_from_peer_async: " + from.str() + " is not a GPU");
     ctx_.enable_peer(from.index);
     check(cudaMemcpyPeerAsync(d, ctx_.index(), src, from.index, n, raw(s)), "copy between GPUs");
+  }
+  std::size_t memory_available() override {
+    ctx_.activate();
+    std::size_t free = 0, total = 0;
+    check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    return free;
+  }
+  void* allocate_host(std::size_t bytes) override {
+    ctx_.activate();
+    void* p = nullptr;
+    // Portable: page-locked for every GPU, so that any of them copies it asynchronously.
+    if (cudaHostAlloc(&p, std::max<std::size_t>(bytes, 1), cudaHostAllocPortable) != cudaSuccess) {
+      cudaGetLastError();
+      throw DeviceMemoryError("out of page-locked host memory allocating " + std::to_string(bytes) +
+                              " bytes");
+    }
+    return p;
+  }
+  void deallocate_host(void* p, std::size_t) noexcept override {
+    if (p) cudaFreeHost(p);
   }
 
   std::vector<double> time_runs(const std::function<void(Stream)>& fn, int warmup,
