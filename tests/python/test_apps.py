@@ -320,3 +320,37 @@ def test_bench_and_cli(circuits, capsys):
     args = ["apps", "run", "simon_round", "--preset", "test_insecure", "--no-progress"]
     assert main(args + ["--seed", "3"]) == 0
     assert '"ok": true' in capsys.readouterr().out
+
+
+def test_synthesis_falls_back_to_abc_default(monkeypatch):
+    """Where Yosys fails with the fast ABC script, the compiler retries with ABC's default."""
+    from ember.compiler import compile_c, synth
+
+    monkeypatch.setattr(synth, "ABC_SCRIPT", "+no_such_abc_command")
+    circ = compile_c(CIRCUITS / "add32.c", "add32")
+    assert circ.evaluate(a=-5, b=7)["return"] == 2
+
+
+def test_transcipher_data_path(rng):
+    """The transciphering exchange (client AES + CGGI key, server circuit on trivial ciphertext
+    blocks, client decryption) with a stand-in for the AES circuit of the same ports: the
+    first step of AES decryption, the block XOR the last round key."""
+    from ember.apps import transcipher
+    from ember.apps.runner import make_context
+    from ember.compiler import compile_source
+
+    src = """#include <stdint.h>
+    void first_step(const uint8_t rk[176], const uint8_t in[16], uint8_t out[16]) {
+      for (int i = 0; i < 16; i++) out[i] = in[i] ^ rk[160 + i];
+    }"""
+    circ = compile_source(src, "first_step")
+    ctx = make_context("test_insecure", "cpu")
+    ck = ctx.keygen()
+    sk = ctx.server_key(ck, progress=False)
+    key = bytes(rng.integers(0, 256, 16, dtype=np.uint8))
+    blocks, enc_rk = transcipher.client_encrypt(ctx, ck, key, b"two blocks of data here")
+    outs = transcipher.server_transcipher(ctx, sk, circ, blocks, enc_rk)
+    got = transcipher.client_decrypt(ctx, ck, outs)
+    last = ciphers.aes128_expand_key(key)[160:]
+    assert len(blocks) == 2
+    assert got == b"".join(bytes(a ^ b for a, b in zip(block, last)) for block in blocks)

@@ -44,6 +44,8 @@ GATE MUX 2 Y=S*A+!S*B; PIN * UNKNOWN 1 999 1 0 1 0
 # counts within 1% and far shallower circuits (32-bit multiply depth 34 instead of 63, a
 # length-8 dot product 49 instead of 75, a Speck round 23 instead of 99).
 ABC_SCRIPT = "+strash;&get,-n;&dch,-f;&nf,{D};&put"
+# Yosys's default for -genlib, the fallback where the script above fails.
+ABC_DEFAULT = "+strash;&get,-n;&fraig,-x;&put;scorr;dc2;dretime;strash;&get,-n;&dch,-f;&nf,{D};&put"
 
 SCRIPT = """read_verilog -sv circuit.v
 hierarchy -check -top {top}
@@ -65,16 +67,22 @@ def run_yosys(verilog: str, top: str, keep_dir: str | None = None) -> dict:
             f.write(verilog)
         with open(os.path.join(d, "ember.genlib"), "w") as f:
             f.write(GENLIB)
-        with open(os.path.join(d, "script.ys"), "w") as f:
-            f.write(SCRIPT.format(top=top, abc_script=ABC_SCRIPT))
         t0 = time.perf_counter()
-        proc = subprocess.run(
-            [sys.executable, "-c", _RUNNER, "-q", "-s", "script.ys"],
-            cwd=d,
-            check=False,
-            capture_output=True,
-            text=True,
-        )
+        proc = None
+        # The fast script first; where Yosys fails with it (AES-128 decryption, 106,000 gates:
+        # Yosys exited with an error and no message after 27 minutes), ABC's default script.
+        for abc_script in (ABC_SCRIPT, ABC_DEFAULT):
+            with open(os.path.join(d, "script.ys"), "w") as f:
+                f.write(SCRIPT.format(top=top, abc_script=abc_script))
+            proc = subprocess.run(
+                [sys.executable, "-c", _RUNNER, "-q", "-s", "script.ys"],
+                cwd=d,
+                check=False,
+                capture_output=True,
+                text=True,
+            )
+            if proc.returncode == 0:
+                break
         seconds = time.perf_counter() - t0
         if proc.returncode != 0:
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
