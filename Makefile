@@ -48,9 +48,11 @@ multi-gpu-check:
 # ASan runtime is preloaded (with libstdc++, so that ASan's __cxa_throw interceptor finds the real
 # one: C++ exceptions cross the module), leak detection is off (CPython keeps memory to the end by
 # design); --capture=sys lets a sanitizer report (written to fd 2) reach the log when it aborts
-# the run. SAN_PYTEST picks the Python tests (default: the whole suite).
+# the run. SAN_PYTEST picks the Python tests: the whole suite but the compiler's program corpus
+# and the applications (Python and Yosys at heart; the native code they reach, the circuit
+# evaluator and CGGI, is run sanitized by test_compiler.py, test_circuit_run.py and test_cggi*.py).
 SAN_DIR    := build/san
-SAN_PYTEST ?= python
+SAN_PYTEST ?= python --ignore=python/test_compiler_corpus.py --ignore=python/test_apps.py
 SAN_UBSAN  := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 SAN_PYENV   = LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libstdc++.so)" \
               ASAN_OPTIONS=detect_leaks=0 \
