@@ -42,6 +42,7 @@ def cmd_bench(args) -> int:
             preset=args.preset,
             programs=args.programs,
             quick=args.quick,
+            precompiled=args.circuits_from,
         )
         return _print_json(results, args.json)
     devices = args.devices.split(",") if args.devices and args.devices != "all" else args.devices
@@ -171,6 +172,15 @@ def cmd_apps(args) -> int:
     from .apps.flows import FLOWS, run_mnist_fhe, run_transcipher_app
     from .apps.runner import run_app
 
+    if args.apps_command == "compile":
+        from .apps.runner import export_apps
+
+        names = list(APPS) if args.names == ["all"] else args.names
+        for name, gates, seconds in export_apps(names, args.out):
+            print(
+                f"{name:14} {gates:>9} gates  compiled in {seconds} s -> {args.out}/{name}.circuit"
+            )
+        return 0
     if args.apps_command == "list":
         for name, app in APPS.items():
             print(
@@ -182,10 +192,18 @@ def cmd_apps(args) -> int:
     progress = not args.no_progress
     if args.name == "mnist_fhe":
         preset = args.preset or "int4_128"
-        report = run_mnist_fhe(args.device, preset, args.images, args.seed, progress)
+        report = run_mnist_fhe(
+            args.device, preset, args.images, progress, data_dir=args.data, batch=args.batch
+        )
     elif args.name == "transcipher":
         report = run_transcipher_app(
-            args.device, args.devices, args.preset or "bool_128", args.blocks, args.seed, progress
+            args.device,
+            args.devices,
+            args.preset or "bool_128",
+            args.blocks,
+            args.seed,
+            progress,
+            precompiled=args.circuits_from,
         )
     else:
         report = run_app(
@@ -195,6 +213,7 @@ def cmd_apps(args) -> int:
             preset=args.preset or "bool_128",
             seed=args.seed,
             progress=progress,
+            precompiled=args.circuits_from,
         )
     _print_json(report, args.json)
     return 0 if report["ok"] else 1
@@ -249,6 +268,11 @@ def main(argv=None) -> int:
     bench.add_argument(
         "--programs", default=None, help="apps: a comma-separated list (see ember apps list)"
     )
+    bench.add_argument(
+        "--circuits-from",
+        default=None,
+        help="apps: a folder of compiled programs (ember apps compile --out), used as they are",
+    )
     bench.add_argument("--json", default=None, help="also write the JSON to this file")
     bench.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
     bench.add_argument(
@@ -296,6 +320,12 @@ def main(argv=None) -> int:
     apps = sub.add_parser("apps", help="ARCTYREX's applications (examples/circuits)")
     apps_sub = apps.add_subparsers(dest="apps_command", required=True)
     apps_sub.add_parser("list", help="the applications").set_defaults(fn=cmd_apps)
+    acomp = apps_sub.add_parser(
+        "compile", help="compile (cached) and write <name>.circuit files for another machine"
+    )
+    acomp.add_argument("names", nargs="+", help="applications (ember apps list), or all")
+    acomp.add_argument("--out", required=True, help="the folder to write")
+    acomp.set_defaults(fn=cmd_apps)
     arun = apps_sub.add_parser(
         "run", help="compile (cached), check natively, run encrypted, decrypt; prints JSON"
     )
@@ -311,7 +341,20 @@ def main(argv=None) -> int:
         "NOT secure)",
     )
     arun.add_argument("--seed", type=int, default=None, help="seed of the example inputs")
-    arun.add_argument("--images", type=int, default=1, help="mnist_fhe: test images to classify")
+    arun.add_argument(
+        "--images", type=int, default=1, help="mnist_fhe: the first N test images to classify"
+    )
+    arun.add_argument(
+        "--data",
+        default=None,
+        help="mnist_fhe: the MNIST folder (IDX files; default: the 100 images shipped)",
+    )
+    arun.add_argument("--batch", type=int, default=16, help="mnist_fhe: images a server call")
+    arun.add_argument(
+        "--circuits-from",
+        default=None,
+        help="a folder of compiled programs (ember apps compile --out), used as they are",
+    )
     arun.add_argument("--blocks", type=int, default=1, help="transcipher: AES blocks")
     arun.add_argument("--json", default=None, help="also write the report to this file")
     arun.add_argument("--no-progress", action="store_true", help="no progress bars")

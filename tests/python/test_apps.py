@@ -307,13 +307,35 @@ def test_mnist_fhe_encrypted_matches_plaintext():
     assert boots == model.hidden
 
 
-def test_bench_and_cli(circuits, capsys):
-    """`ember bench apps` on the CPU (one device exists, so the count 2 is dropped) and
+def test_mnist_fhe_batches_images():
+    """Several images a server call (batch 2 over 3 images: a full and a partial batch) give
+    each image's own scores, on the first 12 neurons of the network."""
+    from ember import cggi
+    from ember.apps.dinn import Model, encrypted_scores
+
+    full = _model()
+    model = Model(full.idx[:12], full.w[:12], full.b[:12], full.v[:, :12])
+    x, _ = _subset()
+    ctx = cggi.Context(cggi.Params.preset("test_int_insecure"), device="cpu")
+    ck = ctx.keygen()
+    sk = ctx.server_key(ck, progress=False)
+    scores, _, boots = encrypted_scores(ctx, ck, sk, model, x[3:6], batch=2)
+    assert np.array_equal(scores, model.scores(x[3:6]))
+    assert boots == 3 * 12
+
+
+def test_bench_and_cli(circuits, capsys, tmp_path):
+    """`ember bench apps` on the CPU (one device exists, so the count 2 is dropped), from a
+    folder written by `ember apps compile --out` (as a machine without Yosys runs it), and
     `ember apps list` / `ember apps run` end to end, from the session's cache."""
     from ember.apps.bench import bench_apps
     from ember.cli import main
 
-    r = bench_apps(device="cpu", devices="1,2", preset="test_insecure", programs="add32")
+    assert main(["apps", "compile", "add32", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "add32.circuit").exists()
+    r = bench_apps(
+        device="cpu", devices="1,2", preset="test_insecure", programs="add32", precompiled=tmp_path
+    )
     assert r["device_counts"] == [1]
     assert r["results"][0]["ok"] == {"1": True} and r["results"][0]["compile_cached"]
     assert main(["apps", "list"]) == 0

@@ -171,53 +171,67 @@ def _gather(ctx, parts: list, shape) -> object:
     return Ints(ctx, ctx._raw.concat(parts), shape)
 
 
-def encrypted_scores(ctx, ck, sk, model: Model, x, progress=None) -> tuple:
+def encrypted_scores(ctx, ck, sk, model: Model, x, progress=None, batch: int = 16) -> tuple:
     """FHE-DiNN inference on binarized images x [n, 784]: the client encrypts the pixels
     (4-bit integers 0 or 1); the server evaluates (free linear combinations, one bootstrap per
     hidden neuron, free output sums); the client decrypts the partial scores and adds them.
-    Returns (scores [n, 10], seconds {"encrypt", "server", "decrypt"}, bootstraps)."""
+    `batch` images go through the server together, so that one call bootstraps batch x H
+    neurons (a GPU needs tens of thousands in flight). Returns (scores [n, 10], seconds
+    {"encrypt", "server", "decrypt"}, bootstraps)."""
     x = np.asarray(x, dtype=np.int64).reshape(-1, PIXELS)
+    if batch < 1:
+        raise ParameterError("batch must be at least one image")
     h_units, k = model.idx.shape
     groups = model.partial_groups()
     width = max(len(g) for _, g in groups)
     # Column k of the hidden layer reads x[idx] for w = +1 and (1 - x[idx]) - 1 for w = -1
-    # (slot PIXELS + idx of the complemented pixels), and the zero slot for w = 0, so every
+    # (the complemented pixels, after the batch's pixels), and the zero slot for w = 0, so every
     # term has coefficient +1; the biases minus the -1's come from a table of 32 constants.
-    slot = np.where(model.w > 0, model.idx, np.where(model.w < 0, PIXELS + model.idx, 2 * PIXELS))
     const = (model.b - (model.w < 0).sum(axis=1)) % 32
     scores = np.zeros((len(x), CLASSES), dtype=np.int64)
     secs = {"encrypt": 0.0, "server": 0.0, "decrypt": 0.0}
-    for n, image in enumerate(x):
+    for first in range(0, len(x), batch):
+        images = x[first : first + batch]
+        m = len(images)
         t0 = time.perf_counter()
-        enc = ctx.encrypt_int(image, ck, bits=4)  # the client's message: 784 ciphertexts
+        enc = ctx.encrypt_int(images.reshape(-1), ck, bits=4)  # the client's message
         t1 = time.perf_counter()
         # Server. The complement 1 - x, a trivial zero (0 * x) and trivial constants 0..31.
         comp = ctx.add_scalar(ctx.mul_scalar(enc, -1), 1)
         zero = ctx.mul_scalar(enc[0], 0)
         consts = [ctx.add_scalar(zero, c)._raw for c in range(32)]
         pool = _slices(ctx, enc) + _slices(ctx, comp) + [zero._raw]
-        acc = _gather(ctx, [consts[c] for c in const], (h_units,))
+        base = (np.arange(m) * PIXELS)[:, None]  # image i's pixels start at i * 784
+        acc = _gather(ctx, [consts[c] for c in np.tile(const, m)], (m * h_units,))
         for col in range(k):
-            acc = ctx.add(acc, _gather(ctx, [pool[s] for s in slot[:, col]], (h_units,)))
+            w, idx = model.w[:, col], model.idx[:, col]
+            slot = np.where(
+                w > 0, base + idx, np.where(w < 0, m * PIXELS + base + idx, 2 * m * PIXELS)
+            )
+            acc = ctx.add(acc, _gather(ctx, [pool[s] for s in slot.reshape(-1)], (m * h_units,)))
         h = ctx.apply_lut(acc, [1] * 16, sk)  # +1 where S mod 32 < 16, else -1 (negacyclic)
         scaled = {v: _slices(ctx, ctx.mul_scalar(h, v)) for v in (-3, -2, -1, 1, 2, 3)}
         partial = None
         for s in range(width):
-            terms = [scaled[g[s][1]][g[s][0]] if s < len(g) else zero._raw for _, g in groups]
-            t = _gather(ctx, terms, (len(groups),))
+            terms = [
+                scaled[g[s][1]][i * h_units + g[s][0]] if s < len(g) else zero._raw
+                for i in range(m)
+                for _, g in groups
+            ]
+            t = _gather(ctx, terms, (m * len(groups),))
             partial = t if partial is None else ctx.add(partial, t)
         t2 = time.perf_counter()
         # Client: each partial score is in [-7, 7]; decryption gives it mod 16.
-        got = ctx.decrypt_int(partial, ck)
+        got = ctx.decrypt_int(partial, ck).reshape(m, len(groups))
         got = np.where(got >= 8, got - 16, got)
-        for (c, _), p in zip(groups, got):
-            scores[n, c] += p
+        for j, (c, _) in enumerate(groups):
+            scores[first : first + m, c] += got[:, j]
         t3 = time.perf_counter()
         secs["encrypt"] += t1 - t0
         secs["server"] += t2 - t1
         secs["decrypt"] += t3 - t2
         if progress:
-            progress(n + 1, len(x))
+            progress(first + m, len(x))
     return scores, secs, h_units * len(x)
 
 

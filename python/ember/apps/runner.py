@@ -35,10 +35,45 @@ def get_app(name: str) -> App:
     return APPS[name]
 
 
-def compile_app(name: str, use_cache: bool = True, directory=None):
-    """(Circuit, info) of the application `name` (see cache.compile_cached)."""
+def compile_app(name: str, use_cache: bool = True, directory=None, precompiled=None):
+    """(Circuit, info) of the application `name` (see cache.compile_cached). `precompiled`: a
+    folder written by `ember apps compile --out` (or export_apps); its `<name>.circuit` is used
+    as it is when present, so that a machine without Yosys runs the programs compiled elsewhere."""
     app = get_app(name)
+    if precompiled is not None:
+        found = load_precompiled(name, precompiled)
+        if found is not None:
+            return found
     return compile_cached(Path(directory or circuits_dir()) / app.source, app.function, use_cache)
+
+
+def load_precompiled(name: str, folder):
+    """(Circuit, info) from `folder/<name>.circuit`, or None when the folder has no such file."""
+    from ..circuit import Circuit
+
+    target = Path(folder) / f"{name}.circuit"
+    if not target.exists():
+        return None
+    seconds_file = target.with_suffix(".seconds")
+    seconds = float(seconds_file.read_text()) if seconds_file.exists() else None
+    info = {"cached": True, "compile_seconds": seconds, "cache_file": str(target)}
+    return Circuit.load(target), info
+
+
+def export_apps(names, folder, use_cache: bool = True, directory=None) -> list:
+    """Compiles (cached) each application and writes `folder/<name>.circuit` with its compile
+    time beside it: the folder a machine without Yosys passes as `precompiled`. Returns
+    [(name, gates, compile seconds)]."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    done = []
+    for name in names:
+        circ, info = compile_app(name, use_cache, directory)
+        circ.save(folder / f"{name}.circuit")
+        if info["compile_seconds"] is not None:
+            (folder / f"{name}.seconds").write_text(f"{info['compile_seconds']:.2f}\n")
+        done.append((name, circ.stats()["gates"], info["compile_seconds"]))
+    return done
 
 
 def inputs_for(app: App, circ, rng) -> tuple:
@@ -146,13 +181,14 @@ def run_app(
     progress: bool = True,
     use_cache: bool = True,
     directory=None,
+    precompiled=None,
 ) -> dict:
     """Compiles (cached), checks against the native build on n_check random sets and the
     example set, runs the example encrypted and decrypts it. Returns a JSON-ready report whose
     "ok" is True when every check passed."""
     app = get_app(name)
     rng = np.random.default_rng(seed)
-    circ, cinfo = compile_app(name, use_cache, directory)
+    circ, cinfo = compile_app(name, use_cache, directory, precompiled)
     stats = circ.stats()
     inputs, expected = inputs_for(app, circ, rng)
     native = check_native(app, circ, n_check, rng, directory, extra=inputs)
@@ -198,8 +234,10 @@ __all__ = [
     "compile_app",
     "device_list",
     "equal_outputs",
+    "export_apps",
     "get_app",
     "inputs_for",
+    "load_precompiled",
     "make_context",
     "run_app",
     "run_encrypted",
