@@ -541,6 +541,22 @@ class Context:
         raw = self._raw.concat(raws)
         return Bits(self, raw, (raw.count,))
 
+    def take(self, a: Bits | Ints, indices) -> Bits | Ints:
+        """The ciphertexts of `a` at `indices` (a copy, one device gather; indices may repeat),
+        like numpy's take on a flat array: builds the operands of the next batched operation
+        from a pool of ciphertexts without a call per ciphertext."""
+        raw = self._own(a, _Batch, "take")
+        idx = np.asarray(indices)
+        if idx.dtype.kind not in "iu":
+            raise ParameterError(f"take: indices must be integers, not {idx.dtype}")
+        flat = idx.reshape(-1)
+        if flat.size and (flat.min() < 0 or flat.max() >= len(a)):
+            raise ParameterError(
+                f"take: indices must lie in [0, {len(a)}); got {flat.min()}..{flat.max()}"
+            )
+        out = self._raw.take(raw, np.ascontiguousarray(flat, dtype=np.uint32))
+        return type(a)(self, out, idx.shape if idx.ndim else (1,))
+
     def not_(self, a: Bits) -> Bits:
         """NOT, without a bootstrap."""
         return Bits(self, self._raw.not_(self._own(a, Bits, "not_")), a.shape)

@@ -22,6 +22,7 @@ namespace {
 
 using U8Vector = nb::ndarray<const std::uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using U64Vector = nb::ndarray<const std::uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using U32Vector = nb::ndarray<const std::uint32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 constexpr auto release = nb::call_guard<nb::gil_scoped_release>();
 
 using py::owned;
@@ -222,6 +223,12 @@ void bind_cggi(nb::module_& m) {
       .def("add_scalar", &Context::add_scalar, release)
       .def("slice", &Context::slice, release)
       .def("concat", &Context::concat)
+      .def(
+          "take",
+          [](const Context& x, const LweBatch& a, U32Vector index) {
+            return x.take(a, to_vector<std::uint32_t>(index));
+          },
+          release)
       .def(
           "batch_from_host",
           [](const Context& x, U64Vector words, std::size_t count, int bits, std::uint64_t key_id) {

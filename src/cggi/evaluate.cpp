@@ -278,4 +278,25 @@ LweBatch Context::concat(const std::vector<const LweBatch*>& parts) const {
   return out;
 }
 
+LweBatch Context::take(const LweBatch& a, const std::vector<std::uint32_t>& index) const {
+  check(a, "take");
+  std::vector<std::uint32_t> lits(index.size());
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    if (index[i] >= a.count)
+      throw ParameterError("take: index " + std::to_string(index[i]) + " is outside a batch of " +
+                           std::to_string(a.count));
+    lits[i] = index[i] << 1;  // a literal without negation (see CggiOps::gather_async)
+  }
+  LweBatch out = empty_batch(index.size(), a.message_bits, a.key_id, a.stream);
+  if (!index.empty()) {
+    Buffer lits_dev(*be_, lits.size() * sizeof(std::uint32_t), a.stream);
+    be_->copy_from_host_async(lits_dev.as<std::uint32_t>(), lits.data(),
+                              lits.size() * sizeof(std::uint32_t), a.stream);
+    be_->cggi().gather_async(out.words->as<void>(), nullptr, a.words->as<void>(),
+                             lits_dev.as<std::uint32_t>(), a.dim, index.size(), shape_, a.stream);
+    be_->synchronize(a.stream);
+  }
+  return out;
+}
+
 }  // namespace ember::cggi

@@ -69,6 +69,18 @@ def test_mux_and_a_chain_on_the_gpu(kit):
     assert np.array_equal(gpu.decrypt(acc, gck), ref)
 
 
+def test_take_gives_the_cpu_words(kit):
+    cpu, gpu, ck, _, gck, _ = kit
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2, 300).astype(bool)
+    ex = cpu.encrypt(x, ck)
+    idx = rng.integers(0, 300, 1000)
+    want = cpu.take(ex, idx)
+    got = gpu.take(_moved(gpu, ex), idx)
+    assert got.to_bytes() == want.to_bytes()
+    assert np.array_equal(gpu.decrypt(got, gck), x[idx])
+
+
 def test_programmable_bootstrapping_gives_the_cpu_words():
     cpu, gpu, ck, sk, gck, gsk = _pair("test_int_insecure")
     values = np.arange(16) % 8

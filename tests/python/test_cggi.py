@@ -63,6 +63,24 @@ def test_mux_not_constant_copy_bootstrap(keys):
     assert bool(ctx.decrypt(ex[-1], ck)[0]) == x[-1]
 
 
+def test_take_gathers_by_index(keys):
+    """ctx.take: np.take on the ciphertexts (repeats, any order, a 2-D index keeps its shape),
+    for bits and integers; indices out of range or not integers are refused."""
+    ctx, ck, _ = keys
+    x = np.array([1, 0, 0, 1, 1, 0, 1], dtype=bool)
+    ex = ctx.encrypt(x, ck)
+    idx = np.array([[6, 0, 0], [3, 1, 5]])
+    got = ctx.take(ex, idx)
+    assert got.shape == (2, 3)
+    np.testing.assert_array_equal(ctx.decrypt(got, ck), x[idx])
+    q = ctx.encrypt_int(np.arange(7) % 5, ck, bits=3)
+    np.testing.assert_array_equal(ctx.decrypt_int(ctx.take(q, [4, 4, 2]), ck), [4, 4, 2])
+    assert len(ctx.take(q, np.array([], dtype=np.int64))) == 0
+    for bad in ([7], [-1], [0.5]):
+        with pytest.raises(ember.ParameterError):
+            ctx.take(ex, np.array(bad))
+
+
 def test_chain_of_dependent_gates(keys, rng):
     # 1000 dependent gates here (the C++ suite runs 10^4); each result feeds the next gate.
     ctx, ck, sk = keys

@@ -130,6 +130,8 @@ class Context {
   LweBatch slice(const LweBatch& a, std::size_t start, std::size_t count) const;
   /// The batches one after the other (same parameters, encoding and key).
   LweBatch concat(const std::vector<const LweBatch*>& parts) const;
+  /// out[i] = a[index[i]] (a copy; indices may repeat); ParameterError for an index out of range.
+  LweBatch take(const LweBatch& a, const std::vector<std::uint32_t>& index) const;
 
   /// Rebuilds objects from host words (deserialization); throws SerializationError for sizes
   /// that do not fit these parameters and for words out of range.

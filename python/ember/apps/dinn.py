@@ -159,16 +159,13 @@ class Model:
         return groups
 
 
-def _slices(ctx, q) -> list:
-    """The ciphertexts of an Ints batch one by one (their raw handles), for gathering.
-    cggi.Context.concat takes Bits only, so the integer gather goes through the raw context."""
-    return [ctx._raw.slice(q._raw, i, 1) for i in range(len(q))]
-
-
-def _gather(ctx, parts: list, shape) -> object:
+def _pool(ctx, parts: list):
+    """One Ints holding the parts one after the other. cggi.Context.concat takes Bits only, so
+    the integer concatenation goes through the raw context."""
     from ..cggi import Ints
 
-    return Ints(ctx, ctx._raw.concat(parts), shape)
+    raw = ctx._raw.concat([p._raw for p in parts])
+    return Ints(ctx, raw, (raw.count,))
 
 
 def encrypted_scores(ctx, ck, sk, model: Model, x, progress=None, batch: int = 16) -> tuple:
@@ -176,18 +173,22 @@ def encrypted_scores(ctx, ck, sk, model: Model, x, progress=None, batch: int = 1
     (4-bit integers 0 or 1); the server evaluates (free linear combinations, one bootstrap per
     hidden neuron, free output sums); the client decrypts the partial scores and adds them.
     `batch` images go through the server together, so that one call bootstraps batch x H
-    neurons (a GPU needs tens of thousands in flight). Returns (scores [n, 10], seconds
-    {"encrypt", "server", "decrypt"}, bootstraps)."""
+    neurons (a GPU needs tens of thousands in flight); every operand is one gather (ctx.take)
+    from a pool, so a batch costs about a hundred device calls. Returns (scores [n, 10],
+    seconds {"encrypt", "server", "decrypt"}, bootstraps)."""
     x = np.asarray(x, dtype=np.int64).reshape(-1, PIXELS)
     if batch < 1:
         raise ParameterError("batch must be at least one image")
     h_units, k = model.idx.shape
     groups = model.partial_groups()
     width = max(len(g) for _, g in groups)
-    # Column k of the hidden layer reads x[idx] for w = +1 and (1 - x[idx]) - 1 for w = -1
-    # (the complemented pixels, after the batch's pixels), and the zero slot for w = 0, so every
-    # term has coefficient +1; the biases minus the -1's come from a table of 32 constants.
+    # The hidden layer's pool: the batch's pixels x, their complements 1 - x, a trivial zero
+    # and the trivial constants 0..31. Column `col` of neuron j reads x[idx] for w = +1,
+    # (1 - x[idx]) - 1 for w = -1 and the zero for w = 0, so every term has coefficient +1; the
+    # biases minus the -1's come from the constants.
     const = (model.b - (model.w < 0).sum(axis=1)) % 32
+    # The output layer's pool: h * v for v = -3..3 (v = 0: the zero), then the zero again.
+    factors = (-3, -2, -1, 1, 2, 3)
     scores = np.zeros((len(x), CLASSES), dtype=np.int64)
     secs = {"encrypt": 0.0, "server": 0.0, "decrypt": 0.0}
     for first in range(0, len(x), batch):
@@ -196,29 +197,27 @@ def encrypted_scores(ctx, ck, sk, model: Model, x, progress=None, batch: int = 1
         t0 = time.perf_counter()
         enc = ctx.encrypt_int(images.reshape(-1), ck, bits=4)  # the client's message
         t1 = time.perf_counter()
-        # Server. The complement 1 - x, a trivial zero (0 * x) and trivial constants 0..31.
-        comp = ctx.add_scalar(ctx.mul_scalar(enc, -1), 1)
         zero = ctx.mul_scalar(enc[0], 0)
-        consts = [ctx.add_scalar(zero, c)._raw for c in range(32)]
-        pool = _slices(ctx, enc) + _slices(ctx, comp) + [zero._raw]
+        consts = _pool(ctx, [ctx.add_scalar(zero, c) for c in range(32)])
+        pool = _pool(ctx, [enc, ctx.add_scalar(ctx.mul_scalar(enc, -1), 1), zero, consts])
+        zero_at, const_at = 2 * m * PIXELS, 2 * m * PIXELS + 1
         base = (np.arange(m) * PIXELS)[:, None]  # image i's pixels start at i * 784
-        acc = _gather(ctx, [consts[c] for c in np.tile(const, m)], (m * h_units,))
+        acc = ctx.take(pool, const_at + np.tile(const, m))
         for col in range(k):
             w, idx = model.w[:, col], model.idx[:, col]
-            slot = np.where(
-                w > 0, base + idx, np.where(w < 0, m * PIXELS + base + idx, 2 * m * PIXELS)
-            )
-            acc = ctx.add(acc, _gather(ctx, [pool[s] for s in slot.reshape(-1)], (m * h_units,)))
+            slot = np.where(w > 0, base + idx, np.where(w < 0, m * PIXELS + base + idx, zero_at))
+            acc = ctx.add(acc, ctx.take(pool, slot.reshape(-1)))
         h = ctx.apply_lut(acc, [1] * 16, sk)  # +1 where S mod 32 < 16, else -1 (negacyclic)
-        scaled = {v: _slices(ctx, ctx.mul_scalar(h, v)) for v in (-3, -2, -1, 1, 2, 3)}
+        scaled = _pool(ctx, [ctx.mul_scalar(h, v) for v in factors] + [zero])
+        blank = len(factors) * m * h_units
         partial = None
         for s in range(width):
-            terms = [
-                scaled[g[s][1]][i * h_units + g[s][0]] if s < len(g) else zero._raw
-                for i in range(m)
-                for _, g in groups
-            ]
-            t = _gather(ctx, terms, (m * len(groups),))
+            where = np.full((m, len(groups)), blank, dtype=np.int64)
+            for g, (_, terms) in enumerate(groups):
+                if s < len(terms):
+                    unit, v = terms[s]
+                    where[:, g] = factors.index(v) * m * h_units + np.arange(m) * h_units + unit
+            t = ctx.take(scaled, where.reshape(-1))
             partial = t if partial is None else ctx.add(partial, t)
         t2 = time.perf_counter()
         # Client: each partial score is in [-7, 7]; decryption gives it mod 16.
