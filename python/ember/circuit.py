@@ -112,6 +112,9 @@ class RunOptions:
     - ``streams_per_device``: streams a device's groups are spread over.
     - ``locality``: the even split (in gate order) is refined by swapping gates toward the
       devices holding their operands (fewer cross-device copies).
+    - ``min_gates_per_device``: a kind's gates of a step go to no more devices than give each
+      this many (those holding most operands): small steps split over GPUs wait for copies and
+      gain nothing. None: 128 on GPUs, 1 on CPU devices.
     - ``skip_bootstrap``: benchmarks only: every bootstrap replaced by a copy (meaningless
       outputs) to time everything else the scheduler does.
     """
@@ -122,6 +125,7 @@ class RunOptions:
     streams_per_device: int = 3
     locality: bool = True
     dataflow_min_batch: int | None = None
+    min_gates_per_device: int | None = None
     skip_bootstrap: bool = False
 
 
@@ -421,6 +425,13 @@ class Circuit:
             opts = replace(opts, mode=mode)
         if opts.mode not in ("wave", "dataflow"):
             raise ParameterError(f"mode must be 'wave' or 'dataflow', got {opts.mode!r}")
+        if opts.min_gates_per_device is not None and (
+            not isinstance(opts.min_gates_per_device, int) or opts.min_gates_per_device < 1
+        ):
+            raise ParameterError(
+                f"min_gates_per_device must be None or a positive int, got "
+                f"{opts.min_gates_per_device!r}"
+            )
         if not isinstance(ctx, cggi.Context):
             raise ParameterError(f"run needs a cggi.Context, got {type(ctx).__name__}")
         ctx._own(sk, cggi.ServerKey, "circuit run (server key)")
@@ -464,6 +475,7 @@ class Circuit:
             opts.streams_per_device,
             opts.locality,
             opts.dataflow_min_batch or 0,
+            opts.min_gates_per_device or 0,
             opts.skip_bootstrap,
             step if bar.enabled else None,
         )

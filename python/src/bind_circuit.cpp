@@ -123,7 +123,7 @@ void bind_circuit(nb::module_& m) {
       [](const Circuit& c, const cggi::Context& home, const nb::list& inputs,
          const std::vector<std::tuple<const cggi::Context*, const cggi::ServerKey*>>& devices,
          const std::string& mode, bool fuse, std::size_t max_live, int streams, bool locality,
-         std::size_t min_batch, bool skip_bootstrap, nb::object progress) {
+         std::size_t min_batch, std::size_t min_gates, bool skip_bootstrap, nb::object progress) {
         std::vector<cggi::LweBatch> ins;
         for (nb::handle h : inputs)
           ins.push_back(h.is_none() ? cggi::LweBatch{} : nb::cast<const cggi::LweBatch&>(h));
@@ -136,6 +136,7 @@ void bind_circuit(nb::module_& m) {
         o.streams_per_device = streams;
         o.locality = locality;
         o.dataflow_min_batch = min_batch;
+        o.min_gates_per_device = min_gates;
         o.skip_bootstrap = skip_bootstrap;
         if (!progress.is_none())
           o.progress = [progress](const Progress& p) {
@@ -151,5 +152,6 @@ void bind_circuit(nb::module_& m) {
       },
       nb::arg("circuit"), nb::arg("home"), nb::arg("inputs"), nb::arg("devices"), nb::arg("mode"),
       nb::arg("fuse"), nb::arg("max_live"), nb::arg("streams"), nb::arg("locality"),
-      nb::arg("min_batch"), nb::arg("skip_bootstrap"), nb::arg("progress").none());
+      nb::arg("min_batch"), nb::arg("min_gates"), nb::arg("skip_bootstrap"),
+      nb::arg("progress").none());
 }

@@ -569,15 +569,25 @@ class Planner {
 
   /// Splits one kind's gates evenly over the devices (sizes differ by at most one, the larger
   /// shares to the devices with the fewest gates so far), in gate order refined by
-  /// improve_locality, then emits each device's share.
+  /// improve_locality, then emits each device's share. Fewer gates than min_gates_per_device
+  /// per device: over as many devices as that allows, those holding most operands.
   void place_and_emit(const Form& form, const std::vector<std::uint32_t>& gates) {
     const std::size_t m = gates.size();
     const auto& load = plan_.stats.gates_per_device;
-    std::vector<std::size_t> order(D_), quota(D_, m / D_);
+    const std::size_t used =
+        std::clamp<std::size_t>(m / std::max<std::size_t>(opts_.min_gates_per_device, 1), 1, D_);
+    std::vector<std::size_t> order(D_), quota(D_, 0), held(D_, 0);
     for (std::size_t d = 0; d < D_; ++d) order[d] = d;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t x, std::size_t y) { return load[x] < load[y]; });
-    for (std::size_t i = 0; i < m % D_; ++i) ++quota[order[i]];
+    if (used < D_)
+      for (std::uint32_t g : gates)
+        for (int k = 0; k < c_.arity(g); ++k) {
+          const std::uint32_t n = canon(c_.arg(g, k));
+          for (std::size_t d = 0; d < D_; ++d) held[d] += n != 0 && res_[d][n] != kNone;
+        }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return held[x] != held[y] ? held[x] > held[y] : load[x] < load[y];
+    });
+    for (std::size_t i = 0; i < used; ++i) quota[order[i]] = m / used + (i < m % used);
     // The even split in gate order: the compiler's neighbouring gates stay together.
     std::vector<int> where(m);
     for (std::size_t d = 0, at = 0; d < D_; ++d)

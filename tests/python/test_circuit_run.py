@@ -78,6 +78,13 @@ def test_devices_modes_and_spill_give_the_same_words(keys, name, given):
         assert max(circ.last_run_stats["peak_live_per_device"]) <= 12
         away = circ.run(ctx, sk, ins, devices="cpu:1", progress=False)
         assert same(words(away), base)
+        # Steps smaller than min_gates_per_device per device stay on fewer devices: here one,
+        # the device holding the operands (the inputs' home), so nothing crosses.
+        few = RunOptions(min_gates_per_device=10**6)
+        kept = circ.run(ctx, sk, ins, devices=["cpu:0", "cpu:1"], options=few, progress=False)
+        assert same(words(kept), base)
+        st = circ.last_run_stats
+        assert st["gates_per_device"] == [st["gates"], 0] and st["cross_device_copies"] == 0
 
 
 def reference_words(circ, ctx, sk, ins) -> list:
@@ -163,6 +170,8 @@ def test_bad_inputs_raise_clear_errors(keys):
         circ.run(ctx, sk, ins, devices=["cpu:1", "cpu:1"], progress=False)
     with pytest.raises(ember.ParameterError, match="mode"):
         circ.run(ctx, sk, ins, mode="waves", progress=False)
+    with pytest.raises(ember.ParameterError, match="min_gates_per_device"):
+        circ.run(ctx, sk, ins, options=RunOptions(min_gates_per_device=0), progress=False)
     with pytest.raises(ember.ParameterError, match="max_live_ciphertexts"):
         circ.run(ctx, sk, ins, options=RunOptions(max_live_ciphertexts=2), progress=False)
     # An input left out reads as zeros.

@@ -46,6 +46,12 @@ struct RunOptions {
   /// Refine the even split (in gate order) by swapping gates toward the devices that hold
   /// their operands, the split staying even (fewer cross-device copies); false: gate order.
   bool locality = true;
+  /// A kind's gates of a step go to no more devices than give each this many (at least one
+  /// device): a small batch split over GPUs waits for copies and fences and gains nothing (H100s,
+  /// bool_128: a 32-bit adder, at most 63 gates a step, took 0.10 s on one GPU and 0.43 s over
+  /// four). The devices taken are those holding most of the operands. 0: 128 on GPUs, 1 on CPU
+  /// devices (which share the cores anyway; 1 keeps small tests crossing devices).
+  std::size_t min_gates_per_device = 0;
   /// Dataflow mode: a kind's ready gates with slack are launched once this many per device are
   /// ready, or with a gate that cannot wait (0: 64, unmeasured on GPUs).
   std::size_t dataflow_min_batch = 0;
