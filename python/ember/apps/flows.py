@@ -111,6 +111,8 @@ def run_transcipher_app(
     key = bytes(rng.integers(0, 256, 16, dtype=np.uint8))
     data = bytes(rng.integers(0, 256, 16 * blocks, dtype=np.uint8))
     run_devices = None if devs == [ctx.device] else devs
+    for d in devs:  # the server key's copies on the devices: set-up, like key generation
+        sk.to(d)
     rep = run_transcipher(ctx, ck, sk, circ, key, data, run_devices, progress)
     stats = circ.stats()
     return {

@@ -151,7 +151,10 @@ def make_context(preset: str, device: str):
 
 
 def run_encrypted(circ, inputs: dict, ctx, ck, sk, devices: list, progress: bool) -> tuple:
-    """(decrypted outputs, seconds per step) of one encrypted run."""
+    """(decrypted outputs, seconds per step) of one encrypted run (the server key's copies on
+    the devices are made first, untimed: set-up like key generation)."""
+    for d in devices:
+        sk.to(d)
     t0 = time.perf_counter()
     ins = circ.encrypt_inputs(ctx, ck, **inputs)
     t1 = time.perf_counter()
