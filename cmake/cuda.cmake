@@ -1,7 +1,21 @@
 # Decides whether the CUDA backend is built (EMBER_CUDA = AUTO | ON | OFF) and sets it up:
-# architectures default to 90 (H100/H200), the runtime is linked statically.
+# architectures default to 90 (H100/H200), the runtime is linked statically. AUTO builds it when
+# nvcc is found and a GPU is visible (nvidia-smi lists one): the four .cu files are two thirds of
+# the build's CPU time, wasted on a machine that cannot run them. ON builds it wherever nvcc is
+# (CI compiles the GPU code that way).
 set(EMBER_WITH_CUDA OFF)
-if(NOT EMBER_CUDA STREQUAL "OFF")
+set(_ember_gpu_visible OFF)
+if(EMBER_CUDA STREQUAL "AUTO")
+  execute_process(COMMAND nvidia-smi -L OUTPUT_VARIABLE _ember_smi RESULT_VARIABLE _ember_smi_rc
+                  ERROR_QUIET)
+  if(_ember_smi_rc EQUAL 0 AND _ember_smi MATCHES "GPU")
+    set(_ember_gpu_visible ON)
+  else()
+    message(STATUS "Ember: no GPU visible (nvidia-smi), building the CPU backend only; "
+                   "EMBER_CUDA=ON builds the CUDA backend anyway")
+  endif()
+endif()
+if(EMBER_CUDA STREQUAL "ON" OR _ember_gpu_visible)
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)

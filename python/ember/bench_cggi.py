@@ -95,6 +95,8 @@ def bench_cggi(device: str | None = None, quick: bool = False) -> dict:
     dev = resolve_device(device)
     gpu = dev.startswith("cuda")
     out = {
+        "benchmark": "cggi",
+        "date": time.strftime("%Y-%m-%d"),
         "device": dev,
         "device_name": _device_name(dev),
         "cpu_threads": _ember.cpu_threads(),

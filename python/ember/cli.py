@@ -33,6 +33,18 @@ def cmd_demo(args) -> int:
 def cmd_bench(args) -> int:
     from .bench import run_bench
 
+    if args.what == "report":
+        from .report import make_report
+
+        if not args.out:
+            raise ember.ParameterError("ember bench report needs --out DIR")
+        suites = [s for s in (args.run or "").split(",") if s]
+        device = None if args.device == "auto" else args.device
+        path = make_report(args.out, args.inputs, suites, device=device, quick=args.quick)
+        print(f"wrote {path}")
+        return 0
+    if args.inputs:
+        raise ember.ParameterError("input files are for ember bench report only")
     if args.what == "apps":
         from .apps.bench import bench_apps
 
@@ -241,7 +253,22 @@ def main(argv=None) -> int:
             "dist",
             "circuit",
             "apps",
+            "report",
         ],
+    )
+    bench.add_argument(
+        "--inputs",
+        nargs="+",
+        default=[],
+        help="report: Ember's bench JSON files and peers' JSON-lines files (or folders of them) "
+        "measured in the same run",
+    )
+    bench.add_argument("--out", default=None, help="report: the folder for report.md and PNGs")
+    bench.add_argument(
+        "--run",
+        default=None,
+        help="report: suites to run first, e.g. ntt,ckks,boot,bfv,bgv,cggi (their JSON goes to "
+        "OUT/raw)",
     )
     bench.add_argument("--device", default="auto")
     bench.add_argument(
