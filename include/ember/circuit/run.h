@@ -47,10 +47,12 @@ struct RunOptions {
   /// their operands, the split staying even (fewer cross-device copies); false: gate order.
   bool locality = true;
   /// A kind's gates of a step go to no more devices than give each this many (at least one
-  /// device): a small batch split over GPUs waits for copies and fences and gains nothing (H100s,
-  /// bool_128: a 32-bit adder, at most 63 gates a step, took 0.10 s on one GPU and 0.43 s over
-  /// four). The devices taken are those holding most of the operands. 0: 128 on GPUs, 1 on CPU
-  /// devices (which share the cores anyway; 1 keeps small tests crossing devices).
+  /// device): a small batch costs one bootstrap's latency on one GPU, and split over GPUs it only
+  /// adds copies and fences (H100s, bool_128: Speck-128's 705 steps of at most 130 gates took
+  /// 5.39 s on one GPU, 6.59 s over four with every step split, 5.40 s with steps of fewer than
+  /// 512 gates kept whole). The devices taken are those holding most of the operands.
+  /// 0: 128 on GPUs, 1 on CPU devices (which share the cores anyway; 1 keeps small tests
+  /// crossing devices).
   std::size_t min_gates_per_device = 0;
   /// Dataflow mode: a kind's ready gates with slack are launched once this many per device are
   /// ready, or with a gate that cannot wait (0: 64, unmeasured on GPUs).
