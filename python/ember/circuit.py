@@ -235,6 +235,56 @@ class Circuit:
             start += p.nbits
         return used
 
+    def replicate(self, copies: int, shared=()) -> Circuit:
+        """`copies` independent instances of this circuit as one circuit, to run many input sets
+        in one encrypted run: every wave is `copies` times wider (a GPU's throughput needs
+        thousands of gates a step) and the depth stays. Each input and output gains a leading
+        dimension of `copies` (element i is instance i), except the inputs named in `shared`,
+        which every instance reads (a key, say): they keep their shape and are encrypted once."""
+        copies = int(copies)
+        if copies < 1:
+            raise ParameterError(f"copies must be at least 1, got {copies}")
+        names = {p.name for p in self.inputs}
+        unknown = set(shared) - names
+        if unknown:
+            raise ParameterError(f"shared inputs {sorted(unknown)} are not inputs of this circuit")
+        g, total_in = len(self.ops), self.num_inputs_bits
+        new_inputs, new_base, start = [], [], 0
+        for p in self.inputs:
+            keep = p.name in shared
+            new_inputs.append(p if keep else Port(p.name, p.width, p.signed, (copies,) + p.shape))
+            new_base.append(start)
+            start += p.nbits if keep else copies * p.nbits
+        new_in_bits = start
+        gate0 = 1 + new_in_bits
+        maps = []
+        for j in range(copies):
+            node = np.empty(self.num_nodes, dtype=np.int64)
+            node[0] = 0
+            old = 1
+            for p, base in zip(self.inputs, new_base):
+                off = 0 if p.name in shared else j * p.nbits
+                node[old : old + p.nbits] = 1 + base + off + np.arange(p.nbits)
+                old += p.nbits
+            node[1 + total_in :] = gate0 + j * g + np.arange(g)
+            maps.append(node)
+
+        def relabel(lits, node):
+            return 2 * node[lits >> 1] + (lits & 1)
+
+        args = np.concatenate([relabel(self.args, m) for m in maps]) if g else self.args.copy()
+        ops = np.tile(self.ops, copies)
+        outs, at = [], 0
+        for q in self.outputs:
+            lits = self.out_lits[at : at + q.nbits]
+            outs += [relabel(lits, m) for m in maps]
+            at += q.nbits
+        out_ports = [Port(q.name, q.width, q.signed, (copies,) + q.shape) for q in self.outputs]
+        out_lits = np.concatenate(outs) if outs else self.out_lits.copy()
+        circ = Circuit(new_inputs, out_ports, ops, args, out_lits, f"{self.name}x{copies}")
+        circ._check()
+        return circ
+
     # ---- inputs and outputs ----------------------------------------------------------------
     def _input_words(self, inputs: dict, batched: bool):
         """Each input as uint64 words [N, count] (two's complement, range-checked), N sets."""

@@ -32,12 +32,15 @@ def client_encrypt(ctx, ck, key: bytes, data: bytes) -> tuple:
 
 def server_transcipher(ctx, sk, circ, blocks: list, enc_rk, devices=None, progress=False):
     """CGGI encryptions (Bits of 128, one per block) of the AES plaintext blocks. The public
-    ciphertext block enters as trivial (noiseless, keyless) ciphertexts."""
-    out = []
-    for block in blocks:
-        ins = {"rk": enc_rk, "in": ctx.constant(_bits(block))}
-        out.append(circ.run(ctx, sk, ins, devices=devices, progress=progress)["out"])
-    return out
+    ciphertext blocks enter as trivial (noiseless, keyless) ciphertexts; all blocks run as one
+    circuit (circ.replicate, the round keys shared), so a step bootstraps every block's gates
+    together."""
+    if not blocks:
+        return []
+    wide = circ if len(blocks) == 1 else circ.replicate(len(blocks), shared=("rk",))
+    data = ctx.constant(np.concatenate([_bits(b) for b in blocks]))
+    out = wide.run(ctx, sk, {"rk": enc_rk, "in": data}, devices=devices, progress=progress)["out"]
+    return [out[128 * i : 128 * (i + 1)] for i in range(len(blocks))]
 
 
 def client_decrypt(ctx, ck, outs: list) -> bytes:
