@@ -114,7 +114,7 @@ class RunOptions:
       devices holding their operands (fewer cross-device copies).
     - ``min_gates_per_device``: a kind's gates of a step go to no more devices than give each
       this many (those holding most operands): small steps split over GPUs wait for copies and
-      gain nothing. None: 128 on GPUs, 1 on CPU devices.
+      gain nothing. None: 32 on GPUs, 1 on CPU devices.
     - ``skip_bootstrap``: benchmarks only: every bootstrap replaced by a copy (meaningless
       outputs) to time everything else the scheduler does.
     """

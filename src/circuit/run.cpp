@@ -120,7 +120,7 @@ RunResult run(const Circuit& c, const cggi::Context& home,
   in.options.progress = nullptr;  // the plan has no use for it
   if (in.options.min_gates_per_device == 0)
     in.options.min_gates_per_device =
-        devices[0].ctx->device().kind == backend::DeviceKind::cuda ? 128 : 1;
+        devices[0].ctx->device().kind == backend::DeviceKind::cuda ? 32 : 1;
   detail::Plan plan = detail::make_plan(c, in);
   const double plan_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -48,11 +48,10 @@ struct RunOptions {
   bool locality = true;
   /// A kind's gates of a step go to no more devices than give each this many (at least one
   /// device): a small batch costs one bootstrap's latency on one GPU, and split over GPUs it only
-  /// adds copies and fences (H100s, bool_128: Speck-128's 705 steps of at most 130 gates took
-  /// 5.39 s on one GPU, 6.59 s over four with every step split, 5.40 s with steps of fewer than
-  /// 512 gates kept whole). The devices taken are those holding most of the operands.
-  /// 0: 128 on GPUs, 1 on CPU devices (which share the cores anyway; 1 keeps small tests
-  /// crossing devices).
+  /// adds copies and fences. 0: 32 on GPUs (4 H100s, bool_128, seconds for this value = 1, 32,
+  /// 64, 128: AES-128 2.78, 2.52, 2.60, 3.08; Speck-128, 705 steps of at most 130 gates: 6.61,
+  /// 5.41, 5.40, 5.41; one GPU: 4.33 and 5.40), 1 on CPU devices (which share the cores anyway;
+  /// 1 keeps small tests crossing devices). The devices taken are those holding most operands.
   std::size_t min_gates_per_device = 0;
   /// Dataflow mode: a kind's ready gates with slack are launched once this many per device are
   /// ready, or with a gate that cannot wait (0: 64, unmeasured on GPUs).
