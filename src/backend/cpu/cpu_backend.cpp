@@ -268,6 +268,45 @@ class CpuBackend final : public Backend {
       }
     });
   }
+  void linear_map_async(const std::vector<u64*>& out0, const std::vector<u64*>& out1,
+                        const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
+                        const std::vector<u64>& weights, const std::vector<u64>& constants,
+                        const BasisView& b, Stream, bool constant_coeff) override {
+    check_linear_map(out0, out1, a0, a1, weights, constants, b);
+    const std::size_t n = b.ring->n, inputs = a0.size(), outputs = out0.size();
+    const std::size_t limbs = b.limbs;
+    per_limb(b, [&](long l, const Modulus& m) {
+      std::vector<u64> w(inputs);
+      for (std::size_t j = 0; j < outputs; ++j) {
+        for (std::size_t i = 0; i < inputs; ++i)
+          w[i] = barrett_reduce_64(weights[(j * inputs + i) * limbs + l], m);
+        const u64 c = barrett_reduce_64(constants[j * limbs + l], m);
+        const std::size_t row = l * n;
+        std::vector<u64> r0(n, 0), r1(n, 0);  // running residues of output j
+        if (constant_coeff)
+          r0[0] = c;
+        else
+          std::fill(r0.begin(), r0.end(), c);
+        // Products are below 2^120: a 128-bit sum takes kMaxLinearTerms - 1 of them and the
+        // running residue before it is reduced.
+        for (std::size_t at = 0; at < inputs; at += kMaxLinearTerms - 1) {
+          const std::size_t end = std::min(inputs, at + kMaxLinearTerms - 1);
+          for (std::size_t k = 0; k < n; ++k) {
+            backend::rows::Wide x0{0, r0[k]}, x1{0, r1[k]};
+            for (std::size_t i = at; i < end; ++i) {
+              if (!w[i]) continue;
+              x0.add_product(a0[i][row + k], w[i]);
+              x1.add_product(a1[i][row + k], w[i]);
+            }
+            r0[k] = x0.reduce(m);
+            r1[k] = x1.reduce(m);
+          }
+        }
+        std::copy(r0.begin(), r0.end(), out0[j] + row);
+        std::copy(r1.begin(), r1.end(), out1[j] + row);
+      }
+    });
+  }
   void affine_sub_async(u64* const* out, const u64* const* a, const u64* c, const u64* mul,
                         const u64* mul_companion, const u64* const* addends, std::size_t count,
                         const BasisView& b, Stream) override {
