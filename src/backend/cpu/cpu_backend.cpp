@@ -276,34 +276,47 @@ class CpuBackend final : public Backend {
     const std::size_t n = b.ring->n, inputs = a0.size(), outputs = out0.size();
     const std::size_t limbs = b.limbs;
     per_limb(b, [&](long l, const Modulus& m) {
-      std::vector<u64> w(inputs);
+      std::vector<u64> w;
+      std::vector<std::size_t> used;  // the inputs of output j with a nonzero weight
+      // Running sums of output j per coefficient, reduced to one residue (lo) after every
+      // kMaxLinearTerms - 1 products (each below 2^120, so 128 bits hold them); the inputs are
+      // streamed one at a time over all coefficients.
+      std::vector<backend::rows::Wide> s0(n), s1(n);
+      const std::size_t row = l * n;
       for (std::size_t j = 0; j < outputs; ++j) {
-        for (std::size_t i = 0; i < inputs; ++i)
-          w[i] = barrett_reduce_64(weights[(j * inputs + i) * limbs + l], m);
-        const u64 c = barrett_reduce_64(constants[j * limbs + l], m);
-        const std::size_t row = l * n;
-        std::vector<u64> r0(n, 0), r1(n, 0);  // running residues of output j
-        if (constant_coeff)
-          r0[0] = c;
-        else
-          std::fill(r0.begin(), r0.end(), c);
-        // Products are below 2^120: a 128-bit sum takes kMaxLinearTerms - 1 of them and the
-        // running residue before it is reduced.
-        for (std::size_t at = 0; at < inputs; at += kMaxLinearTerms - 1) {
-          const std::size_t end = std::min(inputs, at + kMaxLinearTerms - 1);
-          for (std::size_t k = 0; k < n; ++k) {
-            backend::rows::Wide x0{0, r0[k]}, x1{0, r1[k]};
-            for (std::size_t i = at; i < end; ++i) {
-              if (!w[i]) continue;
-              x0.add_product(a0[i][row + k], w[i]);
-              x1.add_product(a1[i][row + k], w[i]);
-            }
-            r0[k] = x0.reduce(m);
-            r1[k] = x1.reduce(m);
+        w.clear();
+        used.clear();
+        for (std::size_t i = 0; i < inputs; ++i) {
+          const u64 v = barrett_reduce_64(weights[(j * inputs + i) * limbs + l], m);
+          if (v) {
+            w.push_back(v);
+            used.push_back(i);
           }
         }
-        std::copy(r0.begin(), r0.end(), out0[j] + row);
-        std::copy(r1.begin(), r1.end(), out1[j] + row);
+        const u64 c = barrett_reduce_64(constants[j * limbs + l], m);
+        for (std::size_t k = 0; k < n; ++k) {
+          s0[k] = {0, constant_coeff && k ? 0 : c};
+          s1[k] = {0, 0};
+        }
+        for (std::size_t at = 0; at < used.size(); at += kMaxLinearTerms - 1) {
+          const std::size_t end = std::min(used.size(), at + kMaxLinearTerms - 1);
+          for (std::size_t t = at; t < end; ++t) {
+            const u64* x0 = a0[used[t]] + row;
+            const u64* x1 = a1[used[t]] + row;
+            for (std::size_t k = 0; k < n; ++k) {
+              s0[k].add_product(x0[k], w[t]);
+              s1[k].add_product(x1[k], w[t]);
+            }
+          }
+          for (std::size_t k = 0; k < n; ++k) {
+            s0[k] = {0, s0[k].reduce(m)};
+            s1[k] = {0, s1[k].reduce(m)};
+          }
+        }
+        for (std::size_t k = 0; k < n; ++k) {
+          out0[j][row + k] = s0[k].lo;
+          out1[j][row + k] = s1[k].lo;
+        }
       }
     });
   }
