@@ -480,6 +480,56 @@ class IntegerContext(KeyedContext):
         )
         return self.add(a, neg)
 
+    def linear_combinations(self, cts, weights, constants=None) -> list:
+        """out[j] = sum_i weights[j][i] * cts[i] + constants[j] for an integer matrix `weights`
+        [m, len(cts)] (entries of any size, reduced modulo t) and optional integer constants
+        [m]: m ciphertexts, every output of the matrix in one backend pass. The ciphertexts must
+        be relinearized, of one encoding and (BGV) one plaintext factor; the outputs are at the
+        lowest of their levels."""
+        cts = list(cts)
+        if not cts:
+            raise ParameterError("linear_combinations needs at least one ciphertext")
+        for c in cts:
+            self._check(c)
+            self._check_encoding(cts[0], c)
+        raws = [c._raw for c in cts]
+        if len({r.factor for r in raws}) != 1:
+            raise ParameterError(
+                "linear_combinations: the ciphertexts carry different plaintext factors; bring "
+                "them to one level with mod_switch first"
+            )
+        w = _integer_array(np.asarray(weights))
+        if w.ndim != 2 or w.shape[1] != len(cts):
+            raise ParameterError(
+                f"linear_combinations: weights must be a matrix with {len(cts)} columns (one "
+                f"per ciphertext), got shape {w.shape}"
+            )
+        if constants is None:
+            constants = [0] * w.shape[0]
+        constants = [_exact_int(k, "constants") for k in constants]
+        if len(constants) != w.shape[0]:
+            raise ParameterError(
+                f"linear_combinations: {len(constants)} constants for {w.shape[0]} outputs"
+            )
+        level = min(r.level for r in raws)
+        residues = self._matrix_residues(w, level)
+        const = [self._scalar_residues(raws[0], k) for k in constants]
+        out = self._raw.linear_combinations(raws, residues, const, level)
+        return [Ciphertext(self, r, cts[0].batched) for r in out]
+
+    def _matrix_residues(self, w: np.ndarray, level: int) -> np.ndarray:
+        """[m, n, level + 1] uint64: each weight centered modulo t, then modulo each prime."""
+        t = self.plain_modulus
+        if w.dtype.kind != "i":  # Python ints, uint64 or integral floats: exactly, one by one
+            w = np.array([self._centered_int(int(v)) for v in w.flat], dtype=np.int64).reshape(
+                w.shape
+            )
+        else:
+            w = np.mod(w.astype(np.int64), np.int64(t))
+            w = np.where(w > t // 2, w - np.int64(t), w)
+        primes = np.array([self._raw.prime(i) for i in range(level + 1)], dtype=np.int64)
+        return np.mod(w[:, :, None], primes[None, None, :]).astype(np.uint64)
+
     def negate(self, a: Ciphertext) -> Ciphertext:
         self._check(a)
         return self._wrap(self._raw.negate(a._raw), a)

@@ -141,6 +141,27 @@ void bind_evaluator(nb::class_<Ctx>& c) {
              const std::vector<std::vector<u64>>& scalars, const std::vector<u64>& constant,
              std::size_t level) { return x.linear_combination(cts, scalars, constant, level); },
           release)
+      .def("linear_combinations",
+           [](const Ctx& x, const std::vector<const Ciphertext*>& cts,
+              nb::ndarray<const u64, nb::ndim<3>, nb::c_contig, nb::device::cpu> weights,
+              const std::vector<std::vector<u64>>& constants, std::size_t level) {
+             const std::size_t limbs = level + 1;
+             if (weights.shape(1) != cts.size() || weights.shape(2) != limbs ||
+                 weights.shape(0) != constants.size())
+               throw ParameterError(
+                   "linear_combinations: weights [outputs][ciphertexts][primes] and one constant "
+                   "list per output");
+             std::vector<u64> w(weights.data(), weights.data() + weights.size());
+             std::vector<u64> c;
+             c.reserve(constants.size() * limbs);
+             for (const auto& k : constants) {
+               if (k.size() != limbs)
+                 throw ParameterError("linear_combinations: one constant residue per prime");
+               c.insert(c.end(), k.begin(), k.end());
+             }
+             nb::gil_scoped_release unlocked;
+             return x.linear_combinations(cts, w, c, level);
+           })
       .def(
           "multiply_scalar",
           [](const Ctx& x, const Ciphertext& a, const std::vector<u64>& r) {

@@ -31,6 +31,18 @@ void check_linear_combination(const std::vector<const u64*>& a0, const std::vect
     if (s.size() != b.limbs) throw ParameterError("linear_combination: one scalar per limb");
 }
 
+void check_linear_map(const std::vector<u64*>& out0, const std::vector<u64*>& out1,
+                      const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
+                      const std::vector<u64>& weights, const std::vector<u64>& constants,
+                      const BasisView& b) {
+  if (out0.empty() || a0.empty() || out1.size() != out0.size() || a1.size() != a0.size())
+    throw ParameterError("linear_map: at least one input and one output, two halves each");
+  if (weights.size() != out0.size() * a0.size() * b.limbs)
+    throw ParameterError("linear_map: one weight per output, input and limb");
+  if (constants.size() != out0.size() * b.limbs)
+    throw ParameterError("linear_map: one constant per output and limb");
+}
+
 std::size_t Runtime::memory_available() {
   const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)

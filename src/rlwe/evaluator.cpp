@@ -259,6 +259,59 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& c
   return c;
 }
 
+std::vector<Ciphertext> Evaluator::linear_combinations(const std::vector<const Ciphertext*>& cts,
+                                                       const std::vector<u64>& weights,
+                                                       const std::vector<u64>& constants,
+                                                       std::size_t level) const {
+  const std::size_t limbs = level + 1;
+  if (cts.empty() || constants.empty() || constants.size() % limbs)
+    throw ParameterError("linear_combinations: needs ciphertexts and one constant per output");
+  const std::size_t outputs = constants.size() / limbs;
+  if (weights.size() != outputs * cts.size() * limbs)
+    throw ParameterError("linear_combinations: one weight per output, ciphertext and prime");
+  const Ciphertext& first = *cts[0];
+  for (const Ciphertext* c : cts) {
+    check_pair_keys(first, *c, "linear_combinations");
+    if (c->polys.size() != 2)
+      throw ParameterError("linear_combinations: relinearize the ciphertexts first");
+    if (c->level < level)
+      throw ParameterError("linear_combinations: an operand is below the target level");
+  }
+  const auto is_coeff = [](const Ciphertext* c) { return c->form() == Form::coeff; };
+  const bool coeff = std::all_of(cts.begin(), cts.end(), is_coeff);
+  if (!coeff && std::any_of(cts.begin(), cts.end(), is_coeff)) {
+    std::vector<Ciphertext> held;
+    held.reserve(cts.size());
+    std::vector<const Ciphertext*> evals;
+    for (const Ciphertext* c : cts) {
+      if (is_coeff(c)) held.push_back(to_form(*c, Form::eval));
+      evals.push_back(is_coeff(c) ? &held.back() : c);
+    }
+    return linear_combinations(evals, weights, constants, level);
+  }
+  auto& be = rlwe_.backend();
+  const Stream s = first.stream();
+  std::vector<Stream> operand_streams;
+  for (const Ciphertext* c : cts) operand_streams.push_back(c->stream());
+  const backend::StreamJoin join(be, s, operand_streams);
+  const auto v = rlwe_.q_basis(level).on(be);
+  std::vector<Ciphertext> out;
+  out.reserve(outputs);
+  std::vector<u64*> o0, o1;
+  for (std::size_t j = 0; j < outputs; ++j) {
+    out.push_back(like(first, 2, level));
+    o0.push_back(out.back().polys[0].data());
+    o1.push_back(out.back().polys[1].data());
+  }
+  std::vector<const u64*> a0, a1;
+  for (const Ciphertext* c : cts) {
+    a0.push_back(c->polys[0].data());
+    a1.push_back(c->polys[1].data());
+  }
+  be.linear_map_async(o0, o1, a0, a1, weights, constants, v, s, coeff);
+  return out;
+}
+
 void Evaluator::check_product(const Ciphertext& a, const Ciphertext& b) const {
   check_pair(a, b, "multiply");
   if (a.polys.size() != 2 || b.polys.size() != 2)

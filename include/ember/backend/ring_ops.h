@@ -54,6 +54,12 @@ void check_linear_combination(const std::vector<const u64*>& a0, const std::vect
                               const std::vector<std::vector<u64>>& scalars,
                               const std::vector<u64>& constant, const BasisView& b);
 
+/// Throws ParameterError unless a linear_map_async call's sizes agree.
+void check_linear_map(const std::vector<u64*>& out0, const std::vector<u64*>& out1,
+                      const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
+                      const std::vector<u64>& weights, const std::vector<u64>& constants,
+                      const BasisView& b);
+
 /// Tables of the exact big-integer <-> RNS conversions, backend memory.
 struct CrtView {
   std::size_t words = 0;            // 64-bit words per big integer on input (to RNS)
@@ -167,6 +173,17 @@ class RingOps {
                                         const std::vector<std::vector<u64>>& scalars,
                                         const std::vector<u64>& constant, const BasisView& b,
                                         Stream stream, bool constant_coeff = false) = 0;
+  /// A matrix of linear combinations of ciphertext halves, one pass over the inputs per tile
+  /// of outputs: out0[j] = sum_i a0[i] w[j][i][limb] + c[j][limb],
+  /// out1[j] = sum_i a1[i] w[j][i][limb], for j < out0.size(), i < a0.size(). `weights` is
+  /// row-major [outputs][inputs][limbs] and `constants` [outputs][limbs], host values below
+  /// 2^64 (reduced here). The outputs must not alias the inputs. The constant polynomial is c
+  /// in every slot (eval form) or, with `constant_coeff`, c at coefficient 0.
+  virtual void linear_map_async(const std::vector<u64*>& out0, const std::vector<u64*>& out1,
+                                const std::vector<const u64*>& a0,
+                                const std::vector<const u64*>& a1, const std::vector<u64>& weights,
+                                const std::vector<u64>& constants, const BasisView& b,
+                                Stream stream, bool constant_coeff = false) = 0;
   /// BFV plaintext scaling: out[limb][i] = round(Q m[i] / t) mod q_limb for one row m of values
   /// in [0, t) (backend memory); q_div_t[limb] = floor(Q/t) mod q_limb (backend memory).
   virtual void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,

@@ -51,6 +51,13 @@ class Evaluator {
   Ciphertext linear_combination(const std::vector<const Ciphertext*>& cts,
                                 const std::vector<std::vector<u64>>& scalars,
                                 const std::vector<u64>& constant, std::size_t level) const;
+  /// out[j] = sum_i w[j][i] cts[i] + c[j] at `level` for every output j, one backend pass
+  /// (linear_map_async): `weights` row-major [outputs][cts.size()][level + 1] and `constants`
+  /// [outputs][level + 1], residues of integers. Operands as for linear_combination.
+  std::vector<Ciphertext> linear_combinations(const std::vector<const Ciphertext*>& cts,
+                                              const std::vector<u64>& weights,
+                                              const std::vector<u64>& constants,
+                                              std::size_t level) const;
   /// Adds the constant polynomial whose residues are given (c0 only).
   Ciphertext add_scalar(const Ciphertext& a, const std::vector<u64>& residues) const;
   /// The scheme's product before relinearization (3 polynomials). Here: the tensor product over

@@ -268,6 +268,58 @@ class CpuBackend final : public Backend {
       }
     });
   }
+  void linear_map_async(const std::vector<u64*>& out0, const std::vector<u64*>& out1,
+                        const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
+                        const std::vector<u64>& weights, const std::vector<u64>& constants,
+                        const BasisView& b, Stream, bool constant_coeff) override {
+    check_linear_map(out0, out1, a0, a1, weights, constants, b);
+    const std::size_t n = b.ring->n, inputs = a0.size(), outputs = out0.size();
+    const std::size_t limbs = b.limbs;
+    per_limb(b, [&](long l, const Modulus& m) {
+      std::vector<u64> w;
+      std::vector<std::size_t> used;  // the inputs of output j with a nonzero weight
+      // Running sums of output j per coefficient, reduced to one residue (lo) after every
+      // kMaxLinearTerms - 1 products (each below 2^120, so 128 bits hold them); the inputs are
+      // streamed one at a time over all coefficients.
+      std::vector<backend::rows::Wide> s0(n), s1(n);
+      const std::size_t row = l * n;
+      for (std::size_t j = 0; j < outputs; ++j) {
+        w.clear();
+        used.clear();
+        for (std::size_t i = 0; i < inputs; ++i) {
+          const u64 v = barrett_reduce_64(weights[(j * inputs + i) * limbs + l], m);
+          if (v) {
+            w.push_back(v);
+            used.push_back(i);
+          }
+        }
+        const u64 c = barrett_reduce_64(constants[j * limbs + l], m);
+        for (std::size_t k = 0; k < n; ++k) {
+          s0[k] = {0, constant_coeff && k ? 0 : c};
+          s1[k] = {0, 0};
+        }
+        for (std::size_t at = 0; at < used.size(); at += kMaxLinearTerms - 1) {
+          const std::size_t end = std::min(used.size(), at + kMaxLinearTerms - 1);
+          for (std::size_t t = at; t < end; ++t) {
+            const u64* x0 = a0[used[t]] + row;
+            const u64* x1 = a1[used[t]] + row;
+            for (std::size_t k = 0; k < n; ++k) {
+              s0[k].add_product(x0[k], w[t]);
+              s1[k].add_product(x1[k], w[t]);
+            }
+          }
+          for (std::size_t k = 0; k < n; ++k) {
+            s0[k] = {0, s0[k].reduce(m)};
+            s1[k] = {0, s1[k].reduce(m)};
+          }
+        }
+        for (std::size_t k = 0; k < n; ++k) {
+          out0[j][row + k] = s0[k].lo;
+          out1[j][row + k] = s1[k].lo;
+        }
+      }
+    });
+  }
   void affine_sub_async(u64* const* out, const u64* const* a, const u64* c, const u64* mul,
                         const u64* mul_companion, const u64* const* addends, std::size_t count,
                         const BasisView& b, Stream) override {

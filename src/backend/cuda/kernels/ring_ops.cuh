@@ -448,6 +448,61 @@ __global__ void linear_combination_kernel(u64* out0, u64* out1,
   }
 }
 
+/// linear_map_kernel's tile: each thread holds kMapOutputs outputs of one coefficient, and the
+/// block stages the weights of kMapStage inputs for them in shared memory (one word per thread).
+inline constexpr u32 kMapOutputs = 8;
+inline constexpr u32 kMapStage = 32;
+inline constexpr u32 kMapThreads = kMapOutputs * kMapStage;
+
+/// out0[j] = sum_i a0[i] w[j][i] + c[j], out1[j] = sum_i a1[i] w[j][i] per limb, for the
+/// outputs j of blockIdx.y's tile. Grid: (limbs N / kMapThreads, tiles); a block covers
+/// kMapThreads consecutive coefficients of one limb (N >= 1024), so each input word is read
+/// once per tile, coalesced, and the weights come from shared memory. weights [outputs][inputs]
+/// [limbs] and constants [outputs][limbs] are reduced modulo their limb's prime.
+__global__ void linear_map_kernel(u64* const* out0, u64* const* out1, const u64* const* a0,
+                                  const u64* const* a1, const u64* weights, const u64* constants,
+                                  u32 inputs, u32 outputs, u32 constant_coeff, LimbMap map) {
+  wait_for_previous_kernels();
+  __shared__ u64 w[kMapOutputs][kMapStage];
+  const std::size_t begin = std::size_t{blockIdx.x} * kMapThreads;
+  const std::size_t i = begin + threadIdx.x;
+  const u32 limb = static_cast<u32>(begin >> map.log_n);
+  const u32 j0 = blockIdx.y * kMapOutputs;
+  const u32 tile = min(kMapOutputs, outputs - j0);
+  const Modulus& m = map.mod(limb);
+  const bool first = (i & ((std::size_t{1} << map.log_n) - 1)) == 0;
+  // Running sums: reduced to one residue (lo) after every stage of kMapStage products < 2^120.
+  backend::rows::Wide s0[kMapOutputs], s1[kMapOutputs];
+  for (u32 j = 0; j < tile; ++j)
+    if (!constant_coeff || first) s0[j].lo = constants[std::size_t{j0 + j} * map.limbs + limb];
+  for (u32 at = 0; at < inputs; at += kMapStage) {
+    const u32 count = min(kMapStage, inputs - at);
+    const u32 sj = threadIdx.x / kMapStage, si = threadIdx.x % kMapStage;
+    __syncthreads();
+    w[sj][si] = sj < tile && si < count
+                    ? weights[(std::size_t{j0 + sj} * inputs + at + si) * map.limbs + limb]
+                    : 0;
+    __syncthreads();
+    for (u32 k = 0; k < count; ++k) {
+      const u64 x0 = a0[at + k][i], x1 = a1[at + k][i];
+#pragma unroll
+      for (u32 j = 0; j < kMapOutputs; ++j) {
+        s0[j].add_product(x0, w[j][k]);
+        s1[j].add_product(x1, w[j][k]);
+      }
+    }
+#pragma unroll
+    for (u32 j = 0; j < kMapOutputs; ++j) {
+      s0[j] = {0, s0[j].reduce(m)};
+      s1[j] = {0, s1[j].reduce(m)};
+    }
+  }
+  for (u32 j = 0; j < tile; ++j) {
+    out0[j0 + j][i] = s0[j].lo;
+    out1[j0 + j][i] = s1[j].lo;
+  }
+}
+
 /// Per-limb scalars passed by value (no upload before the launch) for up to kMaxScalarLimbs limbs.
 inline constexpr int kMaxScalarLimbs = 64;
 struct ScalarArgs {

@@ -608,6 +608,40 @@ class CudaBackend final : public Backend {
     cuda::launch(k::linear_combination_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
                  "linear_combination_kernel", out0, out1, *args, map_of(b));
   }
+  void linear_map_async(const std::vector<u64*>& out0, const std::vector<u64*>& out1,
+                        const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
+                        const std::vector<u64>& weights, const std::vector<u64>& constants,
+                        const BasisView& b, Stream s, bool constant_coeff) override {
+    check_linear_map(out0, out1, a0, a1, weights, constants, b);
+    if (b.ring->n % k::kMapThreads)
+      throw ParameterError("linear_map: the ring degree must be a multiple of 256");
+    const std::size_t outputs = out0.size(), inputs = a0.size(), limbs = b.limbs;
+    // One upload: the four pointer tables, then the reduced weights and constants.
+    std::vector<u64> host;
+    host.reserve(2 * (outputs + inputs) + weights.size() + constants.size());
+    for (auto* tbl : {&out0, &out1})
+      for (u64* p : *tbl) host.push_back(reinterpret_cast<u64>(p));
+    for (auto* tbl : {&a0, &a1})
+      for (const u64* p : *tbl) host.push_back(reinterpret_cast<u64>(p));
+    for (std::size_t e = 0; e < weights.size(); ++e)
+      host.push_back(barrett_reduce_64(weights[e], host_modulus(b, e % limbs)));
+    for (std::size_t e = 0; e < constants.size(); ++e)
+      host.push_back(barrett_reduce_64(constants[e], host_modulus(b, e % limbs)));
+    ctx_.activate();
+    Scratch up = upload(host, s);
+    u64* base = up.words();
+    const auto table = [&](std::size_t at) { return reinterpret_cast<u64* const*>(base + at); };
+    const auto ctable = [&](std::size_t at) {
+      return reinterpret_cast<const u64* const*>(base + at);
+    };
+    const u64* w = base + 2 * (outputs + inputs);
+    const dim3 grid(static_cast<u32>(limbs * b.ring->n / k::kMapThreads),
+                    static_cast<u32>((outputs + k::kMapOutputs - 1) / k::kMapOutputs));
+    cuda::launch(k::linear_map_kernel, grid, k::kMapThreads, 0, raw(s), "linear_map_kernel",
+                 table(0), table(outputs), ctable(2 * outputs), ctable(2 * outputs + inputs), w,
+                 w + weights.size(), static_cast<u32>(inputs), static_cast<u32>(outputs),
+                 constant_coeff ? 1u : 0u, map_of(b));
+  }
   void scale_plain_async(u64* out, const u64* m, u64 t, u64 q_mod_t, const u64* q_div_t,
                          const BasisView& b, Stream s) override {
     ctx_.activate();
