@@ -133,11 +133,12 @@ class _Constants:
     def __init__(self):
         self._plains: dict = {}
 
-    def get(self, ctx, name: str, values, level: int, scale: float):
+    def get(self, ctx, name: str, make_values, level: int, scale: float):
+        """The plaintext of make_values() at `level` and `scale` on ctx's device."""
         key = (ctx.device, name, level, round(math.log2(scale) * 1e9))
         pt = self._plains.get(key)
         if pt is None:
-            pt = self._plains[key] = ctx.encode(values, level, scale)
+            pt = self._plains[key] = ctx.encode(make_values(), level, scale)
         return pt
 
 
@@ -264,8 +265,10 @@ class HelrTrainer:
         )
         linear = ctx.linear_combination([u], [a1], level=cube.level)
         t = ctx.add(cube, linear)
-        offset = np.full(ctx.slots, a0 * (1 + 1j))
-        t = ctx.add(t, self._constants.get(ctx, "a0", offset, t.level, t.scale))
+        offset = self._constants.get(
+            ctx, "a0", lambda: np.full(ctx.slots, a0 * (1 + 1j)), t.level, t.scale
+        )
+        t = ctx.add(t, offset)
         return ctx.multiply(t, zc_conj)
 
     def _partial_sums(self, contexts, parts, v) -> list:
@@ -295,8 +298,9 @@ class HelrTrainer:
         g = _rotation_sum(ctx, g, self.layout.row_steps())
         level = g.level
         scale = ctx.scale_at(level - 1) * ctx.prime(level) / g.scale
-        mask = self.layout.row_mask(self.schedule.step_size())
-        g = ctx.multiply(g, self._constants.get(ctx, "mask", mask, level, scale))
+        step = self.schedule.step_size()
+        mask = self._constants.get(ctx, "mask", lambda: self.layout.row_mask(step), level, scale)
+        g = ctx.multiply(g, mask)
         return _rotation_sum(ctx, g, [-s for s in self.layout.row_steps()])
 
     # ---------------------------------------------------------------- training
@@ -326,7 +330,7 @@ class HelrTrainer:
             self._sync(c.device)
         bound = self.weight_bound
         v = w = self.initial
-        seconds, w_diff, v_diff = [], [], []
+        seconds, w_diff, v_diff, levels, history = [], [], [], [], []
         for t, eta in enumerate(self.schedule.etas):
             t0 = time.perf_counter()
             parts = shares[t % len(self.batches)]
@@ -339,20 +343,26 @@ class HelrTrainer:
             v_low = ctx.linear_combination(
                 [w_next, w], [(1 - eta) / bound, eta / bound], level=ctx.min_bootstrap_level
             )
-            v = ctx.multiply(ctx.bootstrap(v_low, real=True), bound)
+            last = t == len(self.schedule.etas) - 1
+            # The last v is never used: training returns w, so it is not bootstrapped.
+            v = v_low if last else ctx.multiply(ctx.bootstrap(v_low, real=True), bound)
             w = w_next
             self._sync(ctx.device)
             seconds.append(time.perf_counter() - t0)
+            levels.append({"w": w.level, "v_bootstrapped_from": v_low.level, "v": v.level})
             w_ref, v_ref = self.reference[t]
-            w_diff.append(self._difference(w, w_ref))
-            v_diff.append(self._difference(v, v_ref))
+            w_slots = ctx.decrypt(w, self.sk, complex=False)
+            w_diff.append(self._difference(w_slots, w_ref))
+            v_slots = ctx.decrypt(v, self.sk, complex=False) * (bound if last else 1)
+            v_diff.append(self._difference(v_slots, v_ref))
+            history.append(self.layout.first_rows(w_slots))
             if self.progress:
                 print(
                     f"iteration {t + 1}/{self.iterations}: {seconds[-1] * 1e3:.1f} ms, "
                     f"max |w - w_ref| {w_diff[-1]:.2e}",
                     flush=True,
                 )
-        w_final = self.layout.first_rows(ctx.decrypt(w, self.sk, complex=False))
+        w_final = history[-1]
         w_ref = self.reference[-1][0]
         return {
             "devices": devices,
@@ -362,13 +372,14 @@ class HelrTrainer:
             "encrypted_accuracy": data.accuracy(w_final, self.test_x, self.test_y),
             "plaintext_accuracy": data.accuracy(w_ref, self.test_x, self.test_y),
             "weights": w_final.tolist(),
+            "weights_per_iteration": history,
+            "levels": levels,
         }
 
-    def _difference(self, ct, reference) -> float:
-        """max over every slot of |decrypted - reference spread over the slots| (the padded
-        features must stay 0, the copies over the rows must agree)."""
-        got = self.ctx.decrypt(ct, self.sk, complex=False)
-        return float(np.max(np.abs(got - self.layout.spread(reference))))
+    def _difference(self, slots, reference) -> float:
+        """max over every slot of |decrypted slots - reference spread over the slots| (the
+        padded features must stay 0, the copies over the rows must agree)."""
+        return float(np.max(np.abs(slots - self.layout.spread(reference))))
 
     def describe(self) -> dict:
         """The configuration, JSON-ready."""
@@ -414,9 +425,8 @@ def operation_counts(layout: Layout, blocks: int) -> dict:
 
 
 def _device_names(device: str, devices) -> list:
-    from .runner import device_list
-
     from .. import resolve_device
+    from .runner import device_list
 
     return [resolve_device(d) for d in device_list(device, devices)]
 
@@ -459,7 +469,7 @@ def train_helr(
 
 def _report(trainer: HelrTrainer, result: dict) -> dict:
     secs = result["seconds_per_iteration"]
-    steady = secs[1:] or secs  # the first iteration also encodes the bootstrap's diagonals
+    steady = _steady(secs)
     return {
         "app": "helr",
         **trainer.describe(),
@@ -474,7 +484,22 @@ def _report(trainer: HelrTrainer, result: dict) -> dict:
         "encrypted_accuracy": result["encrypted_accuracy"],
         "plaintext_accuracy": result["plaintext_accuracy"],
         "weights": result["weights"],
+        "levels": result["levels"],
+        "weight_tolerance": WEIGHT_TOLERANCE,
+        "weights_ok": bool(max(result["max_weight_difference"]) <= WEIGHT_TOLERANCE),
+        "accuracy_ok": _accuracy_ok(result),
     }
+
+
+def _steady(seconds: list) -> list:
+    """The iterations that bootstrap like every other: not the first (it also encodes the
+    bootstrap's diagonals, once per context) nor the last (its v is not bootstrapped)."""
+    return seconds[1:-1] or seconds
+
+
+def _accuracy_ok(result: dict) -> bool:
+    """The encrypted model's test accuracy within 0.5 percentage points of the reference's."""
+    return bool(abs(result["encrypted_accuracy"] - result["plaintext_accuracy"]) <= 0.005)
 
 
 def bench_helr(
@@ -508,7 +533,7 @@ def bench_helr(
         names = _device_names(dev, str(count))
         res = trainer.run(names)
         secs = res["seconds_per_iteration"]
-        steady = secs[1:] or secs
+        steady = _steady(secs)
         runs[str(count)] = {
             "devices": names,
             "seconds_per_iteration": round(float(np.mean(steady)), 5),
@@ -518,9 +543,7 @@ def bench_helr(
             "weights_ok": bool(max(res["max_weight_difference"]) <= WEIGHT_TOLERANCE),
             "encrypted_accuracy": res["encrypted_accuracy"],
             "plaintext_accuracy": res["plaintext_accuracy"],
-            "accuracy_ok": bool(
-                abs(res["encrypted_accuracy"] - res["plaintext_accuracy"]) <= 0.005
-            ),
+            "accuracy_ok": _accuracy_ok(res),
         }
     one = runs[str(counts[0])]["seconds_per_iteration"]
     for row in runs.values():
