@@ -6,37 +6,18 @@ same ciphertexts as one."""
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import ember
 import numpy as np
 import pytest
-from ember import ckks
 from ember.apps import helr_data
-from ember.apps.helr import WEIGHT_TOLERANCE, HelrTrainer, Layout
+from ember.apps.helr import WEIGHT_TOLERANCE, HelrTrainer, Layout, small_insecure_params
 
 MNIST = Path(__file__).resolve().parents[3] / "shared" / "data" / "mnist"
 needs_mnist = pytest.mark.skipif(
     not (MNIST / "train-images-idx3-ubyte.gz").exists(), reason=f"no MNIST data at {MNIST}"
 )
-
-
-def small_params(levels: int = 6):
-    """N12_boot_insecure with the 6 levels one HELR iteration takes between bootstraps."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ember.errors.SecurityWarning)
-        return ckks.Params(
-            log_n=12,
-            scale_bits=44,
-            levels=levels,
-            first_mod_bits=52,
-            special_mods=5,
-            special_mod_bits=61,
-            boot=ckks.BootstrapParams(),
-            insecure=True,
-            name=f"N12_boot_insecure_L{levels}",
-        )
 
 
 def test_sigmoid_fit_is_kim_et_al_sigma3():
@@ -94,18 +75,20 @@ def test_layout_and_parameter_errors(tmp_path):
     with pytest.raises(ember.ParameterError, match="features"):
         Layout(2048, 1025)
     with pytest.raises(ember.ParameterError, match="levels"):
-        HelrTrainer(MNIST, "cpu", small_params(levels=2))
+        HelrTrainer(MNIST, "cpu", small_insecure_params(levels=2))
     with pytest.raises(ember.ParameterError, match="bootstrapping"):
         HelrTrainer(MNIST, "cpu", "N13_L3")
     with pytest.raises(ember.ParameterError, match="MNIST"):
-        HelrTrainer(tmp_path, "cpu", small_params())
+        HelrTrainer(tmp_path, "cpu", small_insecure_params())
     with pytest.raises(ember.ParameterError, match="features=50"):
         helr_data.load_digits(MNIST, "t10k", 50)
 
 
 @pytest.fixture(scope="module")
 def trainer():
-    return HelrTrainer(MNIST, "cpu", small_params(), iterations=2, batch=256, features=16, seed=3)
+    return HelrTrainer(
+        MNIST, "cpu", small_insecure_params(), iterations=2, batch=256, features=16, seed=3
+    )
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +123,10 @@ def test_two_devices_give_the_same_ciphertexts(trainer, one_device):
     for a, b in zip(one_device["weights_per_iteration"], two["weights_per_iteration"]):
         assert np.array_equal(a, b)
     assert two["max_weight_difference"] == one_device["max_weight_difference"]
+    # The second device computes its part with the product's, the feature sum's and the
+    # conjugation keys only: the bootstrapping keys stay on the first.
+    keys = trainer.ctx._context_on("cpu:1")._eval_keys
+    assert keys.boot is None and len(keys.galois) == len(trainer.layout.feature_steps()) + 1
 
 
 @needs_mnist

@@ -22,6 +22,7 @@ is bootstrapped: w' is recomputed from the fresh v every iteration, so its level
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import time
@@ -108,6 +109,20 @@ class Layout:
         return out
 
 
+def small_insecure_params(levels: int = LEVELS_PER_ITERATION):
+    """N12_boot_insecure with `levels` levels between bootstraps (it has 2; an iteration takes
+    6): the CPU-sized set of the tests and of the example on the CPU. NOT secure."""
+    import warnings
+
+    from .. import ckks
+    from ..errors import SecurityWarning
+
+    literal = dict(ckks._PRESETS["N12_boot_insecure"], levels=levels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SecurityWarning)
+        return ckks.Params(name=f"N12_boot_insecure_L{levels}", **literal)
+
+
 def _params(preset):
     from .. import ckks
 
@@ -140,6 +155,17 @@ class _Constants:
         if pt is None:
             pt = self._plains[key] = ctx.encode(make_values(), level, scale)
         return pt
+
+
+def _moved(ct, ctx):
+    """ct on ctx's device, bound to ctx. (Ciphertext.to would also copy every evaluation key of
+    ct's context there, the bootstrapping keys included, and set them on ctx: the devices
+    that only compute their part of the gradient keep the few keys they need.)"""
+    if ct._ctx is ctx:
+        return ct
+    out = copy.copy(ct)
+    out._ctx, out._raw = ctx, ct._raw.to(ctx.device)
+    return out
 
 
 def _rotation_sum(ctx, ct, steps):
@@ -277,7 +303,7 @@ class HelrTrainer:
 
         def run(j):
             ctx = contexts[j]
-            local_v = v.to(ctx.device)
+            local_v = _moved(v, ctx)
             acc = None
             for zc, zc_conj in parts[j]:
                 q = self._gradient_part(ctx, local_v, zc, zc_conj)
@@ -323,7 +349,7 @@ class HelrTrainer:
             n = len(cts)
             bounds = [j * n // k for j in range(k + 1)]
             shares[b] = [
-                [(zc.to(c.device), zcc.to(c.device)) for zc, zcc in cts[bounds[j] : bounds[j + 1]]]
+                [(_moved(zc, c), _moved(zcc, c)) for zc, zcc in cts[bounds[j] : bounds[j + 1]]]
                 for j, c in enumerate(contexts)
             ]
         for c in contexts:
@@ -338,7 +364,7 @@ class HelrTrainer:
             sums = self._partial_sums([contexts[j] for j in active], [parts[j] for j in active], v)
             g = sums[0]
             for s in sums[1:]:
-                g = ctx.add(g, s.to(ctx.device))
+                g = ctx.add(g, _moved(s, ctx))
             w_next = ctx.add(v, self._gradient_step(g))
             v_low = ctx.linear_combination(
                 [w_next, w], [(1 - eta) / bound, eta / bound], level=ctx.min_bootstrap_level
@@ -572,5 +598,6 @@ __all__ = [
     "bench_helr",
     "default_data_dir",
     "operation_counts",
+    "small_insecure_params",
     "train_helr",
 ]
