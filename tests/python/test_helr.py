@@ -86,8 +86,10 @@ def test_layout_and_parameter_errors(tmp_path):
 
 @pytest.fixture(scope="module")
 def trainer():
+    # 7 levels between bootstraps, one more than an iteration takes: the iteration runs on the
+    # lowest 6 and the bootstrapped v is brought down to the data's level, as on N16_boot.
     return HelrTrainer(
-        MNIST, "cpu", small_insecure_params(), iterations=2, batch=256, features=16, seed=3
+        MNIST, "cpu", small_insecure_params(7), iterations=2, batch=256, features=16, seed=3
     )
 
 
@@ -111,7 +113,7 @@ def test_encrypted_training_tracks_the_reference(trainer, one_device):
     # next one (only a bootstrap raises a level); the last v is not needed, w never is.
     for lv in res["levels"]:
         assert lv["v_bootstrapped_from"] == ctx.min_bootstrap_level
-        assert lv["w"] == ctx.max_level - 5
+        assert lv["w"] == ctx.min_bootstrap_level + 1
     assert [lv["v"] for lv in res["levels"]] == [ctx.max_level, ctx.min_bootstrap_level]
     assert abs(res["encrypted_accuracy"] - res["plaintext_accuracy"]) <= 0.005
     assert res["plaintext_accuracy"] > 0.7
@@ -140,4 +142,6 @@ def test_report_is_json_ready(trainer, one_device):
     assert rep["weights_ok"] and rep["accuracy_ok"]
     assert rep["operations_per_iteration"]["bootstraps_real"] == 1
     assert rep["samples_per_ciphertext"] == 2048 // 32
+    assert rep["data_level"] == trainer.ctx.max_level - 1
+    assert rep["operations_per_iteration"]["scalar_products"] == 2 * 2 + 3
     assert rep["complex_ciphertexts_per_batch"] == 2

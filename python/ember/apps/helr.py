@@ -238,12 +238,18 @@ class HelrTrainer:
         # The client: every distinct mini-batch the iterations use, encrypted once.
         t0 = time.perf_counter()
         used = sorted({t % len(self.batches) for t in range(iterations)})
-        self.top = ctx.max_level
+        # The iteration runs on the lowest levels it can (fewer primes: cheaper key switches,
+        # one digit instead of two for the row sums at N16_boot): it ends at the bootstrapping
+        # level, so it starts 6 levels above it, whatever the bootstrap leaves above that.
+        self.data_level = ctx.min_bootstrap_level + LEVELS_PER_ITERATION
         self.encrypted = {}
         for b in used:
             blocks = self.layout.complex_blocks(self.batches[b])
             self.encrypted[b] = [
-                (ctx.encrypt(zc, self.pk), ctx.encrypt(np.conj(zc), self.pk, level=self.top - 3))
+                (
+                    ctx.encrypt(zc, self.pk, level=self.data_level),
+                    ctx.encrypt(np.conj(zc), self.pk, level=self.data_level - 3),
+                )
                 for zc in blocks
             ]
         self.initial = ctx.encrypt(np.zeros(ctx.slots), self.pk)
@@ -361,6 +367,8 @@ class HelrTrainer:
             t0 = time.perf_counter()
             parts = shares[t % len(self.batches)]
             active = [j for j in range(k) if parts[j]]
+            # v at the data's level (one scalar product), before it moves to the other devices.
+            v = ctx.drop_level(v, self.data_level)
             sums = self._partial_sums([contexts[j] for j in active], [parts[j] for j in active], v)
             g = sums[0]
             for s in sums[1:]:
@@ -431,12 +439,17 @@ class HelrTrainer:
             ),
             "levels_per_iteration": LEVELS_PER_ITERATION,
             "bootstraps_per_iteration": 1,
-            "operations_per_iteration": operation_counts(lay, blocks),
+            "operations_per_iteration": operation_counts(
+                lay, blocks, self.data_level < self.ctx.max_level
+            ),
+            "data_level": self.data_level,
         }
 
 
-def operation_counts(layout: Layout, blocks: int) -> dict:
-    """Homomorphic operations of one iteration on `blocks` complex ciphertexts of samples."""
+def operation_counts(layout: Layout, blocks: int, lowered: bool = True) -> dict:
+    """Homomorphic operations of one iteration on `blocks` complex ciphertexts of samples;
+    `lowered`: the bootstrapped v is brought down to the data's level (a scalar product; not
+    when the parameters have exactly the 6 levels an iteration takes)."""
     feature = len(layout.feature_steps())
     rows = len(layout.row_steps())
     return {
@@ -444,7 +457,7 @@ def operation_counts(layout: Layout, blocks: int) -> dict:
         "rotations": feature * blocks + 2 * rows,
         "conjugations": 2 * blocks,
         "key_switches": 4 * blocks + feature * blocks + 2 * rows + 2 * blocks,
-        "scalar_products": 2 * blocks + 2,
+        "scalar_products": 2 * blocks + 2 + int(lowered),
         "plaintext_products": 1,
         "bootstraps_real": 1,
     }
