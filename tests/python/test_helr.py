@@ -43,12 +43,19 @@ def _roll(x, step):
     return np.roll(x, -step)
 
 
-def test_packed_slot_algorithm_is_the_reference_step(rng):
+@pytest.mark.parametrize(
+    "slots, features, samples",
+    [
+        (2048, 17, 200),  # 32 padded features, 64 samples a block; the last block partly zero
+        (32768, 197, 1024),  # N16_boot's: 256 padded features, 128 samples a block, 4 blocks
+    ],
+)
+def test_packed_slot_algorithm_is_the_reference_step(rng, slots, features, samples):
     """The slot algorithm of ember.apps.helr on plain complex vectors (np.roll for rotations)
     gives the reference gradient step in every slot of every feature block."""
-    layout = Layout(2048, 17)  # padded to 32 features, 64 samples per block
-    z = rng.uniform(-1, 1, (200, 17))  # 200 samples: the last complex block is partly zero
-    v = rng.uniform(-0.3, 0.3, 17)
+    layout = Layout(slots, features)
+    z = rng.uniform(-1, 1, (samples, features)) / np.sqrt(features)
+    v = rng.uniform(-3, 3, features)
     a0, a1, _, a3 = helr_data.sigmoid_fit(3)
     step = 0.5 / len(z)
     vs = layout.spread(v)
