@@ -146,7 +146,7 @@ def test_report_is_json_ready(trainer, one_device):
 
     rep = _report(trainer, one_device)
     json.loads(json.dumps(rep))
-    assert rep["weights_ok"] and rep["accuracy_ok"]
+    assert rep["weights_ok"] and rep["accuracy_ok"] and rep["weight_bound_ok"]
     assert rep["operations_per_iteration"]["bootstraps_real"] == 1
     assert rep["samples_per_ciphertext"] == 2048 // 32
     assert rep["data_level"] == trainer.ctx.max_level - 1

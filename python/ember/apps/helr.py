@@ -415,6 +415,10 @@ class HelrTrainer:
         padded features must stay 0, the copies over the rows must agree)."""
         return float(np.max(np.abs(slots - self.layout.spread(reference))))
 
+    def reference_max_weight(self) -> float:
+        """The largest |w| or |v| of the reference run."""
+        return float(max(max(np.abs(w).max(), np.abs(v).max()) for w, v in self.reference))
+
     def describe(self) -> dict:
         """The configuration, JSON-ready."""
         lay = self.layout
@@ -434,9 +438,9 @@ class HelrTrainer:
             + " ".join(f"{c:+.7g} x^{i}" for i, c in enumerate(self.schedule.sigmoid) if c),
             "learning_rate": self.schedule.learning_rate,
             "weight_bound": self.weight_bound,
-            "reference_max_weight": float(
-                max(max(np.abs(w).max(), np.abs(v).max()) for w, v in self.reference)
-            ),
+            "reference_max_weight": self.reference_max_weight(),
+            # v / K within [-1, 1] keeps the bootstrap's sine approximation precise.
+            "weight_bound_ok": self.reference_max_weight() <= self.weight_bound,
             "levels_per_iteration": LEVELS_PER_ITERATION,
             "bootstraps_per_iteration": 1,
             "operations_per_iteration": operation_counts(
