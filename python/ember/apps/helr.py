@@ -37,6 +37,8 @@ from . import helr_data as data
 LEVELS_PER_ITERATION = 6  # Z v, U^2, the cube, T conj(Z), the mask, the Nesterov combination
 DEFAULT_LEARNING_RATE = 0.5
 DEFAULT_WEIGHT_BOUND = 4  # K: v / K is bootstrapped (values within [-1, 1]); an integer
+# The stated bound on max |w_encrypted - w_reference| after every iteration (docs/helr.md).
+WEIGHT_TOLERANCE = 1e-3
 
 
 def default_data_dir() -> Path:
@@ -604,9 +606,6 @@ def bench_helr(
         "paper": {"cheddar_ms_per_iteration": 40.7, "goal_ms_per_iteration_h100": 30.0},
     }
 
-
-# The stated bound on max |w_encrypted - w_reference| after every iteration (docs/helr.md).
-WEIGHT_TOLERANCE = 1e-3
 
 __all__ = [
     "WEIGHT_TOLERANCE",
