@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _ember
 from . import serialize as _ser
+from ._persistent import Persistent
 from ._progress import Progress
 from .errors import MismatchError, ParameterError, SecurityWarning, SerializationError
 
@@ -64,7 +65,7 @@ def _noise_std(noise: tuple, torus_bits: int) -> float:
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(Persistent):
     """CGGI parameters. Fill in a literal or take a preset (``Params.preset(name)``):
 
     - ``bool_128``: tfhe-rs's Boolean DEFAULT_PARAMETERS (n = 805, k = 3, N = 512, LWE noise
@@ -219,7 +220,7 @@ def predicted_noise(params: Params, message_bits: int = 0, key_weight: int | Non
 _KEY_DOMAIN = 1
 
 
-class ClientKey:
+class ClientKey(Persistent):
     """The secret keys (small LWE key and GLWE key) of one context's parameters."""
 
     def __init__(self, ctx: Context, raw):
@@ -235,7 +236,7 @@ class ClientKey:
         return _ser.pack(_ser.KIND_CGGI_CLIENT_KEY, self._raw.params_id, self.key_id, body, mac_key)
 
 
-class ServerKey:
+class ServerKey(Persistent):
     """Bootstrapping key (NTT domain) and key-switching key, in the context's device memory."""
 
     def __init__(self, ctx: Context, raw):
@@ -284,7 +285,7 @@ class ServerKey:
         return _ser.pack(_ser.KIND_CGGI_SERVER_KEY, self._raw.params_id, self.key_id, body, mac_key)
 
 
-class _Batch:
+class _Batch(Persistent):
     """A vector of LWE ciphertexts of one context (shape kept for decryption)."""
 
     def __init__(self, ctx: Context, raw, shape: tuple):
@@ -382,10 +383,10 @@ def _as_int(value, what: str) -> int:
     return int(value)
 
 
-class Context:
+class Context(Persistent):
     """A CGGI context on one device ("cpu", "cuda:0", "auto": the first GPU, else the CPU)."""
 
-    def __init__(self, params: Params | str, device: str | None = "auto"):
+    def __init__(self, params: Params | str, device: str | None = None):
         from . import resolve_device
 
         if isinstance(params, str):

@@ -21,6 +21,7 @@ import numpy as np
 from . import _ember, resolve_device, ring
 from . import serialize as _ser
 from ._ops import CiphertextOps
+from ._persistent import Persistent
 from .bootstrap import BootstrapParams, Bootstrapper, generate_boot_keys
 from .errors import MismatchError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes, is_prime
@@ -50,7 +51,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(Persistent):
     """A validated CKKS parameter set.
 
     log_n: ring degree N = 2^log_n (slots N/2). scale_bits: bits of the scale and of every
@@ -324,7 +325,7 @@ def _positive_scale(scale) -> float:
     return value
 
 
-class Plaintext:
+class Plaintext(Persistent):
     """Encoded values at a level and scale (eval form)."""
 
     def __init__(self, ctx: Context, poly, level: int, scale: float, values: np.ndarray):
@@ -378,7 +379,7 @@ class Context(KeyedContext):
     _plaintext_type = Plaintext
 
     def __init__(
-        self, params: Params | str, device: str | None = "auto", auto_rescale=True, _like=None
+        self, params: Params | str, device: str | None = None, auto_rescale=True, _like=None
     ):
         if isinstance(params, str):
             params = Params.preset(params)

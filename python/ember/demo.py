@@ -36,7 +36,7 @@ def _run(device: str, x: np.ndarray, key: bytes | None):
     return ctx, out, words, t1 - t0, t2 - t1
 
 
-def main(device: str | None = "auto") -> int:
+def main(device: str | None = None) -> int:
     dev = resolve_device(device)
     x = np.random.default_rng(7).uniform(-1, 1, 8192)
     key = bytes(range(32)) if dev != "cpu" else None

@@ -25,6 +25,7 @@ import numpy as np
 from . import ring
 from . import serialize as _ser
 from ._ops import CiphertextOps
+from ._persistent import Persistent
 from .errors import DecryptionError, MismatchError, ParameterError, SerializationError
 from .ring import generate_ntt_primes, is_prime
 from .rlwe import (
@@ -42,7 +43,7 @@ __all__ = ["Ciphertext", "IntegerContext", "IntegerParams", "Plaintext"]
 
 
 @dataclass(frozen=True)
-class IntegerParams:
+class IntegerParams(Persistent):
     """A validated BFV/BGV parameter set.
 
     log_n: ring degree N = 2^log_n. plain_modulus: t (a prime = 1 mod 2N enables batching; any
@@ -226,7 +227,7 @@ def _mulmod(v: np.ndarray, k: int, t: int) -> np.ndarray:
     return np.array([int(x) * k % t for x in v], dtype=np.uint64)
 
 
-class Plaintext:
+class Plaintext(Persistent):
     """Values modulo t encoded as a polynomial (coefficients in [0, t)); `batched` says whether
     they are slots (batch encoder) or the coefficients themselves."""
 
