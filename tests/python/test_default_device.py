@@ -1,6 +1,6 @@
 """device=None means the default device everywhere: ember.set_default_device, then
 EMBER_DEVICE, then "auto" (contexts of every scheme, the ring layer, the device lists of the
-applications, ember.load of a context given no device keeps the one it was saved from)."""
+applications)."""
 
 from __future__ import annotations
 

@@ -155,7 +155,7 @@ def test_context_mismatch_and_mac(ckks_keys, tmp_path):
 
 
 def test_malformed_files_are_refused(ckks_keys, tmp_path, rng):
-    ctx, sk, pk = ckks_keys
+    ctx, _, pk = ckks_keys
     blob = _saved(ctx.encrypt(rng.uniform(size=8), pk), tmp_path / "ct").read_bytes()
     path = tmp_path / "bad"
     cases = [
