@@ -162,6 +162,25 @@ class Params(Persistent):
         )
 
     @staticmethod
+    def for_depth(
+        depth: int,
+        precision_bits: int = 20,
+        slots: int | None = None,
+        security: int = 128,
+        bootstrap: bool = False,
+        int_bits: int = 4,
+    ) -> Params:
+        """The smallest 128-bit-secure set for `depth` multiplications (levels), keeping about
+        `precision_bits` bits per operation (each fresh encryption and rescale adds an error
+        below 2^-precision_bits in every slot), for values below 2^int_bits in magnitude, with
+        at least `slots` slots. bootstrap=True: N16_boot's bootstrapping layout with `depth`
+        levels between bootstraps. Raises ParameterError saying what to lower when no ring
+        degree up to 2^17 holds it. See ember.params_select."""
+        from .params_select import ckks_for_depth
+
+        return ckks_for_depth(depth, precision_bits, slots, security, bootstrap, int_bits)
+
+    @staticmethod
     def presets() -> list[str]:
         """Names of the built-in parameter sets (128-bit secure, except those named insecure)."""
         return list(_PRESETS)

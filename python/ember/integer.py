@@ -132,6 +132,19 @@ class IntegerParams(Persistent):
         return sum(self.q_bits) + sum(self.special_bits)
 
     @classmethod
+    def for_depth(
+        cls, depth: int, plain_modulus: int = 65537, slots: int | None = None, security: int = 128
+    ):
+        """The smallest 128-bit-secure set whose ciphertexts survive `depth` multiplications
+        (squarings of fresh ciphertexts decrypt exactly) modulo `plain_modulus`, with at least
+        `slots` slots. Raises ParameterError saying what to lower when no ring degree up to
+        2^17 holds it. See ember.params_select."""
+        from .params_select import integer_for_depth
+
+        scheme = cls.__module__.rsplit(".", 1)[-1]
+        return integer_for_depth(cls, scheme, depth, plain_modulus, slots, security)
+
+    @classmethod
     def presets(cls) -> list[str]:
         """Names of the built-in parameter sets (all 128-bit secure)."""
         return list(cls._PRESETS)
