@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _ember, resolve_device, ring
 from . import serialize as _ser
+from . import ckks_error as _err
 from ._ops import CiphertextOps
 from ._persistent import Persistent
 from .bootstrap import BootstrapParams, Bootstrapper, generate_boot_keys
@@ -364,7 +365,14 @@ class Plaintext(Persistent):
 
 class Ciphertext(CiphertextOps):
     """An encrypted vector of `ctx.slots` values. Operators: + - * (with ciphertexts,
-    plaintexts, scalars and arrays), unary -, rotate, conj, rescale."""
+    plaintexts, scalars and arrays), unary -, rotate, conj, rescale.
+
+    error_bound / value_bound: bounds on the error of every slot and on the values' magnitude,
+    tracked without the secret key (ember.ckks_error; None where an operation has no estimate).
+    """
+
+    error_bound: float | None = None
+    value_bound: float | None = None
 
     def __init__(self, ctx: Context, raw, is_complex: bool = False):
         self._ctx, self._raw, self.is_complex = ctx, raw, is_complex
@@ -608,7 +616,10 @@ class Context(KeyedContext):
         else:
             raw = self._raw.encrypt_symmetric(pt._poly, key._raw, self._sampler)
         raw.scale = pt.scale
-        return Ciphertext(self, raw, is_complex)
+        out = Ciphertext(self, raw, is_complex)
+        out.error_bound = _err.fresh_error(self, pt.scale, isinstance(key, PublicKey))
+        out.value_bound = _err._magnitude(pt)
+        return out
 
     def decrypt(
         self,
@@ -786,6 +797,7 @@ class Context(KeyedContext):
         return self.encode(values, level, scale)
 
     # ---------------------------------------------------------------- operations
+    @_err.track(_err.add_rule)
     def add(self, a: Ciphertext, b) -> Ciphertext:
         self._check(a)
         if isinstance(b, CiphertextOps):
@@ -810,6 +822,7 @@ class Context(KeyedContext):
             return self.add(a, Plaintext(self, None, -1, 0.0, -np.asarray(b.values)))
         return self.add(a, -b if _is_scalar(b) else -self._numeric_values(b))
 
+    @_err.track(_err.negate_rule)
     def negate(self, a: Ciphertext) -> Ciphertext:
         self._check(a)
         return self._wrap(self._raw.negate(a._raw), a)
@@ -819,6 +832,7 @@ class Context(KeyedContext):
             raw = self._raw.rescale(raw)
         return self._wrap(raw, like, other)
 
+    @_err.track(_err.multiply_rule)
     def multiply(self, a: Ciphertext, b) -> Ciphertext:
         """ct * ct (relinearized), ct * plaintext/array, ct * scalar; rescaled automatically
         unless the context was made with auto_rescale=False. Integer scalars cost no level."""
@@ -961,6 +975,7 @@ class Context(KeyedContext):
     def square(self, a: Ciphertext) -> Ciphertext:
         return self.multiply(a, a)
 
+    @_err.track(_err.rescale_rule)
     def rescale(self, a: Ciphertext) -> Ciphertext:
         self._check(a)
         return self._wrap(self._raw.rescale(a._raw), a)
@@ -970,8 +985,20 @@ class Context(KeyedContext):
         self._check(a)
         return self._to_level(a, self._level_arg(level))
 
+    @_err.track(_err.galois_rule(lambda ctx, _: 1))
     def conj(self, a: Ciphertext) -> Ciphertext:
         return self._apply_galois_element(a, 2 * self.params.n - 1, "conjugation", "conjugation")
+
+    rotate = _err.track(_err.galois_rule(_err.rotation_switches))(KeyedContext.rotate)
+    rotate_many = _err.track_many(KeyedContext.rotate_many)
+
+    def precision_bits(self, ct: Ciphertext) -> float | None:
+        """-log2(ct.error_bound): bits of precision of every slot in absolute terms, estimated
+        without the secret key (a heuristic 6-sigma bound, see ember.ckks_error); None where
+        an operation on the way has no estimate (bootstrapping, poly_eval, matvec, ...)."""
+        self._check(ct)
+        bound = ct.error_bound
+        return None if bound is None else -math.log2(max(bound, 2.0**-1000))
 
     def sum_slots(self, a: Ciphertext) -> Ciphertext:
         """Every slot holds the sum of all slots (needs rotation keys 1, 2, 4, ...)."""

@@ -105,7 +105,7 @@ def _object_parts(obj) -> tuple:
 
     if isinstance(obj, CiphertextOps):
         extra = {}
-        for name in ("error_bound", "shape"):
+        for name in ("error_bound", "value_bound", "shape"):
             value = getattr(obj, name, None)
             if value is not None:
                 extra[name] = list(value) if name == "shape" else float(value)
@@ -130,8 +130,9 @@ def _object_from_parts(ctx, name: str, blob: bytes, extra: dict):
 
     if name == "Ciphertext":
         ct = ctx.ciphertext_from_bytes(blob)
-        if "error_bound" in extra:
-            ct.error_bound = float(extra["error_bound"])
+        for name in ("error_bound", "value_bound"):
+            if name in extra:
+                setattr(ct, name, float(extra[name]))
         if "shape" in extra:
             ct.shape = tuple(int(d) for d in extra["shape"])
         return ct
