@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _ember, resolve_device, ring
-from . import serialize as _ser
 from . import ckks_error as _err
+from . import serialize as _ser
 from ._ops import CiphertextOps
 from ._persistent import Persistent
 from .bootstrap import BootstrapParams, Bootstrapper, generate_boot_keys

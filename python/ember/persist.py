@@ -130,9 +130,9 @@ def _object_from_parts(ctx, name: str, blob: bytes, extra: dict):
 
     if name == "Ciphertext":
         ct = ctx.ciphertext_from_bytes(blob)
-        for name in ("error_bound", "value_bound"):
-            if name in extra:
-                setattr(ct, name, float(extra[name]))
+        for attr in ("error_bound", "value_bound"):
+            if attr in extra:
+                setattr(ct, attr, float(extra[attr]))
         if "shape" in extra:
             ct.shape = tuple(int(d) for d in extra["shape"])
         return ct
