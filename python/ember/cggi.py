@@ -27,6 +27,7 @@ from . import _ember
 from . import serialize as _ser
 from ._persistent import Persistent
 from ._progress import Progress
+from .arrays import to_numpy, to_output
 from .errors import MismatchError, ParameterError, SecurityWarning, SerializationError
 
 __all__ = [
@@ -460,7 +461,7 @@ class Context(Persistent):
 
     # Bits.
     def encrypt(self, bits, ck: ClientKey) -> Bits:
-        arr = np.asarray(bits)
+        arr = np.asarray(to_numpy(bits) if hasattr(bits, "__dlpack__") else bits)
         if arr.dtype != bool and not np.issubdtype(arr.dtype, np.integer):
             raise ParameterError(f"encrypt takes a bool (or 0/1) array, got dtype {arr.dtype}")
         if arr.dtype != bool and np.any((arr != 0) & (arr != 1)):
@@ -469,13 +470,14 @@ class Context(Persistent):
         raw = self._own(ck, ClientKey, "encrypt")
         return Bits(self, self._raw.encrypt_bits(flat, raw), arr.shape)
 
-    def decrypt(self, c: Bits | Ints, ck: ClientKey) -> np.ndarray:
-        """np.ndarray[bool] for Bits, np.ndarray[int64] for Ints (in the encrypted shape)."""
+    def decrypt(self, c: Bits | Ints, ck: ClientKey, out: str | None = None, like=None):
+        """np.ndarray[bool] for Bits, np.ndarray[int64] for Ints (in the encrypted shape);
+        out="torch" / "dlpack" or like=x convert it (ember.arrays)."""
         if isinstance(c, Ints):
-            return self.decrypt_int(c, ck)
+            return to_output(self.decrypt_int(c, ck), out, like)
         raw = self._own(c, Bits, "decrypt")
-        out = self._raw.decrypt_bits(raw, self._own(ck, ClientKey, "decrypt"))
-        return np.asarray(out, dtype=bool).reshape(c.shape)
+        bits = self._raw.decrypt_bits(raw, self._own(ck, ClientKey, "decrypt"))
+        return to_output(np.asarray(bits, dtype=bool).reshape(c.shape), out, like)
 
     def constant(self, bits) -> Bits:
         """Trivial encryptions of known bits (no key, no noise): for circuit constants."""
@@ -584,7 +586,7 @@ class Context(Persistent):
                 f"per bootstrap (above 2^{MAX_LOG2_P_FAIL_LUT}): use fewer bits or an integer "
                 "preset (int2_128, int4_128)"
             )
-        arr = np.asarray(values)
+        arr = np.asarray(to_numpy(values) if hasattr(values, "__dlpack__") else values)
         if not np.issubdtype(arr.dtype, np.integer):
             raise ParameterError(f"encrypt_int takes an integer array, got dtype {arr.dtype}")
         if arr.size and (arr.min() < 0 or arr.max() >= 1 << bits):

@@ -23,6 +23,7 @@ from . import ckks_error as _err
 from . import serialize as _ser
 from ._ops import CiphertextOps
 from ._persistent import Persistent
+from .arrays import flatten_input, reshape_output, to_output
 from .bootstrap import BootstrapParams, Bootstrapper, generate_boot_keys
 from .errors import MismatchError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes, is_prime
@@ -346,7 +347,9 @@ def _positive_scale(scale) -> float:
 
 
 class Plaintext(Persistent):
-    """Encoded values at a level and scale (eval form)."""
+    """Encoded values at a level and scale (eval form); `shape`: an n-dimensional input's."""
+
+    shape: tuple | None = None
 
     def __init__(self, ctx: Context, poly, level: int, scale: float, values: np.ndarray):
         self._ctx, self._poly, self.level, self.scale, self.values = ctx, poly, level, scale, values
@@ -373,6 +376,7 @@ class Ciphertext(CiphertextOps):
 
     error_bound: float | None = None
     value_bound: float | None = None
+    shape: tuple | None = None  # an n-dimensional input's (ember.arrays): decrypt returns it
 
     def __init__(self, ctx: Context, raw, is_complex: bool = False):
         self._ctx, self._raw, self.is_complex = ctx, raw, is_complex
@@ -586,9 +590,12 @@ class Context(KeyedContext):
         repeated (its length must divide the slot count; rotations then act modulo it)."""
         level = self.max_level if level is None else self._level_arg(level)
         scale = self._scales[level] if scale is None else _positive_scale(scale)
+        values, shape = flatten_input(values)
         coeffs, _ = self._slots_to_coeffs(values, sparse)
         poly = self._raw.encode_coeffs(coeffs, level, scale)
-        return Plaintext(self, poly, level, scale, np.asarray(values))
+        pt = Plaintext(self, poly, level, scale, np.asarray(values))
+        pt.shape = shape
+        return pt
 
     def decode(self, pt: Plaintext, complex: bool = False) -> np.ndarray:
         """Decodes the plaintext polynomial back to its slots (float64, or complex128)."""
@@ -617,6 +624,7 @@ class Context(KeyedContext):
             raw = self._raw.encrypt_symmetric(pt._poly, key._raw, self._sampler)
         raw.scale = pt.scale
         out = Ciphertext(self, raw, is_complex)
+        out.shape = pt.shape
         out.error_bound = _err.fresh_error(self, pt.scale, isinstance(key, PublicKey))
         out.value_bound = _err._magnitude(pt)
         return out
@@ -632,6 +640,8 @@ class Context(KeyedContext):
         noise_bits: float | None = None,
         security_bits: int = 30,
         queries: int = 1,
+        out: str | None = None,
+        like=None,
     ) -> np.ndarray:
         """The slots as float64 (complex128 if the ciphertext holds complex values or
         complex=True). Decoding is exact over every prime of the ciphertext's level.
@@ -650,7 +660,10 @@ class Context(KeyedContext):
         values, or for a guarantee, measure it on known inputs with ctx.noise_bits(ct, sk,
         expected) and pass it. queries: decryptions of related ciphertexts an adversary may
         see. The flooding costs about security_bits/2 + log2(sqrt(queries N)) bits of
-        precision."""
+        precision.
+
+        A ciphertext of an n-dimensional array decrypts to that shape; out="torch" /
+        "dlpack" or like=x convert the result (ember.arrays)."""
         self._check(ct)
         self._check_key(sk, (SecretKey,), "decrypt")
         want_complex = ct.is_complex if complex is None else complex
@@ -661,7 +674,8 @@ class Context(KeyedContext):
             m = m + self._sampler.wide_gaussian(m.basis, self.device, sigma)
         coeffs = self._raw.decode_coeffs(m, ct.scale, check)
         z = self._coeffs_to_slots(coeffs)
-        return z if want_complex else z.real.copy()
+        z = z if want_complex else z.real.copy()
+        return to_output(reshape_output(z, ct.shape), out, like)
 
     def noise_bits(self, ct: Ciphertext, sk: SecretKey, expected) -> float:
         """log2 of the largest coefficient of ct's error: its decryption less the encoding of
@@ -739,7 +753,10 @@ class Context(KeyedContext):
 
     def _wrap(self, raw, like: Ciphertext, other=None) -> Ciphertext:
         cplx = like.is_complex or bool(getattr(other, "is_complex", False))
-        return Ciphertext(self, raw, cplx)
+        out = Ciphertext(self, raw, cplx)
+        if like.shape is not None:
+            out.shape = like.shape
+        return out
 
     def _residues(self, value: int, level: int) -> list[int]:
         """The integer that represents a scalar at `level`, residue by residue; refused beyond
