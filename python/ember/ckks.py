@@ -215,7 +215,7 @@ _PRESETS = {
     },
     # Bootstrapping: 10 message levels of 44 bits above q_0 (52); SlotToCoeff 3 x 48,
     # EvalMod 8 x 60 (degree-56 cosine, 2 double angles), CoeffToSlot 4 x 56; P = 7 x 61.
-    "N16_boot": {  # 1767
+    "N16_boot": {  # 1755
         "log_n": 16,
         "scale_bits": 44,
         "levels": 10,
