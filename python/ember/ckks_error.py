@@ -85,7 +85,10 @@ def _magnitude(values) -> float:
     if isinstance(values, CiphertextOps):
         return values.value_bound
     if isinstance(values, Plaintext):
-        values = values.values
+        cached = values.__dict__.get("_magnitude")
+        if cached is None:  # once per plaintext: linear transforms reuse theirs
+            cached = values._magnitude = _magnitude(values.values)
+        return cached
     if _is_scalar(values):
         return abs(complex(values))
     v = np.asarray(values)
@@ -115,9 +118,11 @@ def track(rule):
 
     def wrap(op):
         @functools.wraps(op)
-        def tracked(ctx, a, b=None, *args, **kwargs):
-            out = op(ctx, a, b, *args, **kwargs) if b is not None else op(ctx, a, *args, **kwargs)
-            return rule(ctx, out, a, b)
+        def tracked(ctx, a, *args, **kwargs):
+            out = op(ctx, a, *args, **kwargs)
+            # The second operand (or rotation steps), however it was passed.
+            other = args[0] if args else next(iter(kwargs.values()), None)
+            return rule(ctx, out, a, other)
 
         return tracked
 
@@ -128,23 +133,21 @@ def add_rule(ctx, out, a, b):
     from ._ops import CiphertextOps
 
     ea, ma = _bounds(a)
+    if ea is None:  # no estimate (and no cost: bootstrapping's inner operations land here)
+        return _set(out, None, None)
     if isinstance(b, CiphertextOps):
         eb, mb = _bounds(b)
         if eb is None:
             return _set(out, None, None)
         return _set(out, ea + eb + _level_change(ctx, out, a, b), ma + mb)
     encode = (rounding_error(ctx) if not _is_number(b) else 1.0) / out.scale
-    return _set(out, None if ea is None else ea + encode, _plus(ma, _magnitude(b)))
+    return _set(out, ea + encode, ma + _magnitude(b))
 
 
 def _is_number(b) -> bool:
     from .ckks import _is_scalar
 
     return _is_scalar(b)
-
-
-def _plus(a, b):
-    return None if a is None else a + b
 
 
 def negate_rule(ctx, out, a, _):
@@ -189,8 +192,9 @@ def galois_rule(switches):
 
     def rule(ctx, out, a, steps):
         ea, ma = _bounds(a)
-        count = switches(ctx, steps)
-        return _set(out, None if ea is None else ea + count * key_switch_error(ctx) / out.scale, ma)
+        if ea is None:
+            return _set(out, None, None)
+        return _set(out, ea + switches(ctx, steps) * key_switch_error(ctx) / out.scale, ma)
 
     return rule
 
