@@ -42,7 +42,7 @@ def test_saved_on_cpu_loads_on_the_gpu_and_back(kit, gpu):
 
 
 def test_pickle_deepcopy_and_bounds_on_the_gpu(kit, gpu):
-    ctx, sk, x, ct = kit
+    ctx, sk, _, ct = kit
     gctx, gsk = ctx.to(gpu), sk.to(gpu)
     g = ct.to(gpu)
     for copied in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g)):
