@@ -135,3 +135,8 @@ def resolve_device(spec: str | None) -> str:
 from .options import backend_options, set_backend_options, using_backend_options
 
 __all__ += ["backend_options", "set_backend_options", "using_backend_options"]
+
+# ember.save / ember.load (every object; pickle and copy.deepcopy use the same bytes).
+from .persist import load, save
+
+__all__ += ["load", "save"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 
 from . import serialize as _ser
+from ._persistent import Persistent
 
 
-class CiphertextOps:
+class CiphertextOps(Persistent):
     """+ - * (both sides), unary -, rotate and level, forwarded to ``self._ctx``."""
 
     __array_priority__ = 1000  # numpy arrays defer to our operators

@@ -72,7 +72,7 @@ class Context(IntegerContext):
     def __init__(
         self,
         params: Params | str,
-        device: str | None = "auto",
+        device: str | None = None,
         aux_bits: int | None = None,
         _like=None,
     ):

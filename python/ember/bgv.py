@@ -38,7 +38,7 @@ class Context(IntegerContext):
     def __init__(
         self,
         params: Params | str,
-        device: str | None = "auto",
+        device: str | None = None,
         auto_mod_switch: bool = True,
         _like=None,
     ):

@@ -25,7 +25,9 @@ import numpy as np
 
 from . import _ember
 from . import serialize as _ser
+from ._persistent import Persistent
 from ._progress import Progress
+from .arrays import to_numpy, to_output
 from .errors import MismatchError, ParameterError, SecurityWarning, SerializationError
 
 __all__ = [
@@ -64,7 +66,7 @@ def _noise_std(noise: tuple, torus_bits: int) -> float:
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(Persistent):
     """CGGI parameters. Fill in a literal or take a preset (``Params.preset(name)``):
 
     - ``bool_128``: tfhe-rs's Boolean DEFAULT_PARAMETERS (n = 805, k = 3, N = 512, LWE noise
@@ -219,7 +221,7 @@ def predicted_noise(params: Params, message_bits: int = 0, key_weight: int | Non
 _KEY_DOMAIN = 1
 
 
-class ClientKey:
+class ClientKey(Persistent):
     """The secret keys (small LWE key and GLWE key) of one context's parameters."""
 
     def __init__(self, ctx: Context, raw):
@@ -235,7 +237,7 @@ class ClientKey:
         return _ser.pack(_ser.KIND_CGGI_CLIENT_KEY, self._raw.params_id, self.key_id, body, mac_key)
 
 
-class ServerKey:
+class ServerKey(Persistent):
     """Bootstrapping key (NTT domain) and key-switching key, in the context's device memory."""
 
     def __init__(self, ctx: Context, raw):
@@ -284,7 +286,7 @@ class ServerKey:
         return _ser.pack(_ser.KIND_CGGI_SERVER_KEY, self._raw.params_id, self.key_id, body, mac_key)
 
 
-class _Batch:
+class _Batch(Persistent):
     """A vector of LWE ciphertexts of one context (shape kept for decryption)."""
 
     def __init__(self, ctx: Context, raw, shape: tuple):
@@ -382,10 +384,10 @@ def _as_int(value, what: str) -> int:
     return int(value)
 
 
-class Context:
+class Context(Persistent):
     """A CGGI context on one device ("cpu", "cuda:0", "auto": the first GPU, else the CPU)."""
 
-    def __init__(self, params: Params | str, device: str | None = "auto"):
+    def __init__(self, params: Params | str, device: str | None = None):
         from . import resolve_device
 
         if isinstance(params, str):
@@ -459,7 +461,7 @@ class Context:
 
     # Bits.
     def encrypt(self, bits, ck: ClientKey) -> Bits:
-        arr = np.asarray(bits)
+        arr = np.asarray(to_numpy(bits) if hasattr(bits, "__dlpack__") else bits)
         if arr.dtype != bool and not np.issubdtype(arr.dtype, np.integer):
             raise ParameterError(f"encrypt takes a bool (or 0/1) array, got dtype {arr.dtype}")
         if arr.dtype != bool and np.any((arr != 0) & (arr != 1)):
@@ -468,13 +470,14 @@ class Context:
         raw = self._own(ck, ClientKey, "encrypt")
         return Bits(self, self._raw.encrypt_bits(flat, raw), arr.shape)
 
-    def decrypt(self, c: Bits | Ints, ck: ClientKey) -> np.ndarray:
-        """np.ndarray[bool] for Bits, np.ndarray[int64] for Ints (in the encrypted shape)."""
+    def decrypt(self, c: Bits | Ints, ck: ClientKey, out: str | None = None, like=None):
+        """np.ndarray[bool] for Bits, np.ndarray[int64] for Ints (in the encrypted shape);
+        out="torch" / "dlpack" or like=x convert it (ember.arrays)."""
         if isinstance(c, Ints):
-            return self.decrypt_int(c, ck)
+            return to_output(self.decrypt_int(c, ck), out, like)
         raw = self._own(c, Bits, "decrypt")
-        out = self._raw.decrypt_bits(raw, self._own(ck, ClientKey, "decrypt"))
-        return np.asarray(out, dtype=bool).reshape(c.shape)
+        bits = self._raw.decrypt_bits(raw, self._own(ck, ClientKey, "decrypt"))
+        return to_output(np.asarray(bits, dtype=bool).reshape(c.shape), out, like)
 
     def constant(self, bits) -> Bits:
         """Trivial encryptions of known bits (no key, no noise): for circuit constants."""
@@ -583,7 +586,7 @@ class Context:
                 f"per bootstrap (above 2^{MAX_LOG2_P_FAIL_LUT}): use fewer bits or an integer "
                 "preset (int2_128, int4_128)"
             )
-        arr = np.asarray(values)
+        arr = np.asarray(to_numpy(values) if hasattr(values, "__dlpack__") else values)
         if not np.issubdtype(arr.dtype, np.integer):
             raise ParameterError(f"encrypt_int takes an integer array, got dtype {arr.dtype}")
         if arr.size and (arr.min() < 0 or arr.max() >= 1 << bits):

@@ -592,6 +592,9 @@ class Circuit:
         circ._check()
         return circ
 
+    def __reduce__(self):  # pickle and copy.deepcopy through the circuit's own format
+        return type(self).from_bytes, (self.to_bytes(),)
+
     def save(self, path) -> None:
         with open(path, "wb") as f:
             f.write(self.to_bytes())

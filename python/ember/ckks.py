@@ -19,8 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _ember, resolve_device, ring
+from . import ckks_error as _err
 from . import serialize as _ser
 from ._ops import CiphertextOps
+from ._persistent import Persistent
+from .arrays import flatten_input, reshape_output, to_output
 from .bootstrap import BootstrapParams, Bootstrapper, generate_boot_keys
 from .errors import MismatchError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes, is_prime
@@ -50,7 +53,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(Persistent):
     """A validated CKKS parameter set.
 
     log_n: ring degree N = 2^log_n (slots N/2). scale_bits: bits of the scale and of every
@@ -161,6 +164,25 @@ class Params:
         )
 
     @staticmethod
+    def for_depth(
+        depth: int,
+        precision_bits: int = 20,
+        slots: int | None = None,
+        security: int = 128,
+        bootstrap: bool = False,
+        int_bits: int = 4,
+    ) -> Params:
+        """The smallest 128-bit-secure set for `depth` multiplications (levels), keeping about
+        `precision_bits` bits per operation (each fresh encryption and rescale adds an error
+        below 2^-precision_bits in every slot), for values below 2^int_bits in magnitude, with
+        at least `slots` slots. bootstrap=True: N16_boot's bootstrapping layout with `depth`
+        levels between bootstraps. Raises ParameterError saying what to lower when no ring
+        degree up to 2^17 holds it. See ember.params_select."""
+        from .params_select import ckks_for_depth
+
+        return ckks_for_depth(depth, precision_bits, slots, security, bootstrap, int_bits)
+
+    @staticmethod
     def presets() -> list[str]:
         """Names of the built-in parameter sets (128-bit secure, except those named insecure)."""
         return list(_PRESETS)
@@ -193,7 +215,7 @@ _PRESETS = {
     },
     # Bootstrapping: 10 message levels of 44 bits above q_0 (52); SlotToCoeff 3 x 48,
     # EvalMod 8 x 60 (degree-56 cosine, 2 double angles), CoeffToSlot 4 x 56; P = 7 x 61.
-    "N16_boot": {  # 1767
+    "N16_boot": {  # 1755
         "log_n": 16,
         "scale_bits": 44,
         "levels": 10,
@@ -324,8 +346,10 @@ def _positive_scale(scale) -> float:
     return value
 
 
-class Plaintext:
-    """Encoded values at a level and scale (eval form)."""
+class Plaintext(Persistent):
+    """Encoded values at a level and scale (eval form); `shape`: an n-dimensional input's."""
+
+    shape: tuple | None = None
 
     def __init__(self, ctx: Context, poly, level: int, scale: float, values: np.ndarray):
         self._ctx, self._poly, self.level, self.scale, self.values = ctx, poly, level, scale, values
@@ -344,7 +368,15 @@ class Plaintext:
 
 class Ciphertext(CiphertextOps):
     """An encrypted vector of `ctx.slots` values. Operators: + - * (with ciphertexts,
-    plaintexts, scalars and arrays), unary -, rotate, conj, rescale."""
+    plaintexts, scalars and arrays), unary -, rotate, conj, rescale.
+
+    error_bound / value_bound: bounds on the error of every slot and on the values' magnitude,
+    tracked without the secret key (ember.ckks_error; None where an operation has no estimate).
+    """
+
+    error_bound: float | None = None
+    value_bound: float | None = None
+    shape: tuple | None = None  # an n-dimensional input's (ember.arrays): decrypt returns it
 
     def __init__(self, ctx: Context, raw, is_complex: bool = False):
         self._ctx, self._raw, self.is_complex = ctx, raw, is_complex
@@ -378,7 +410,7 @@ class Context(KeyedContext):
     _plaintext_type = Plaintext
 
     def __init__(
-        self, params: Params | str, device: str | None = "auto", auto_rescale=True, _like=None
+        self, params: Params | str, device: str | None = None, auto_rescale=True, _like=None
     ):
         if isinstance(params, str):
             params = Params.preset(params)
@@ -558,9 +590,12 @@ class Context(KeyedContext):
         repeated (its length must divide the slot count; rotations then act modulo it)."""
         level = self.max_level if level is None else self._level_arg(level)
         scale = self._scales[level] if scale is None else _positive_scale(scale)
+        values, shape = flatten_input(values)
         coeffs, _ = self._slots_to_coeffs(values, sparse)
         poly = self._raw.encode_coeffs(coeffs, level, scale)
-        return Plaintext(self, poly, level, scale, np.asarray(values))
+        pt = Plaintext(self, poly, level, scale, np.asarray(values))
+        pt.shape = shape
+        return pt
 
     def decode(self, pt: Plaintext, complex: bool = False) -> np.ndarray:
         """Decodes the plaintext polynomial back to its slots (float64, or complex128)."""
@@ -588,7 +623,11 @@ class Context(KeyedContext):
         else:
             raw = self._raw.encrypt_symmetric(pt._poly, key._raw, self._sampler)
         raw.scale = pt.scale
-        return Ciphertext(self, raw, is_complex)
+        out = Ciphertext(self, raw, is_complex)
+        out.shape = pt.shape
+        out.error_bound = _err.fresh_error(self, pt.scale, isinstance(key, PublicKey))
+        out.value_bound = _err._magnitude(pt)
+        return out
 
     def decrypt(
         self,
@@ -601,6 +640,8 @@ class Context(KeyedContext):
         noise_bits: float | None = None,
         security_bits: int = 30,
         queries: int = 1,
+        out: str | None = None,
+        like=None,
     ) -> np.ndarray:
         """The slots as float64 (complex128 if the ciphertext holds complex values or
         complex=True). Decoding is exact over every prime of the ciphertext's level.
@@ -619,7 +660,10 @@ class Context(KeyedContext):
         values, or for a guarantee, measure it on known inputs with ctx.noise_bits(ct, sk,
         expected) and pass it. queries: decryptions of related ciphertexts an adversary may
         see. The flooding costs about security_bits/2 + log2(sqrt(queries N)) bits of
-        precision."""
+        precision.
+
+        A ciphertext of an n-dimensional array decrypts to that shape; out="torch" /
+        "dlpack" or like=x convert the result (ember.arrays)."""
         self._check(ct)
         self._check_key(sk, (SecretKey,), "decrypt")
         want_complex = ct.is_complex if complex is None else complex
@@ -630,7 +674,8 @@ class Context(KeyedContext):
             m = m + self._sampler.wide_gaussian(m.basis, self.device, sigma)
         coeffs = self._raw.decode_coeffs(m, ct.scale, check)
         z = self._coeffs_to_slots(coeffs)
-        return z if want_complex else z.real.copy()
+        z = z if want_complex else z.real.copy()
+        return to_output(reshape_output(z, ct.shape), out, like)
 
     def noise_bits(self, ct: Ciphertext, sk: SecretKey, expected) -> float:
         """log2 of the largest coefficient of ct's error: its decryption less the encoding of
@@ -708,7 +753,10 @@ class Context(KeyedContext):
 
     def _wrap(self, raw, like: Ciphertext, other=None) -> Ciphertext:
         cplx = like.is_complex or bool(getattr(other, "is_complex", False))
-        return Ciphertext(self, raw, cplx)
+        out = Ciphertext(self, raw, cplx)
+        if like.shape is not None:
+            out.shape = like.shape
+        return out
 
     def _residues(self, value: int, level: int) -> list[int]:
         """The integer that represents a scalar at `level`, residue by residue; refused beyond
@@ -766,6 +814,7 @@ class Context(KeyedContext):
         return self.encode(values, level, scale)
 
     # ---------------------------------------------------------------- operations
+    @_err.track(_err.add_rule)
     def add(self, a: Ciphertext, b) -> Ciphertext:
         self._check(a)
         if isinstance(b, CiphertextOps):
@@ -790,6 +839,7 @@ class Context(KeyedContext):
             return self.add(a, Plaintext(self, None, -1, 0.0, -np.asarray(b.values)))
         return self.add(a, -b if _is_scalar(b) else -self._numeric_values(b))
 
+    @_err.track(_err.negate_rule)
     def negate(self, a: Ciphertext) -> Ciphertext:
         self._check(a)
         return self._wrap(self._raw.negate(a._raw), a)
@@ -799,6 +849,7 @@ class Context(KeyedContext):
             raw = self._raw.rescale(raw)
         return self._wrap(raw, like, other)
 
+    @_err.track(_err.multiply_rule)
     def multiply(self, a: Ciphertext, b) -> Ciphertext:
         """ct * ct (relinearized), ct * plaintext/array, ct * scalar; rescaled automatically
         unless the context was made with auto_rescale=False. Integer scalars cost no level."""
@@ -941,6 +992,7 @@ class Context(KeyedContext):
     def square(self, a: Ciphertext) -> Ciphertext:
         return self.multiply(a, a)
 
+    @_err.track(_err.rescale_rule)
     def rescale(self, a: Ciphertext) -> Ciphertext:
         self._check(a)
         return self._wrap(self._raw.rescale(a._raw), a)
@@ -950,8 +1002,20 @@ class Context(KeyedContext):
         self._check(a)
         return self._to_level(a, self._level_arg(level))
 
+    @_err.track(_err.galois_rule(lambda ctx, _: 1))
     def conj(self, a: Ciphertext) -> Ciphertext:
         return self._apply_galois_element(a, 2 * self.params.n - 1, "conjugation", "conjugation")
+
+    rotate = _err.track(_err.galois_rule(_err.rotation_switches))(KeyedContext.rotate)
+    rotate_many = _err.track_many(KeyedContext.rotate_many)
+
+    def precision_bits(self, ct: Ciphertext) -> float | None:
+        """-log2(ct.error_bound): bits of precision of every slot in absolute terms, estimated
+        without the secret key (a heuristic 6-sigma bound, see ember.ckks_error); None where
+        an operation on the way has no estimate (bootstrapping, poly_eval, matvec, ...)."""
+        self._check(ct)
+        bound = ct.error_bound
+        return None if bound is None else -math.log2(max(bound, 2.0**-1000))
 
     def sum_slots(self, a: Ciphertext) -> Ciphertext:
         """Every slot holds the sum of all slots (needs rotation keys 1, 2, 4, ...)."""

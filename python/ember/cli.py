@@ -233,6 +233,7 @@ def cmd_apps(args) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="ember", description="Ember FHE command line")
+    parser.add_argument("--version", action="version", version=f"ember {ember.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="version, backends, visible GPUs").set_defaults(fn=cmd_info)
     demo = sub.add_parser("demo", help="the flagship demo (GPU if present)")

@@ -25,6 +25,8 @@ import numpy as np
 from . import ring
 from . import serialize as _ser
 from ._ops import CiphertextOps
+from ._persistent import Persistent
+from .arrays import flatten_input, reshape_output, to_output
 from .errors import DecryptionError, MismatchError, ParameterError, SerializationError
 from .ring import generate_ntt_primes, is_prime
 from .rlwe import (
@@ -42,7 +44,7 @@ __all__ = ["Ciphertext", "IntegerContext", "IntegerParams", "Plaintext"]
 
 
 @dataclass(frozen=True)
-class IntegerParams:
+class IntegerParams(Persistent):
     """A validated BFV/BGV parameter set.
 
     log_n: ring degree N = 2^log_n. plain_modulus: t (a prime = 1 mod 2N enables batching; any
@@ -129,6 +131,19 @@ class IntegerParams:
     @property
     def total_bits(self) -> int:
         return sum(self.q_bits) + sum(self.special_bits)
+
+    @classmethod
+    def for_depth(
+        cls, depth: int, plain_modulus: int = 65537, slots: int | None = None, security: int = 128
+    ):
+        """The smallest 128-bit-secure set whose ciphertexts survive `depth` multiplications
+        (squarings of fresh ciphertexts decrypt exactly) modulo `plain_modulus`, with at least
+        `slots` slots. Raises ParameterError saying what to lower when no ring degree up to
+        2^17 holds it. See ember.params_select."""
+        from .params_select import integer_for_depth
+
+        scheme = cls.__module__.rsplit(".", 1)[-1]
+        return integer_for_depth(cls, scheme, depth, plain_modulus, slots, security)
 
     @classmethod
     def presets(cls) -> list[str]:
@@ -226,9 +241,12 @@ def _mulmod(v: np.ndarray, k: int, t: int) -> np.ndarray:
     return np.array([int(x) * k % t for x in v], dtype=np.uint64)
 
 
-class Plaintext:
+class Plaintext(Persistent):
     """Values modulo t encoded as a polynomial (coefficients in [0, t)); `batched` says whether
-    they are slots (batch encoder) or the coefficients themselves."""
+    they are slots (batch encoder) or the coefficients themselves; `shape`: an n-dimensional
+    input's (ember.arrays)."""
+
+    shape: tuple | None = None
 
     def __init__(self, ctx, coeffs: np.ndarray, batched: bool):
         self._ctx, self.coeffs, self.batched = ctx, coeffs, batched
@@ -260,6 +278,8 @@ class Plaintext:
 class Ciphertext(CiphertextOps):
     """Encrypted integers modulo t. Operators: + - * (with ciphertexts, plaintexts, integer arrays
     and integers), unary -, rotate, swap_rows."""
+
+    shape: tuple | None = None  # an n-dimensional input's (ember.arrays): decrypt returns it
 
     def __init__(self, ctx, raw, batched: bool):
         self._ctx, self._raw, self.batched = ctx, raw, batched
@@ -341,13 +361,17 @@ class IntegerContext(KeyedContext):
                 f"t={self.plain_modulus} does not allow batching (it must be a prime = 1 mod "
                 f"2N = {2 * self.params.n}); use encode_coeffs"
             )
-        return Plaintext(
-            self, self._encoder.encode(self._reduce(values, self.slots, "slots")), True
-        )
+        values, shape = flatten_input(values)
+        pt = Plaintext(self, self._encoder.encode(self._reduce(values, self.slots, "slots")), True)
+        pt.shape = shape
+        return pt
 
     def encode_coeffs(self, values) -> Plaintext:
         """Up to N integers as the coefficients of the plaintext polynomial."""
-        return Plaintext(self, self._reduce(values, self.params.n, "coefficients"), False)
+        values, shape = flatten_input(values)
+        pt = Plaintext(self, self._reduce(values, self.params.n, "coefficients"), False)
+        pt.shape = shape
+        return pt
 
     def decode(self, pt: Plaintext) -> np.ndarray:
         self._check_plaintext(pt, "decode")
@@ -370,9 +394,13 @@ class IntegerContext(KeyedContext):
         self._check_key(key, (PublicKey, SecretKey), "encrypt")
         pt = self._as_plain(values, self._encoder is not None)
         raw = self._encrypt_raw(pt, key._raw, symmetric=isinstance(key, SecretKey))
-        return Ciphertext(self, raw, pt.batched)
+        out = Ciphertext(self, raw, pt.batched)
+        out.shape = pt.shape
+        return out
 
-    def decrypt(self, ct: Ciphertext, sk: SecretKey, check: bool = True) -> np.ndarray:
+    def decrypt(
+        self, ct: Ciphertext, sk: SecretKey, check: bool = True, out: str | None = None, like=None
+    ) -> np.ndarray:
         """The values (int64, centered modulo t). With check=True (default) a ciphertext whose
         noise budget is exhausted (less than one bit left) raises DecryptionError instead of
         returning values that may be wrong. (Noise that has overflowed looks uniform modulo Q, so
@@ -387,7 +415,8 @@ class IntegerContext(KeyedContext):
                     "decryption would be unreliable; use larger parameters or fewer products"
                 )
         m = np.asarray(self._raw.decrypt(ct._raw, sk._raw), dtype=np.uint64)
-        return self.decode(Plaintext(self, m, ct.batched))
+        values = self.decode(Plaintext(self, m, ct.batched))
+        return to_output(reshape_output(values, ct.shape), out, like)
 
     def noise_budget(self, ct: Ciphertext, sk: SecretKey) -> int:
         """Bits of noise budget left (0: decryption is no longer reliable)."""
@@ -442,7 +471,10 @@ class IntegerContext(KeyedContext):
             )
 
     def _wrap(self, raw, like: Ciphertext) -> Ciphertext:
-        return Ciphertext(self, raw, like.batched)
+        out = Ciphertext(self, raw, like.batched)
+        if like.shape is not None:
+            out.shape = like.shape
+        return out
 
     def _residues(self, value: int, level: int) -> list[int]:
         return [value % self._raw.prime(i) for i in range(level + 1)]

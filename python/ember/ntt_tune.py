@@ -90,7 +90,7 @@ def table_file(fp64_sweep: dict, int_sweep: dict, gpu: dict | None = None) -> di
     }
 
 
-def tune(device: str | None = "auto", quick: bool = False, progress=None) -> dict:
+def tune(device: str | None = None, quick: bool = False, progress=None) -> dict:
     """Sweeps every NTT schedule on the GPU (`ember bench ntt` at 50- and 60-bit primes) and
     returns its table file. Raises DeviceError where the device is no GPU."""
     from .bench import bench_ntt

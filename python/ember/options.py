@@ -34,7 +34,7 @@ OPTION_NAMES = ("ntt_variant", *_BOOLS, *_FUSIONS, "cggi_rotation_group", "ntt_t
 _ROTATION_GROUPS = ("auto", 1, 2, 4)
 
 
-def backend_options(device: str | None = "auto") -> dict:
+def backend_options(device: str | None = None) -> dict:
     """The options of the device's backend: ntt_variant ("auto" or a schedule of
     _ember.ntt_variants(device)), ntt_fp64, ntt_unreduced, key_product_words, bconv_tensor
     (bools), fused_tensor and fused_key_product ("auto", "off" or "always"),

@@ -15,6 +15,7 @@ import numpy as np
 from . import ring
 from . import serialize as _ser
 from ._ops import CiphertextOps
+from ._persistent import Persistent
 from ._progress import Progress
 from .dist import ReplicaSet, map_over_devices
 from .errors import (
@@ -133,7 +134,7 @@ def galois_element(step: int, n: int) -> int:
 KEY_ERROR_BOUND = 32
 
 
-class SecretKey:
+class SecretKey(Persistent):
     def __init__(self, ctx, raw):
         self._ctx, self._raw = ctx, raw
 
@@ -158,7 +159,7 @@ class SecretKey:
         )
 
 
-class PublicKey:
+class PublicKey(Persistent):
     def __init__(self, ctx, raw):
         self._ctx, self._raw = ctx, raw
 
@@ -196,7 +197,7 @@ class PublicKey:
             )
 
 
-class EvalKeys:
+class EvalKeys(Persistent):
     """Relinearization key and Galois keys (by Galois element) of one key set; CKKS
     bootstrapping adds its two encapsulation keys (`boot`)."""
 
@@ -361,7 +362,7 @@ def rotation_steps(steps, what: str = "rotations") -> list[int]:
     return [integer_arg(s, "rotation steps must be integers") for s in steps]
 
 
-class KeyedContext:
+class KeyedContext(Persistent):
     """Keys, key (de)serialization and rotations shared by every RLWE scheme's Context.
     Every public method checks the keys and ciphertexts it is given at the boundary: a wrong
     type is a ParameterError, an object of another scheme or of other parameters a

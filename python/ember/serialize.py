@@ -38,6 +38,8 @@ VERSION_MAC = 2  # keyed MAC trailer
 KIND_CIPHERTEXT, KIND_SECRET_KEY, KIND_PUBLIC_KEY, KIND_EVAL_KEYS = 1, 2, 3, 4
 # CGGI objects (ember.cggi): ciphertext batches (bits or integers), client keys, server keys.
 KIND_CGGI_CIPHERTEXT, KIND_CGGI_CLIENT_KEY, KIND_CGGI_SERVER_KEY = 16, 17, 18
+# ember.persist: plaintexts (CKKS, BFV/BGV) and the file/pickle container naming its object.
+KIND_PLAINTEXT, KIND_FILE = 5, 32
 _HEADER = struct.Struct("<4sHHQQQ")
 _DIGEST = 16
 _TAG = 32

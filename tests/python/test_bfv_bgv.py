@@ -182,8 +182,8 @@ def test_bad_input_errors(env):
         ctx.encrypt(np.zeros(ctx.slots + 1, dtype=np.int64), env.pk)
     with pytest.raises(ember.ParameterError, match="integers"):
         ctx.encrypt([0.5], env.pk)
-    with pytest.raises(ember.ParameterError):
-        ctx.encrypt(np.zeros((2, 2), dtype=np.int64), env.pk)
+    with pytest.raises(ember.ParameterError, match="do not fit"):  # n-D input is flattened
+        ctx.encrypt(np.zeros((2, ctx.slots), dtype=np.int64), env.pk)
     x = ctx.encrypt([1], env.pk)
     with pytest.raises(ember.ParameterError):
         x.mod_switch(ctx.max_level + 1)

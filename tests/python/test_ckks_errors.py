@@ -259,9 +259,9 @@ def test_too_many_values(a):
         _ = ct * np.ones(ctx.slots + 1)
 
 
-def test_values_must_be_a_vector(a):
-    with pytest.raises(ember.ParameterError, match="1-D"):
-        a.ctx.encode(np.ones((2, 4)))
+def test_flattened_values_must_fit_the_slots(a):
+    with pytest.raises(ember.ParameterError, match="do not fit"):  # n-D input is flattened
+        a.ctx.encode(np.ones((2, a.ctx.slots)))
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 1e300])

@@ -29,7 +29,7 @@ def mnist_model(directory=None):
 
 
 def run_mnist_fhe(
-    device: str = "cpu",
+    device: str | None = None,
     preset: str = "int4_128",
     images: int = 1,
     progress: bool = True,
@@ -77,7 +77,7 @@ def run_mnist_fhe(
         "bootstraps": int(boots),
         "bootstraps_per_image": model.hidden,
         "partial_scores_per_image": len(model.partial_groups()),
-        "device": device,
+        "device": ctx.device,
         "preset": preset,
         "seconds": {"keys": round(keys_s, 3), **{k: round(v, 3) for k, v in secs.items()}},
         "seconds_per_image": round(secs["server"] / max(len(pick), 1), 3),
@@ -86,7 +86,7 @@ def run_mnist_fhe(
 
 
 def run_transcipher_app(
-    device: str = "cpu",
+    device: str | None = None,
     devices=None,
     preset: str = "bool_128",
     blocks: int = 1,

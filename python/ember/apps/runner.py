@@ -124,11 +124,13 @@ def check_native(app: App, circ, n: int, rng, directory=None, extra: dict | None
     return {"sets": n, "mismatches": int(sum(len(v) for v in bad.values())), "first": first}
 
 
-def device_list(device: str, devices) -> list:
+def device_list(device: str | None, devices) -> list:
     """Device names from --devices: None (the one device), "all" (every GPU, or the device), a
-    count ("2": the first two GPUs), or names ("cuda:0,cuda:1")."""
+    count ("2": the first two GPUs), or names ("cuda:0,cuda:1"). device None: the default
+    device (ember.set_default_device, EMBER_DEVICE, else "auto")."""
     import ember
 
+    device = ember.resolve_device(device)
     if devices is None or devices == []:
         return [device]
     if isinstance(devices, str):
@@ -176,7 +178,7 @@ def _jsonable(v):
 
 def run_app(
     name: str,
-    device: str = "cpu",
+    device: str | None = None,
     devices=None,
     preset: str = "bool_128",
     seed: int | None = None,
