@@ -181,7 +181,7 @@ def cmd_run(args) -> int:
 
 def cmd_apps(args) -> int:
     from .apps import APPS
-    from .apps.flows import FLOWS, run_mnist_fhe, run_transcipher_app
+    from .apps.flows import FLOWS, run_cnn_app, run_helr_app, run_mnist_fhe, run_transcipher_app
     from .apps.runner import run_app
 
     if args.apps_command == "compile":
@@ -207,6 +207,10 @@ def cmd_apps(args) -> int:
         report = run_mnist_fhe(
             args.device, preset, args.images, progress, data_dir=args.data, batch=args.batch
         )
+    elif args.name == "helr":
+        report = run_helr_app(args.device, args.devices, args.data, args.iterations, progress)
+    elif args.name == "cnn":
+        report = run_cnn_app(args.device, args.devices, args.data, args.mode, args.images, progress)
     elif args.name == "transcipher":
         report = run_transcipher_app(
             args.device,
@@ -375,9 +379,19 @@ def main(argv=None) -> int:
     arun.add_argument(
         "--data",
         default=None,
-        help="mnist_fhe: the MNIST folder (IDX files; default: the 100 images shipped)",
+        help="mnist_fhe, helr, cnn: the MNIST folder (IDX files; mnist_fhe's default: the 100 "
+        "images shipped; helr and cnn: $EMBER_MNIST, else ../shared/data/mnist)",
     )
     arun.add_argument("--batch", type=int, default=16, help="mnist_fhe: images a server call")
+    arun.add_argument(
+        "--iterations", type=int, default=None, help="helr: iterations (32 on GPUs, 3 on CPUs)"
+    )
+    arun.add_argument(
+        "--mode",
+        choices=["single", "packed"],
+        default="single",
+        help="cnn: one image per ciphertext set, or the same pixel of many images per ciphertext",
+    )
     arun.add_argument(
         "--circuits-from",
         default=None,

@@ -152,3 +152,15 @@ def test_report_is_json_ready(trainer, one_device):
     assert rep["data_level"] == trainer.ctx.max_level - 1
     assert rep["operations_per_iteration"]["scalar_products"] == 2 * 2 + 3
     assert rep["complex_ciphertexts_per_batch"] == 2
+
+
+@needs_mnist
+def test_command_line_runs_helr(capsys):
+    """`ember apps run helr` on the CPU (its small insecure size), two iterations: the report's
+    checks pass and the exit status says so."""
+    from ember.cli import main
+
+    args = ["apps", "run", "helr", "--device", "cpu", "--iterations", "2", "--no-progress"]
+    assert main(args + ["--data", str(MNIST)]) == 0
+    out = capsys.readouterr().out
+    assert '"weights_ok": true' in out and '"accuracy_ok": true' in out

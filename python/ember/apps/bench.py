@@ -28,6 +28,8 @@ DEFAULT = [
     "logreg_small",
     "logreg_large",
     "mnist_fhe",
+    "helr",
+    "cnn",
 ]
 # The integer preset beside each Boolean one, for FHE-DiNN's bootstraps of 4-bit sums.
 INT_PRESET = {"test_insecure": "test_int_insecure"}
@@ -74,7 +76,7 @@ def bench_apps(
     names = programs or (QUICK if quick else DEFAULT)
     if isinstance(names, str):
         names = [n for n in names.split(",") if n]
-    unknown = [n for n in names if n not in APPS and n != "mnist_fhe"]
+    unknown = [n for n in names if n not in APPS and n not in ("mnist_fhe", "helr", "cnn")]
     if unknown:
         raise ParameterError(f"unknown applications {unknown}; available: {', '.join(APPS)}")
     have = _available(dev)
@@ -89,6 +91,9 @@ def bench_apps(
     for name in names:
         if name == "mnist_fhe":
             rows.append(_mnist_row(dev, INT_PRESET.get(preset, "int4_128"), progress))
+            continue
+        if name in ("helr", "cnn"):
+            rows.append(_issue30_row(name, dev, counts, progress))
             continue
         app = APPS[name]
         row = {"app": name, "summary": app.summary, "paper": app.paper}
@@ -162,6 +167,35 @@ def _mnist_row(device: str, preset: str, progress: bool) -> dict:
         "seconds": {"1": rep["seconds_per_image"]},
         "ok": {"1": rep["ok"]},
         "paper": {},
+    }
+
+
+def _issue30_row(name: str, device: str, counts: list, progress: bool) -> dict:
+    """HELR training (seconds per iteration) or the CNN (one-image latency) per device count,
+    with the whole benchmark's JSON under "detail" (apps.helr.bench_helr, apps.cnn.bench_cnn)."""
+    spec = ",".join(str(c) for c in counts)
+    if name == "helr":
+        from .helr import bench_helr
+
+        rep = bench_helr(device=device, devices=spec, progress=progress)
+        runs = rep["runs"]
+        seconds = {k: r["seconds_per_iteration"] for k, r in runs.items()}
+        ok = {k: bool(r["weights_ok"] and r["accuracy_ok"]) for k, r in runs.items()}
+        summary = "HELR training on encrypted MNIST 3 vs 8: seconds per iteration"
+    else:
+        from .cnn import bench_cnn
+
+        rep = bench_cnn(device=device, devices=spec, progress=progress)
+        seconds = {str(r["devices"]): r["single_latency_s"] for r in rep["rows"]}
+        ok = {str(r["devices"]): bool(r["single_equal"] and r["packed_equal"]) for r in rep["rows"]}
+        summary = "HE-Booster's MNIST CNN (BGV): seconds for one image"
+    return {
+        "app": name,
+        "summary": summary,
+        "seconds": seconds,
+        "ok": ok,
+        "paper": rep.get("paper", {}),
+        "detail": rep,
     }
 
 

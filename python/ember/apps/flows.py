@@ -129,6 +129,47 @@ def run_transcipher_app(
     }
 
 
-FLOWS = {"mnist_fhe": run_mnist_fhe, "transcipher": run_transcipher_app}
+def run_helr_app(device=None, devices=None, data_dir=None, iterations=None, progress=True) -> dict:
+    """HELR: logistic-regression training on encrypted MNIST 3 vs 8, bootstrapped each step."""
+    from .helr import run_helr
 
-__all__ = ["FLOWS", "mnist_model", "mnist_test_images", "run_mnist_fhe", "run_transcipher_app"]
+    rep = run_helr(data_dir, device, devices, iterations, progress)
+    rep["ok"] = bool(rep["weights_ok"] and rep["accuracy_ok"])
+    return rep
+
+
+def run_cnn_app(device=None, devices=None, data_dir=None, mode="single", images=1, progress=True):
+    """HE-Booster's MNIST CNN in BGV: encrypted images, exact scores of the quantized model."""
+    from .cnn import run_cnn
+
+    if isinstance(devices, str):
+        devices = [d for d in devices.split(",") if d]
+    rep = run_cnn(
+        data_dir,
+        device=device or "cpu",
+        devices=devices,
+        mode=mode,
+        images=images,
+        preset="N14",
+        progress=progress,
+    )
+    rep["ok"] = bool(rep["scores_equal"] and rep["predictions_equal"])
+    return rep
+
+
+FLOWS = {
+    "mnist_fhe": run_mnist_fhe,
+    "transcipher": run_transcipher_app,
+    "helr": run_helr_app,
+    "cnn": run_cnn_app,
+}
+
+__all__ = [
+    "FLOWS",
+    "mnist_model",
+    "mnist_test_images",
+    "run_cnn_app",
+    "run_helr_app",
+    "run_mnist_fhe",
+    "run_transcipher_app",
+]

@@ -512,6 +512,26 @@ def train_helr(
     return _report(trainer, result)
 
 
+def run_helr(data_dir=None, device=None, devices=None, iterations=None, progress=True) -> dict:
+    """train_helr at the size for the device: on a GPU N16_boot (128-bit), 196 features,
+    batches of 1,024, 32 iterations, as HELR and FAB measure it; on the CPU what two cores finish
+    in minutes (the insecure N = 2^12 set, 49 features, batches of 256, 3 iterations)."""
+    import ember
+
+    device = ember.resolve_device(device)
+    gpu = device.startswith("cuda")
+    return train_helr(
+        data_dir,
+        device=device,
+        devices=devices,
+        preset="N16_boot" if gpu else small_insecure_params(),
+        iterations=iterations or (32 if gpu else 3),
+        batch=1024 if gpu else 256,
+        features=196 if gpu else 49,
+        progress=progress,
+    )
+
+
 def _report(trainer: HelrTrainer, result: dict) -> dict:
     secs = result["seconds_per_iteration"]
     steady = _steady(secs)

@@ -413,7 +413,7 @@ def apps_table(doc: dict) -> Table:
         ok = all(v is True for v in r.get("ok", {}).values())
         paper = "; ".join(f"{k}: {v}" for k, v in (r.get("paper") or {}).items())
         t.rows.append(
-            [r["app"], f"{r['bootstraps']:,}", r.get("depth", "-")]
+            [r["app"], f"{r['bootstraps']:,}" if "bootstraps" in r else "-", r.get("depth", "-")]
             + [_f(secs.get(c), 3) for c in counts]
             + ["yes" if ok else "NO", paper]
         )
