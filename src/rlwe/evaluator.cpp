@@ -194,6 +194,31 @@ Ciphertext Evaluator::add_scalar(const Ciphertext& a, const std::vector<u64>& re
   return linear_combination({&a}, {std::vector<u64>(residues.size(), 1)}, residues, a.level);
 }
 
+void Evaluator::check_linear_operands(const std::vector<const Ciphertext*>& cts, std::size_t level,
+                                      const std::string& op) const {
+  for (const Ciphertext* c : cts) {
+    check_pair_keys(*cts[0], *c, op.c_str());
+    if (c->polys.size() != 2) throw ParameterError(op + ": relinearize the ciphertexts first");
+    // A ciphertext above `level` is read as its first level + 1 rows (dropping is free).
+    if (c->level < level) throw ParameterError(op + ": an operand is below the target level");
+  }
+}
+
+std::vector<const Ciphertext*> Evaluator::in_eval_form_if_mixed(
+    const std::vector<const Ciphertext*>& cts, std::vector<Ciphertext>& held) const {
+  const auto is_coeff = [](const Ciphertext* c) { return c->form() == Form::coeff; };
+  if (std::all_of(cts.begin(), cts.end(), is_coeff) ||
+      std::none_of(cts.begin(), cts.end(), is_coeff))
+    return {};
+  held.reserve(cts.size());  // no reallocation: the pointers below stay valid
+  std::vector<const Ciphertext*> evals;
+  for (const Ciphertext* c : cts) {
+    if (is_coeff(c)) held.push_back(to_form(*c, Form::eval));
+    evals.push_back(is_coeff(c) ? &held.back() : c);
+  }
+  return evals;
+}
+
 Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& cts,
                                          const std::vector<std::vector<u64>>& scalars,
                                          const std::vector<u64>& constant,
@@ -202,32 +227,17 @@ Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& c
     throw ParameterError("linear_combination: needs one scalar list per ciphertext");
   const Ciphertext& first = *cts[0];
   const std::size_t limbs = level + 1;
-  for (const Ciphertext* c : cts) {
-    check_pair_keys(first, *c, "linear_combination");
-    if (c->polys.size() != 2)
-      throw ParameterError("linear_combination: relinearize the ciphertexts first");
-    // A ciphertext above `level` is read as its first level + 1 rows (dropping is free).
-    if (c->level < level)
-      throw ParameterError("linear_combination: an operand is below the target level");
-  }
+  check_linear_operands(cts, level, "linear_combination");
   for (const auto& s : scalars)
     if (s.size() != limbs) throw ParameterError("linear_combination: one scalar per prime");
   if (!constant.empty() && constant.size() != limbs)
     throw ParameterError("linear_combination: one constant residue per prime");
   // Operands in different forms are combined in eval form. In coefficient form the constant goes
   // to coefficient 0 only (in eval form it is in every slot).
-  const auto is_coeff = [](const Ciphertext* c) { return c->form() == Form::coeff; };
-  const bool coeff = std::all_of(cts.begin(), cts.end(), is_coeff);
-  if (!coeff && std::any_of(cts.begin(), cts.end(), is_coeff)) {
-    std::vector<Ciphertext> held;
-    held.reserve(cts.size());
-    std::vector<const Ciphertext*> evals;
-    for (const Ciphertext* c : cts) {
-      if (is_coeff(c)) held.push_back(to_form(*c, Form::eval));
-      evals.push_back(is_coeff(c) ? &held.back() : c);
-    }
+  std::vector<Ciphertext> held;
+  if (const auto evals = in_eval_form_if_mixed(cts, held); !evals.empty())
     return linear_combination(evals, scalars, constant, level);
-  }
+  const bool coeff = cts[0]->form() == Form::coeff;
   auto& be = rlwe_.backend();
   const Stream s = first.stream();
   std::vector<Stream> operand_streams;
@@ -270,25 +280,11 @@ std::vector<Ciphertext> Evaluator::linear_combinations(const std::vector<const C
   if (weights.size() != outputs * cts.size() * limbs)
     throw ParameterError("linear_combinations: one weight per output, ciphertext and prime");
   const Ciphertext& first = *cts[0];
-  for (const Ciphertext* c : cts) {
-    check_pair_keys(first, *c, "linear_combinations");
-    if (c->polys.size() != 2)
-      throw ParameterError("linear_combinations: relinearize the ciphertexts first");
-    if (c->level < level)
-      throw ParameterError("linear_combinations: an operand is below the target level");
-  }
-  const auto is_coeff = [](const Ciphertext* c) { return c->form() == Form::coeff; };
-  const bool coeff = std::all_of(cts.begin(), cts.end(), is_coeff);
-  if (!coeff && std::any_of(cts.begin(), cts.end(), is_coeff)) {
-    std::vector<Ciphertext> held;
-    held.reserve(cts.size());
-    std::vector<const Ciphertext*> evals;
-    for (const Ciphertext* c : cts) {
-      if (is_coeff(c)) held.push_back(to_form(*c, Form::eval));
-      evals.push_back(is_coeff(c) ? &held.back() : c);
-    }
+  check_linear_operands(cts, level, "linear_combinations");
+  std::vector<Ciphertext> held;
+  if (const auto evals = in_eval_form_if_mixed(cts, held); !evals.empty())
     return linear_combinations(evals, weights, constants, level);
-  }
+  const bool coeff = first.form() == Form::coeff;
   auto& be = rlwe_.backend();
   const Stream s = first.stream();
   std::vector<Stream> operand_streams;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ember/rlwe/context.h"
@@ -112,6 +113,13 @@ class Evaluator {
   void check_pair_keys(const Ciphertext& a, const Ciphertext& b, const char* op) const;
   /// Same parameters, key set and level.
   void check_pair(const Ciphertext& a, const Ciphertext& b, const char* op) const;
+  /// The operands of a linear combination: one key set, relinearized, at or above `level`.
+  void check_linear_operands(const std::vector<const Ciphertext*>& cts, std::size_t level,
+                             const std::string& op) const;
+  /// Operands that mix coefficient and evaluation form, all in evaluation form (converted
+  /// copies kept in `held`); empty when they already share one form.
+  std::vector<const Ciphertext*> in_eval_form_if_mixed(const std::vector<const Ciphertext*>& cts,
+                                                       std::vector<Ciphertext>& held) const;
   /// check_pair for a product, whose operands must also be relinearized (2 polynomials).
   void check_product(const Ciphertext& a, const Ciphertext& b) const;
   /// a in eval form: a itself, or its transform kept in `holder`.
