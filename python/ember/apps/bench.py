@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from .programs import APPS
-from .runner import compile_app, device_list, equal_outputs, inputs_for, make_context
+from .runner import compile_app, device_list, equal_outputs, inputs_for, make_keys
 
 # The programs of ARCTYREX's table, in its order, then the rest of the linear algebra.
 DEFAULT = [
@@ -82,11 +82,8 @@ def bench_apps(
     have = _available(dev)
     counts = [c for c in _counts(devices) if c <= have] or [1]
     rng = np.random.default_rng(seed)
-    ctx = make_context(preset, dev)
-    t0 = time.perf_counter()
-    ck = ctx.keygen()
-    sk = ctx.server_key(ck, progress=progress)
-    keys_s = time.perf_counter() - t0
+    every = [d for d in device_list(dev, str(max(counts))) if d != dev]
+    ctx, ck, sk, keys_s = make_keys(preset, [dev, *every], progress)
     rows = []
     for name in names:
         if name == "mnist_fhe":
@@ -120,8 +117,6 @@ def bench_apps(
         for count in counts:
             devs = device_list(dev, str(count))
             try:
-                for d in devs:  # the server key's copies are set-up, like key generation
-                    sk.to(d)
                 t1 = time.perf_counter()
                 outs = circ.run(
                     ctx, sk, ins, devices=None if count == 1 else devs, progress=progress

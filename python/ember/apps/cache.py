@@ -48,6 +48,19 @@ def cache_path(source: bytes, function: str) -> Path:
     return cache_dir() / f"{function}-{h.hexdigest()}.circuit"
 
 
+def load_saved(target: Path) -> tuple:
+    """(Circuit, info) of a circuit file and its compile time beside it (`.seconds`, optional)."""
+    circ = Circuit.load(target)
+    seconds_file = target.with_suffix(".seconds")
+    seconds = float(seconds_file.read_text()) if seconds_file.exists() else None
+    return circ, {"cached": True, "compile_seconds": seconds, "cache_file": str(target)}
+
+
+def save_seconds(target: Path, seconds: float) -> None:
+    """The compile time beside a saved circuit (read back by load_saved)."""
+    target.with_suffix(".seconds").write_text(f"{seconds:.2f}\n")
+
+
 def compile_cached(path, function: str, use_cache: bool = True):
     """(Circuit, info) for `function` of the C file at `path`; info has "cached" (bool),
     "compile_seconds" (of this call's compile, or of the one that filled the cache when the
@@ -59,10 +72,7 @@ def compile_cached(path, function: str, use_cache: bool = True):
     target = cache_path(source, function)
     if use_cache and target.exists():
         try:
-            circ = Circuit.load(target)
-            seconds_file = target.with_suffix(".seconds")
-            seconds = float(seconds_file.read_text()) if seconds_file.exists() else None
-            return circ, {"cached": True, "compile_seconds": seconds, "cache_file": str(target)}
+            return load_saved(target)
         except (SerializationError, OSError, ValueError):
             pass  # a damaged entry: compile again and overwrite it
     t0 = time.perf_counter()
@@ -74,7 +84,7 @@ def compile_cached(path, function: str, use_cache: bool = True):
         tmp = target.with_suffix(f".tmp{os.getpid()}")
         circ.save(tmp)
         os.replace(tmp, target)  # atomic: a concurrent reader never sees half a file
-        target.with_suffix(".seconds").write_text(f"{seconds:.2f}\n")
+        save_seconds(target, seconds)
         info["cache_file"] = str(target)
     return circ, info
 

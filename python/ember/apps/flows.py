@@ -3,13 +3,12 @@ compiler, and AES transciphering; each returns a JSON-ready report like runner.r
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import ParameterError
-from .runner import circuits_dir, compile_app, device_list, make_context
+from .runner import circuits_dir, compile_app, device_list, make_keys
 
 
 def mnist_test_images(directory=None, count: int = 100) -> tuple:
@@ -51,11 +50,7 @@ def run_mnist_fhe(
     if not 1 <= images <= len(x):
         raise ParameterError(f"images must be between 1 and {len(x)} for this test set")
     pick = np.arange(images)
-    ctx = make_context(preset, device)
-    t0 = time.perf_counter()
-    ck = ctx.keygen()
-    sk = ctx.server_key(ck, progress=progress)
-    keys_s = time.perf_counter() - t0
+    ctx, ck, sk, keys_s = make_keys(preset, [device], progress)
 
     def bar(done, total):
         if progress:
@@ -103,16 +98,10 @@ def run_transcipher_app(
     rng = np.random.default_rng(seed)
     circ, cinfo = compile_app("aes128", directory=directory, precompiled=precompiled)
     devs = device_list(device, devices)
-    ctx = make_context(preset, devs[0])
-    t0 = time.perf_counter()
-    ck = ctx.keygen()
-    sk = ctx.server_key(ck, progress=progress)
-    keys_s = time.perf_counter() - t0
+    ctx, ck, sk, keys_s = make_keys(preset, devs, progress)
     key = bytes(rng.integers(0, 256, 16, dtype=np.uint8))
     data = bytes(rng.integers(0, 256, 16 * blocks, dtype=np.uint8))
     run_devices = None if devs == [ctx.device] else devs
-    for d in devs:  # the server key's copies on the devices: set-up, like key generation
-        sk.to(d)
     rep = run_transcipher(ctx, ck, sk, circ, key, data, run_devices, progress)
     stats = circ.stats()
     return {

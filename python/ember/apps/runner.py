@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ParameterError
-from .cache import compile_cached
+from .cache import compile_cached, load_saved, save_seconds
 from .programs import APPS, App
 
 
@@ -49,15 +49,8 @@ def compile_app(name: str, use_cache: bool = True, directory=None, precompiled=N
 
 def load_precompiled(name: str, folder):
     """(Circuit, info) from `folder/<name>.circuit`, or None when the folder has no such file."""
-    from ..circuit import Circuit
-
     target = Path(folder) / f"{name}.circuit"
-    if not target.exists():
-        return None
-    seconds_file = target.with_suffix(".seconds")
-    seconds = float(seconds_file.read_text()) if seconds_file.exists() else None
-    info = {"cached": True, "compile_seconds": seconds, "cache_file": str(target)}
-    return Circuit.load(target), info
+    return load_saved(target) if target.exists() else None
 
 
 def export_apps(names, folder, use_cache: bool = True, directory=None) -> list:
@@ -71,7 +64,7 @@ def export_apps(names, folder, use_cache: bool = True, directory=None) -> list:
         circ, info = compile_app(name, use_cache, directory)
         circ.save(folder / f"{name}.circuit")
         if info["compile_seconds"] is not None:
-            (folder / f"{name}.seconds").write_text(f"{info['compile_seconds']:.2f}\n")
+            save_seconds(folder / f"{name}.circuit", info["compile_seconds"])
         done.append((name, circ.stats()["gates"], info["compile_seconds"]))
     return done
 
@@ -152,11 +145,20 @@ def make_context(preset: str, device: str):
     return cggi.Context(params, device=device)
 
 
-def run_encrypted(circ, inputs: dict, ctx, ck, sk, devices: list, progress: bool) -> tuple:
-    """(decrypted outputs, seconds per step) of one encrypted run (the server key's copies on
-    the devices are made first, untimed: set-up like key generation)."""
+def make_keys(preset: str, devices: list, progress: bool) -> tuple:
+    """(ctx on devices[0], client key, server key, seconds): the keys, and the server key's
+    copies on every device made now, so that the runs timed later hold set-up of neither."""
+    ctx = make_context(preset, devices[0])
+    t0 = time.perf_counter()
+    ck = ctx.keygen()
+    sk = ctx.server_key(ck, progress=progress)
     for d in devices:
         sk.to(d)
+    return ctx, ck, sk, time.perf_counter() - t0
+
+
+def run_encrypted(circ, inputs: dict, ctx, ck, sk, devices: list, progress: bool) -> tuple:
+    """(decrypted outputs, seconds per step) of one encrypted run (keys from make_keys)."""
     t0 = time.perf_counter()
     ins = circ.encrypt_inputs(ctx, ck, **inputs)
     t1 = time.perf_counter()
@@ -199,11 +201,7 @@ def run_app(
     native = check_native(app, circ, n_check, rng, directory, extra=inputs)
     plain = circ.evaluate(**inputs)
     devs = device_list(device, devices)
-    ctx = make_context(preset, devs[0])
-    t0 = time.perf_counter()
-    ck = ctx.keygen()
-    sk = ctx.server_key(ck, progress=progress)
-    keys_s = time.perf_counter() - t0
+    ctx, ck, sk, keys_s = make_keys(preset, devs, progress)
     res, secs = run_encrypted(circ, inputs, ctx, ck, sk, devs, progress)
     report = {
         "app": app.name,
@@ -244,6 +242,7 @@ __all__ = [
     "inputs_for",
     "load_precompiled",
     "make_context",
+    "make_keys",
     "run_app",
     "run_encrypted",
 ]
