@@ -85,13 +85,14 @@ def devices() -> list[Device]:
     return out
 
 
-def compile_c(path, function: str, keep_dir: str | None = None):
+def compile_c(path, function: str, keep_dir: str | None = None, three_input_gates: bool = True):
     """Compiles `function` of the C file at `path` (a C99 subset, docs/compiler.md) into an
     ember.circuit.Circuit of CGGI gates, through Yosys and ABC under the FHE cost model.
+    three_input_gates=False keeps to two-input gates and MUX (no MAJ / XOR3).
     Raises CompileError with the file, line, column and construct for C outside the subset."""
     from .compiler import compile_c as _compile_c
 
-    return _compile_c(path, function, keep_dir=keep_dir)
+    return _compile_c(path, function, keep_dir=keep_dir, three_input_gates=three_input_gates)
 
 
 def set_num_threads(n: int) -> None:

@@ -171,6 +171,8 @@ def predicted_noise(params: Params, message_bits: int = 0, key_weight: int | Non
     - ``p_fail_gate``: the largest failure probability of a two-input gate whose inputs are fresh
       bootstrap outputs (AND-type: margin 1/8, 2-norm^2 2; XOR-type: margin 1/4, 2-norm^2 8),
       erfc(margin / sqrt(2 v));
+    - ``p_fail_gate3``: the same for the three-input gates (MAJ: margin 1/8, 2-norm^2 3; XOR3:
+      margin 1/4, 2-norm^2 12);
     - ``p_fail_lut``: for message_bits > 0, of a LUT on a fresh bootstrap output (margin
       2^-(bits+2)).
 
@@ -201,6 +203,9 @@ def predicted_noise(params: Params, message_bits: int = 0, key_weight: int | Non
     gates = max(
         log2_p_fail(1 / 8, 2 * v_br + v_ks + v_ms), log2_p_fail(1 / 4, 8 * v_br + v_ks + v_ms)
     )
+    gates3 = max(
+        log2_p_fail(1 / 8, 3 * v_br + v_ks + v_ms), log2_p_fail(1 / 4, 12 * v_br + v_ks + v_ms)
+    )
     out = {
         "bootstrap": v_br,
         "key_switch": v_ks,
@@ -209,6 +214,10 @@ def predicted_noise(params: Params, message_bits: int = 0, key_weight: int | Non
         "gate_input_xor": 8 * v_br + v_ks + v_ms,
         "p_fail_gate": 2.0**gates,
         "log2_p_fail_gate": gates,
+        "gate_input_maj": 3 * v_br + v_ks + v_ms,
+        "gate_input_xor3": 12 * v_br + v_ks + v_ms,
+        "p_fail_gate3": 2.0**gates3,
+        "log2_p_fail_gate3": gates3,
     }
     if message_bits:
         lut = log2_p_fail(2.0 ** -(message_bits + 2), v_br + v_ks + v_ms)
@@ -531,6 +540,21 @@ class Context(Persistent):
         if not len(s) == len(a) == len(b):
             raise ParameterError("mux operands must have equal sizes")
         return Bits(self, self._raw.mux(rs, ra, rb, self._own(sk, ServerKey, "mux")), a.shape)
+
+    def maj(self, a: Bits, b: Bits, c: Bits, sk: ServerKey) -> Bits:
+        """The majority of a, b, c elementwise (a full adder's carry): one bootstrap each."""
+        return self._gate3("maj", a, b, c, sk)
+
+    def xor3(self, a: Bits, b: Bits, c: Bits, sk: ServerKey) -> Bits:
+        """a ^ b ^ c elementwise (a full adder's sum): one bootstrap each."""
+        return self._gate3("xor3", a, b, c, sk)
+
+    def _gate3(self, name: str, a: Bits, b: Bits, c: Bits, sk: ServerKey) -> Bits:
+        ra, rb, rc = (self._own(x, Bits, name) for x in (a, b, c))
+        if not len(a) == len(b) == len(c):
+            raise ParameterError(f"{name} operands must have equal sizes")
+        raw = getattr(self._raw, name)(ra, rb, rc, self._own(sk, ServerKey, name))
+        return Bits(self, raw, a.shape)
 
     def concat(self, parts) -> Bits:
         """The ciphertexts of several Bits of this context one after the other (a copy; no

@@ -9,7 +9,10 @@ flipped literal), and constants are the literals 0 (false) and 1 (true). Two-inp
 their truth table (bit a + 2 b of the code is the output for inputs a, b: AND = 8, XOR = 6, ...);
 the ten tables that depend on both inputs are exactly the CGGI gate set (and, nand, or, nor,
 xor, xnor, andny, andyn, orny, oryn), so gates are stored with positive inputs and the negations
-folded into the table. MUX (code 16) is s ? a : b and costs two bootstraps.
+folded into the table. MUX (code 16) is s ? a : b and costs two bootstraps. The three-input
+gates MAJ (17, the majority: a full adder's carry) and XOR3 (18, a ^ b ^ c: its sum) cost one
+bootstrap each (one programmable bootstrap of a + b + c, docs/circuits.md) and read their three
+literals as stored, negations included.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ import numpy as np
 from .errors import ParameterError, SerializationError
 
 MUX = 16
+MAJ = 17
+XOR3 = 18
+THREE_INPUT = (MUX, MAJ, XOR3)
 # Truth tables (out = (code >> (a + 2 b)) & 1) of the CGGI two-input gates.
 GATE_CODES = {
     "and": 8,
@@ -38,7 +44,7 @@ GATE_CODES = {
     "oryn": 11,  # a or (not b)
 }
 GATE_NAMES = {v: k for k, v in GATE_CODES.items()}
-GATE_NAMES[MUX] = "mux"
+GATE_NAMES.update({MUX: "mux", MAJ: "maj", XOR3: "xor3"})
 BOOTSTRAPS = {code: (2 if code == MUX else 1) for code in GATE_NAMES}
 
 _MAGIC = b"EMBERCIR"
@@ -105,7 +111,8 @@ class RunOptions:
       (each group waits only for the work that wrote its operands; gates with slack are held
       back into wider groups while fewer than ``dataflow_min_batch`` per device are ready).
       Wave is the default: the two have not been compared on GPUs yet.
-    - ``fuse``: at most three bootstrap batches per step and device (AND-type, XOR-type, MUX);
+    - ``fuse``: at most three bootstrap batches per step and device (AND-type, XOR-type, MUX;
+      and MAJ, XOR3 where the circuit has them);
       False: one per gate type.
     - ``max_live_ciphertexts``: ciphertexts a device's pool holds at once (None: from its free
       memory); past it the coldest are spilled to page-locked host memory and brought back.
@@ -148,8 +155,9 @@ class Circuit:
 
     inputs: list  # [Port]
     outputs: list  # [Port]
-    ops: np.ndarray  # uint8 [G]: truth table (0..15) or MUX
-    args: np.ndarray  # int64 [G, 3]: literals (a, b, s); s only for MUX (and a, b its data)
+    ops: np.ndarray  # uint8 [G]: truth table (0..15), MUX, MAJ or XOR3
+    args: np.ndarray  # int64 [G, 3]: literals (a, b, c); c only for the three-input codes
+    # (MUX: c is the select, a and b its data)
     out_lits: np.ndarray  # int64 [sum of output bits]
     name: str = "circuit"
     _levels: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -175,7 +183,7 @@ class Circuit:
         base = 1 + self.num_inputs_bits
         own = 2 * (base + np.arange(g, dtype=np.int64))
         used = self.args.copy()
-        used[self.ops != MUX, 2] = 0
+        used[~np.isin(self.ops, THREE_INPUT), 2] = 0
         if np.any(used < 0) or np.any(used >= own[:, None]):
             raise SerializationError("circuit gates are not in topological order")
         if np.any(self.out_lits < 0) or np.any(self.out_lits >= 2 * self.num_nodes):
@@ -212,7 +220,8 @@ class Circuit:
         return [order[bounds[i] : bounds[i + 1]] for i in range(len(bounds) - 1)]
 
     def stats(self) -> dict:
-        """Gates by type, bootstraps (MUX = 2), depth (waves) and the widest wave."""
+        """Gates by type, bootstraps (MUX = 2, any other gate 1), depth (waves) and the widest
+        wave."""
         st = dict(self._ir().stats())
         st["gates_by_type"] = dict(sorted(st["gates_by_type"].items()))
         return st
@@ -221,8 +230,8 @@ class Circuit:
         """Names of inputs whose bits the outputs depend on (the others may be left out)."""
         lits = np.concatenate(
             [
-                self.args[self.ops != MUX, :2].ravel(),
-                self.args[self.ops == MUX].ravel(),
+                self.args[~np.isin(self.ops, THREE_INPUT), :2].ravel(),
+                self.args[np.isin(self.ops, THREE_INPUT)].ravel(),
                 self.out_lits,
             ]
         )
@@ -672,6 +681,50 @@ class CircuitBuilder:
         self.ops.append(MUX)
         self.args.append((a, b, s))
         return (2 * (self.base + len(self.ops) - 1)) | neg
+
+    def maj(self, a: int, b: int, c: int) -> int:
+        """Literal of the majority of literals a, b, c (one bootstrap), folding constants,
+        repeated inputs and negations (MAJ is self-dual: at most one input stays negated)."""
+        x = self._fold3(a, b, c, parity=False)
+        if x is not None:
+            return x
+        neg = 0
+        if (a & 1) + (b & 1) + (c & 1) >= 2:
+            a, b, c, neg = a ^ 1, b ^ 1, c ^ 1, 1
+        return self._emit3(MAJ, a, b, c) | neg
+
+    def xor3(self, a: int, b: int, c: int) -> int:
+        """Literal of a ^ b ^ c (one bootstrap), folding constants, repeated inputs and
+        negations (stored on positive inputs, a negation moves to the output)."""
+        x = self._fold3(a, b, c, parity=True)
+        if x is not None:
+            return x
+        neg = (a ^ b ^ c) & 1
+        return self._emit3(XOR3, a & ~1, b & ~1, c & ~1) | neg
+
+    def _fold3(self, a: int, b: int, c: int, parity: bool):
+        """The literal of MAJ / XOR3 when an input is constant or two read the same node (a
+        two-input gate or a wire), else None."""
+        lits = [a, b, c]
+        for i in range(3):
+            if lits[i] >> 1 == 0:  # a constant: AND / OR (MAJ) or XOR / XNOR (XOR3)
+                x, y = (lits[j] for j in range(3) if j != i)
+                if parity:
+                    return self.gate2(GATE_CODES["xor"], x, y) ^ (lits[i] & 1)
+                return self.gate2(GATE_CODES["or" if lits[i] & 1 else "and"], x, y)
+        for i, j in ((0, 1), (0, 2), (1, 2)):
+            if lits[i] >> 1 == lits[j] >> 1:
+                other = lits[3 - i - j]
+                same = lits[i] == lits[j]
+                if parity:  # x ^ x ^ y = y, x ^ !x ^ y = !y
+                    return other if same else other ^ 1
+                return lits[i] if same else other  # MAJ(x, x, y) = x, MAJ(x, !x, y) = y
+        return None
+
+    def _emit3(self, code: int, a: int, b: int, c: int) -> int:
+        self.ops.append(code)
+        self.args.append((a, b, c))
+        return 2 * (self.base + len(self.ops) - 1)
 
     def build(self, outputs: list, out_lits: list, name: str) -> Circuit:
         ops = np.array(self.ops, dtype=np.uint8)

@@ -105,7 +105,9 @@ def cmd_compile(args) -> int:
     from .compiler import compile_c
 
     t0 = time.perf_counter()
-    circ = compile_c(args.source, args.function, keep_dir=args.keep)
+    circ = compile_c(
+        args.source, args.function, keep_dir=args.keep, three_input_gates=not args.two_input_gates
+    )
     seconds = time.perf_counter() - t0
     out = args.output or f"{args.function}.circuit"
     circ.save(out)
@@ -324,6 +326,11 @@ def main(argv=None) -> int:
     comp = sub.add_parser("compile", help="compile a C function to a circuit; prints statistics")
     comp.add_argument("source", help="the C file")
     comp.add_argument("--function", "-f", required=True, help="the function to compile")
+    comp.add_argument(
+        "--two-input-gates",
+        action="store_true",
+        help="map to two-input gates and MUX only (no MAJ / XOR3 three-input gates)",
+    )
     comp.add_argument(
         "-o", "--output", default=None, help="circuit file (default <function>.circuit)"
     )

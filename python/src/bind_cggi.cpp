@@ -212,6 +212,8 @@ void bind_cggi(nb::module_& m) {
            })
       .def("gate", &Context::gate, release)
       .def("mux", &Context::mux, release)
+      .def("maj", &Context::maj, release)
+      .def("xor3", &Context::xor3, release)
       .def("not_", &Context::not_, release)
       .def("copy", &Context::copy, release)
       .def("bootstrap", &Context::bootstrap, release)

@@ -37,7 +37,7 @@ std::vector<Port> ports(const std::vector<PortTuple>& t) {
 
 nb::dict stats_dict(const Stats& s) {
   nb::dict by_type;
-  for (int code = 0; code <= kMux; ++code)
+  for (int code = 0; code < kNumCodes; ++code)
     if (s.gates_by_code[code])
       by_type[gate_name(static_cast<std::uint8_t>(code))] = s.gates_by_code[code];
   nb::dict d;

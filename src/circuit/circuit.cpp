@@ -40,6 +40,10 @@ const char* gate_name(std::uint8_t code) {
       return "oryn";
     case kMux:
       return "mux";
+    case kMaj:
+      return "maj";
+    case kXor3:
+      return "xor3";
     default:
       return "";
   }
@@ -77,7 +81,7 @@ Circuit::Circuit(std::vector<Port> inputs, std::vector<Port> outputs, std::vecto
   // Node levels: inputs and the constant at 0, each gate 1 + the largest level it reads.
   std::vector<std::int32_t> node_level(num_nodes(), 0);
   for (std::size_t i = 0; i < g; ++i) {
-    if (gate_name(ops_[i])[0] == '\0')
+    if (ops_[i] >= kNumCodes || gate_name(ops_[i])[0] == '\0')
       throw ParameterError("circuit gate " + std::to_string(i) + " has the unknown code " +
                            std::to_string(ops_[i]));
     const std::int64_t own = 2 * (base + static_cast<std::int64_t>(i));

@@ -98,13 +98,22 @@ std::vector<std::uint64_t> evaluate(const Circuit& c, const std::uint64_t* in, s
         const Word na = mask(la & 1), nb = mask(lb & 1);
         Lanes& out = v[map.slot[base + g]];
         const std::uint8_t code = c.op(g);
-        if (code == kMux) {
+        if (code >= kMux) {
           const std::int64_t ls = c.arg(g, 2);
           const Lanes& s = v[map.slot[ls >> 1]];
           const Word ns = mask(ls & 1);
-          for (std::size_t k = 0; k < kBlock; ++k) {
-            const Word sv = s[k] ^ ns;
-            out[k] = (sv & (a[k] ^ na)) | (~sv & (b[k] ^ nb));
+          if (code == kMux) {
+            for (std::size_t k = 0; k < kBlock; ++k) {
+              const Word sv = s[k] ^ ns;
+              out[k] = (sv & (a[k] ^ na)) | (~sv & (b[k] ^ nb));
+            }
+          } else if (code == kMaj) {
+            for (std::size_t k = 0; k < kBlock; ++k) {
+              const Word x = a[k] ^ na, y = b[k] ^ nb, z = s[k] ^ ns;
+              out[k] = (x & y) | (x & z) | (y & z);
+            }
+          } else {
+            for (std::size_t k = 0; k < kBlock; ++k) out[k] = a[k] ^ na ^ b[k] ^ nb ^ s[k] ^ ns;
           }
         } else {
           const Word t0 = mask(code & 1), t1 = mask(code & 2), t2 = mask(code & 4),

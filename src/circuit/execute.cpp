@@ -23,12 +23,13 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// Streams per location, given back when the run ends (after their work: destroy_stream waits).
+/// Streams per location (`per` for the plan's operations, then one for incoming copies), given
+/// back when the run ends (after their work: destroy_stream waits).
 class Streams {
  public:
-  Streams(const std::vector<Backend*>& bes, int per) : bes_(bes), s_(bes.size()) {
+  Streams(const std::vector<Backend*>& bes, int per) : bes_(bes), s_(bes.size()), per_(per) {
     for (std::size_t l = 0; l < bes.size(); ++l)
-      for (int i = 0; i < per; ++i) s_[l].push_back(bes[l]->create_stream());
+      for (int i = 0; i <= per; ++i) s_[l].push_back(bes[l]->create_stream());
   }
   ~Streams() {
     for (std::size_t l = 0; l < s_.size(); ++l)
@@ -37,6 +38,8 @@ class Streams {
   Streams(const Streams&) = delete;
   Streams& operator=(const Streams&) = delete;
   Stream at(int loc, int i) const { return s_[loc][i]; }
+  /// The stream copies from other devices into `loc` run on.
+  Stream incoming(int loc) const { return s_[loc][per_]; }
   void synchronize() {
     for (std::size_t l = 0; l < s_.size(); ++l)
       for (Stream s : s_[l]) bes_[l]->synchronize(s);
@@ -45,6 +48,7 @@ class Streams {
  private:
   std::vector<Backend*> bes_;
   std::vector<std::vector<Stream>> s_;
+  int per_;
 };
 
 /// One event per operation that others wait for, destroyed with the table.
@@ -216,7 +220,8 @@ class Executor {
 
   /// Gather the operands, the linear step, key switch and blind rotation of the whole batch,
   /// then the results into their pool slots. MUX: s + a - 1/8 and (NOT s) + b - 1/8 side by
-  /// side, one bootstrap of both, their sum + 1/8 (cggi::Context::mux, word for word).
+  /// side, one bootstrap of both, their sum + 1/8 (cggi::Context::mux, word for word). Three
+  /// inputs: ca a + cb b, then + cc c (cggi::Context::maj and xor3, word for word).
   void group(const Op& op, Backend& b, Stream st) {
     auto& ops = b.cggi();
     const std::size_t m = op.count, n2 = op.form.mux ? 2 * m : m, dim = shape_.big_dim();
@@ -227,6 +232,10 @@ class Executor {
     const Form f = op.form.mux ? Form{1, 1, -1} : op.form;
     ops.linear_async(a.as<void>(), a.as<void>(), bb.as<void>(), f.ca, f.cb, eighths(f.eighths), dim,
                      n2, shape_, st);
+    if (f.cc) {
+      ops.gather_async(bb.as<void>(), nullptr, pool, idx(op.loc, op.c), dim, m, shape_, st);
+      ops.linear_async(a.as<void>(), a.as<void>(), bb.as<void>(), 1, f.cc, 0, dim, m, shape_, st);
+    }
     const Location& loc = x_.locations[op.loc];
     if (x_.options.skip_bootstrap) {
       b.copy_async(bb.as<void>(), a.as<void>(), n2 * ct_bytes_, st);
@@ -264,14 +273,23 @@ class Executor {
     Buffer send(src, bytes, sst);
     src.cggi().gather_async(send.as<void>(), nullptr, from, idx(op.src_loc, op.a), dim, op.count,
                             shape_, sst);
-    Buffer recv(dst, bytes, st);
-    backend::copy_between_devices(dst, recv.as<void>(), st, src, send.as<void>(), sst, bytes);
-    // The target's stream waits too, before writing the slots (not before the copy, which the
-    // source's stream then waits for): a CPU source's waits are no-ops (its work is done when
-    // enqueued), and the slots' earlier readers may be on the target's other streams.
+    // The copy runs on the target's incoming stream, not on `st`: the source's stream waits for
+    // the copy (before `send` may be freed), so a copy queued behind the target's bootstraps
+    // would hold the source device's next batches back as well.
+    const Stream in = streams.incoming(op.loc);
+    Buffer recv(dst, bytes, in);
+    backend::copy_between_devices(dst, recv.as<void>(), in, src, send.as<void>(), sst, bytes);
+    Event landed = dst.create_event();
+    dst.record_event(landed, in);
+    dst.wait_event(st, landed);
+    dst.destroy_event(landed);
+    // The target's stream waits too, before writing the slots (not before the copy): a CPU
+    // source's waits are no-ops (its work is done when enqueued), and the slots' earlier
+    // readers may be on the target's other streams.
     wait(op, dst, st, events);
     dst.cggi().gather_async(to, idx(op.loc, op.out), recv.as<void>(), nullptr, dim, op.count,
                             shape_, st);
+    recv.release_on(st);
   }
 
   /// One batch per output port (copies of the outputs' pieces), on the home device.

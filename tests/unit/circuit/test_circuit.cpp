@@ -18,16 +18,16 @@ namespace {
 using namespace ember;
 using namespace ember::circuit;
 
-const std::uint8_t kCodes[] = {8, 7, 14, 1, 6, 9, 4, 2, 13, 11, kMux};
+const std::uint8_t kCodes[] = {8, 7, 14, 1, 6, 9, 4, 2, 13, 11, kMux, kMaj, kXor3};
 
 /// A random circuit: two inputs of `bits` bits, `gates` gates over earlier nodes (negated
-/// literals, the constants and MUX included), two outputs.
+/// literals, the constants, MUX, MAJ and XOR3 included), two outputs.
 Circuit random_circuit(std::mt19937_64& rng, int bits, std::size_t gates) {
   const std::size_t base = 1 + 2 * static_cast<std::size_t>(bits);
   std::vector<std::uint8_t> ops;
   std::vector<std::int64_t> args;
   for (std::size_t g = 0; g < gates; ++g) {
-    const std::uint8_t code = kCodes[rng() % 11];
+    const std::uint8_t code = kCodes[rng() % std::size(kCodes)];
     ops.push_back(code);
     // Mostly recent nodes: deeper circuits than uniform picks give.
     auto pick = [&] {
@@ -36,7 +36,7 @@ Circuit random_circuit(std::mt19937_64& rng, int bits, std::size_t gates) {
       return static_cast<std::int64_t>(2 * (lo + rng() % (top - lo)) + rng() % 2);
     };
     const std::int64_t a = pick(), b = pick();
-    args.insert(args.end(), {a, b, code == kMux ? pick() : 0});
+    args.insert(args.end(), {a, b, code >= kMux ? pick() : 0});
   }
   std::vector<std::int64_t> outs;
   const std::int64_t nodes = static_cast<std::int64_t>(base + gates);
@@ -55,8 +55,21 @@ std::vector<std::uint8_t> reference(const Circuit& c, const std::vector<std::uin
   for (std::size_t i = 0; i < in.size(); ++i) v[1 + i] = in[i];
   auto val = [&](std::int64_t lit) { return static_cast<std::uint8_t>(v[lit >> 1] ^ (lit & 1)); };
   for (std::size_t g = 0; g < c.num_gates(); ++g) {
-    const int a = val(c.arg(g, 0)), b = val(c.arg(g, 1));
-    v[c.gate_node(g)] = c.op(g) == kMux ? (val(c.arg(g, 2)) ? a : b) : (c.op(g) >> (a + 2 * b)) & 1;
+    const int a = val(c.arg(g, 0)), b = val(c.arg(g, 1)),
+              s = c.arity(g) == 3 ? val(c.arg(g, 2)) : 0;
+    switch (c.op(g)) {
+      case kMux:
+        v[c.gate_node(g)] = s ? a : b;
+        break;
+      case kMaj:
+        v[c.gate_node(g)] = a + b + s >= 2;
+        break;
+      case kXor3:
+        v[c.gate_node(g)] = a ^ b ^ s;
+        break;
+      default:
+        v[c.gate_node(g)] = (c.op(g) >> (a + 2 * b)) & 1;
+    }
   }
   std::vector<std::uint8_t> out;
   for (std::int64_t lit : c.out_lits()) out.push_back(val(lit));
