@@ -39,8 +39,7 @@ def cmd_bench(args) -> int:
         if not args.out:
             raise ember.ParameterError("ember bench report needs --out DIR")
         suites = [s for s in (args.run or "").split(",") if s]
-        device = None if args.device == "auto" else args.device
-        path = make_report(args.out, args.inputs, suites, device=device, quick=args.quick)
+        path = make_report(args.out, args.inputs, suites, device=args.device, quick=args.quick)
         print(f"wrote {path}")
         return 0
     if args.inputs:
@@ -83,14 +82,15 @@ def _print_json(results, path) -> int:
 def cmd_tune(args) -> int:
     from .ntt_tune import tune
 
-    table = tune(args.device, quick=args.quick, progress=lambda m: print(m, file=sys.stderr))
+    device = ember.resolve_device(args.device)
+    table = tune(device, quick=args.quick, progress=lambda m: print(m, file=sys.stderr))
     text = json.dumps(table, indent=1)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")
         print(
             f"wrote {args.out}: apply it with "
-            f"ember.set_backend_options({args.device!r}, ntt_table={args.out!r}), or build it in "
+            f"ember.set_backend_options({device!r}, ntt_table={args.out!r}), or build it in "
             "with bench/make_ntt_table.py",
             file=sys.stderr,
         )
@@ -237,13 +237,20 @@ def cmd_apps(args) -> int:
     return 0 if report["ok"] else 1
 
 
+def add_device_option(parser, what: str = "cpu, cpu:N, cuda, cuda:N or auto") -> None:
+    """--device, whose absence (None) means the library's default device (issue 31)."""
+    parser.add_argument(
+        "--device", default=None, help=f"{what} (default: $EMBER_DEVICE, else auto)"
+    )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="ember", description="Ember FHE command line")
     parser.add_argument("--version", action="version", version=f"ember {ember.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="version, backends, visible GPUs").set_defaults(fn=cmd_info)
     demo = sub.add_parser("demo", help="the flagship demo (GPU if present)")
-    demo.add_argument("--device", default="auto")
+    add_device_option(demo)
     demo.set_defaults(fn=cmd_demo)
     bench = sub.add_parser("bench", help="benchmarks; prints JSON")
     bench.add_argument(
@@ -277,7 +284,7 @@ def main(argv=None) -> int:
         help="report: suites to run first, e.g. ntt,ckks,boot,bfv,bgv,cggi (their JSON goes to "
         "OUT/raw)",
     )
-    bench.add_argument("--device", default="auto")
+    add_device_option(bench)
     bench.add_argument(
         "--devices",
         default="all",
@@ -319,7 +326,7 @@ def main(argv=None) -> int:
     tune = sub.add_parser(
         "tune", help="measure the NTT schedules on this GPU and write its autotune table (JSON)"
     )
-    tune.add_argument("--device", default="cuda")
+    add_device_option(tune, "the GPU to tune: cuda or cuda:N")
     tune.add_argument("--out", default=None, help="write the table to this file (else stdout)")
     tune.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
     tune.set_defaults(fn=cmd_tune)
@@ -341,7 +348,7 @@ def main(argv=None) -> int:
     )
     run.add_argument("circuit", help="a file written by ember compile")
     run.add_argument("--inputs", required=True, help='JSON object, e.g. \'{"a": [1, 2], "x": 3}\'')
-    run.add_argument("--device", default="auto")
+    add_device_option(run)
     run.add_argument(
         "--params",
         default="test_insecure",
@@ -369,7 +376,7 @@ def main(argv=None) -> int:
         "run", help="compile (cached), check natively, run encrypted, decrypt; prints JSON"
     )
     arun.add_argument("name", help="an application (ember apps list)")
-    arun.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    add_device_option(arun)
     arun.add_argument(
         "--devices", default=None, help="several devices: a count (2) or names (cuda:0,cuda:1)"
     )

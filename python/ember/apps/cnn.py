@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import bgv
+from .. import bgv, resolve_device
 from ..dist import device_set, partition_rows
 from ..errors import ParameterError
 from ..ring import generate_ntt_primes
@@ -259,12 +259,14 @@ class CnnSession:
         }
 
 
-def _devices(device: str, devices) -> list[str]:
-    """The device set: `devices` (a list, a count, or "all"), else the one `device`."""
+def _devices(device: str | None, devices) -> list[str]:
+    """The device set: `devices` (a list, a count, or "all"), else the one `device` (None: the
+    default device)."""
+    device = resolve_device(device)
     if devices is None:
         return device_set(device)
     if isinstance(devices, int):
-        kind = "cuda" if str(device).startswith("cuda") else "cpu"
+        kind = "cuda" if device.startswith("cuda") else "cpu"
         return [f"{kind}:{i}" for i in range(devices)]
     return device_set(devices)
 
@@ -284,7 +286,7 @@ def _argmax_exact(scores) -> np.ndarray:
 
 def run_cnn(
     data_dir=None,
-    device: str = "cpu",
+    device: str | None = None,
     devices=None,
     mode: str = "single",
     images: int = 1,

@@ -135,7 +135,7 @@ def run_cnn_app(device=None, devices=None, data_dir=None, mode="single", images=
         devices = [d for d in devices.split(",") if d]
     rep = run_cnn(
         data_dir,
-        device=device or "cpu",
+        device=device,
         devices=devices,
         mode=mode,
         images=images,

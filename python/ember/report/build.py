@@ -42,7 +42,7 @@ def run_suites(suites, out: Path, device: str | None, quick: bool) -> list:
         if suite == "apps":
             from ..apps.bench import bench_apps
 
-            doc = bench_apps(device=device or "cuda", quick=quick)
+            doc = bench_apps(device=device, quick=quick)
         else:
             doc = run_bench(suite, device=device, quick=quick)
         doc.setdefault("benchmark", suite)
