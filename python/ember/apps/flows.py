@@ -131,8 +131,8 @@ def run_cnn_app(device=None, devices=None, data_dir=None, mode="single", images=
     """HE-Booster's MNIST CNN in BGV: encrypted images, exact scores of the quantized model."""
     from .cnn import run_cnn
 
-    if isinstance(devices, str):
-        devices = [d for d in devices.split(",") if d]
+    if devices is not None:
+        devices = device_list(device, devices)
     rep = run_cnn(
         data_dir,
         device=device,
