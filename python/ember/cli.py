@@ -54,6 +54,7 @@ def cmd_bench(args) -> int:
             programs=args.programs,
             quick=args.quick,
             precompiled=args.circuits_from,
+            modes=args.modes,
         )
         return _print_json(results, args.json)
     devices = args.devices.split(",") if args.devices and args.devices != "all" else args.devices
@@ -313,6 +314,11 @@ def main(argv=None) -> int:
         "--circuits-from",
         default=None,
         help="apps: a folder of compiled programs (ember apps compile --out), used as they are",
+    )
+    bench.add_argument(
+        "--modes",
+        default="wave",
+        help="apps: the scheduler modes to time, comma-separated (wave, dataflow)",
     )
     bench.add_argument("--json", default=None, help="also write the JSON to this file")
     bench.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")

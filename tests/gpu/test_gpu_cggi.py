@@ -69,6 +69,20 @@ def test_mux_and_a_chain_on_the_gpu(kit):
     assert np.array_equal(gpu.decrypt(acc, gck), ref)
 
 
+@pytest.mark.parametrize("gate", ["maj", "xor3"])
+def test_three_input_gates_give_the_cpu_words(kit, gate):
+    cpu, gpu, ck, sk, gck, gsk = kit
+    rng = np.random.default_rng(9)
+    x, y, z = (rng.integers(0, 2, 64).astype(bool) for _ in range(3))
+    ex, ey, ez = (cpu.encrypt(v, ck) for v in (x, y, z))
+    want = getattr(cpu, gate)(ex, ~ey, ez, sk)
+    got = getattr(gpu, gate)(_moved(gpu, ex), ~_moved(gpu, ey), _moved(gpu, ez), gsk)
+    assert got.to_bytes() == want.to_bytes()
+    ny = ~y
+    ref = (x & ny) | (x & z) | (ny & z) if gate == "maj" else x ^ ny ^ z
+    assert np.array_equal(gpu.decrypt(got, gck), ref)
+
+
 def test_take_gives_the_cpu_words(kit):
     cpu, gpu, ck, _, gck, _ = kit
     rng = np.random.default_rng(3)

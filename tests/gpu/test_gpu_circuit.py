@@ -13,26 +13,34 @@ import pytest
 from ember import cggi
 from ember.circuit import Circuit, RunOptions
 
-# tests/c/sort4.c compiled (the GPU machine has no Yosys; any circuit serves: each GPU run is
-# compared with the CPU's run of the same circuit).
-SORT4 = Path(__file__).resolve().parent / "data" / "sort4.circuit"
+# tests/c/sort4.c and add_u8.c compiled (the GPU machine has no Yosys; any circuit serves: each
+# GPU run is compared with the CPU's run of the same circuit). Between them they hold every
+# group form: the two-input gates, MUX, MAJ and XOR3.
+DATA = Path(__file__).resolve().parent / "data"
+SORT4 = DATA / "sort4.circuit"
 GPUS = [f"cuda:{g.index}" for g in ember._ember.cuda_devices()]
 INPUTS = {"a": [3, -1, 7, -128]}
+CIRCUITS = {
+    "sort4": ({"a": [3, -1, 7, -128]}, {"a": [-128, -1, 3, 7]}),
+    "add_u8": ({"a": 250, "b": 9}, {"return": 3}),
+}
 
 
 def _words(outs: dict) -> list:
     return [outs[k]._raw.to_host() for k in sorted(outs)]
 
 
-@pytest.fixture(scope="module")
-def kit():
-    circ = Circuit.load(SORT4)
+@pytest.fixture(scope="module", params=list(CIRCUITS))
+def kit(request):
+    circ = Circuit.load(DATA / f"{request.param}.circuit")
+    given, expected = CIRCUITS[request.param]
     ctx = cggi.Context(cggi.Params.preset("test_insecure"), device="cpu")
     ck = ctx.keygen()
     sk = ctx.server_key(ck, progress=False)
-    ins = circ.encrypt_inputs(ctx, ck, **INPUTS)
+    ins = circ.encrypt_inputs(ctx, ck, **given)
     want = circ.run(ctx, sk, ins, progress=False)
-    assert circ.decrypt_outputs(ctx, ck, want)["a"].tolist() == [-128, -1, 3, 7]
+    got = circ.decrypt_outputs(ctx, ck, want)
+    assert {k: np.asarray(v).tolist() for k, v in got.items()} == expected
     return circ, ctx, ck, sk, ins, _words(want)
 
 

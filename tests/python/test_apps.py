@@ -334,10 +334,17 @@ def test_bench_and_cli(circuits, capsys, tmp_path):
     assert main(["apps", "compile", "add32", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "add32.circuit").exists()
     r = bench_apps(
-        device="cpu", devices="1,2", preset="test_insecure", programs="add32", precompiled=tmp_path
+        device="cpu",
+        devices="1,2",
+        preset="test_insecure",
+        programs="add32",
+        precompiled=tmp_path,
+        modes="wave,dataflow",
     )
     assert r["device_counts"] == [1]
-    assert r["results"][0]["ok"] == {"1": True} and r["results"][0]["compile_cached"]
+    row = r["results"][0]
+    assert row["ok"] == {"1": True, "1_dataflow": True} and row["compile_cached"]
+    assert row["seconds"] == row["seconds_wave"] and set(row["seconds_dataflow"]) == {"1"}
     assert main(["apps", "list"]) == 0
     args = ["apps", "run", "simon_round", "--preset", "test_insecure", "--no-progress"]
     assert main(args + ["--seed", "3"]) == 0

@@ -63,16 +63,22 @@ def bench_apps(
     seed: int = 1,
     progress: bool = False,
     precompiled=None,
+    modes="wave",
 ) -> dict:
     """Compiles (cached; `precompiled`: a folder of `<name>.circuit` files, see
-    runner.export_apps) and runs each program once per device count that exists; records the
-    circuit's size, compile time, run time per count, whether the decrypted outputs matched the
-    plaintext evaluation, and the paper's figures."""
+    runner.export_apps) and runs each program once per device count that exists and scheduler
+    mode (`modes`: "wave", "dataflow" or both, comma-separated); records the circuit's size,
+    compile time, run time per count (`seconds`: the first mode; `seconds_<mode>` for each),
+    whether the decrypted outputs matched the plaintext evaluation, and the paper's figures."""
     import ember
 
     from ..bench import _device_name
 
     dev = ember.resolve_device(device)
+    modes = [m for m in modes.split(",") if m] if isinstance(modes, str) else list(modes)
+    bad = [m for m in modes if m not in ("wave", "dataflow")]
+    if bad or not modes:
+        raise ParameterError(f"modes must be wave and/or dataflow, got {modes}")
     names = programs or (QUICK if quick else DEFAULT)
     if isinstance(names, str):
         names = [n for n in names.split(",") if n]
@@ -114,20 +120,29 @@ def bench_apps(
         inputs, _ = inputs_for(app, circ, rng)
         plain = circ.evaluate(**inputs)
         ins = circ.encrypt_inputs(ctx, ck, **inputs)
-        for count in counts:
-            devs = device_list(dev, str(count))
-            try:
-                t1 = time.perf_counter()
-                outs = circ.run(
-                    ctx, sk, ins, devices=None if count == 1 else devs, progress=progress
-                )
-                seconds = time.perf_counter() - t1
-            except ember.Error as e:  # several devices before the C++ scheduler has them
-                row["seconds"][str(count)] = None
-                row["ok"][str(count)] = f"{type(e).__name__}: {e}"
-                continue
-            row["seconds"][str(count)] = round(seconds, 3)
-            row["ok"][str(count)] = equal_outputs(circ.decrypt_outputs(ctx, ck, outs), plain)
+        for mode in modes:
+            row[f"seconds_{mode}"] = times = {}
+            for count in counts:
+                devs = device_list(dev, str(count))
+                key = str(count) if mode == modes[0] else f"{count}_{mode}"
+                try:
+                    t1 = time.perf_counter()
+                    outs = circ.run(
+                        ctx,
+                        sk,
+                        ins,
+                        devices=None if count == 1 else devs,
+                        mode=mode,
+                        progress=progress,
+                    )
+                    seconds = time.perf_counter() - t1
+                except ember.Error as e:  # several devices before the C++ scheduler has them
+                    times[str(count)] = None
+                    row["ok"][key] = f"{type(e).__name__}: {e}"
+                    continue
+                times[str(count)] = round(seconds, 3)
+                row["ok"][key] = equal_outputs(circ.decrypt_outputs(ctx, ck, outs), plain)
+        row["seconds"] = row[f"seconds_{modes[0]}"]
         one = row["seconds"].get("1")
         if one:
             row["bootstraps_per_second_1"] = round(stats["bootstraps"] / one, 1)
