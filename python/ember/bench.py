@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 import time
 
-from . import _ember, devices, resolve_device
+from . import _ember, _ember_bench, devices, resolve_device
 from .errors import ParameterError
 
 NTT_LOG_N = [12, 13, 14, 15, 16, 17]
@@ -33,12 +33,12 @@ def bench_ntt(device: str | None = None, quick: bool = False, prime_bits: int = 
     if not cuda and not quick:
         limbs_list = [1, 8, 24]
     variants = ["auto"] + list(_ember.ntt_variants(dev))
-    copy_gbps = _ember.copy_bandwidth(dev, 512 if cuda else 64, 20 if cuda else 3)
+    copy_gbps = _ember_bench.copy_bandwidth(dev, 512 if cuda else 64, 20 if cuda else 3)
     warmup, iters = (5, 50) if cuda else (1, 3)
     rows = []
     for log_n in log_ns:
         for limbs in limbs_list:
-            for r in _ember.bench_ntt(log_n, limbs, dev, variants, prime_bits, warmup, iters):
+            for r in _ember_bench.bench_ntt(log_n, limbs, dev, variants, prime_bits, warmup, iters):
                 floor_us = r["bytes_per_pass"] / (copy_gbps * 1e3)
                 r["floor_us"] = floor_us
                 for key in ("forward", "inverse"):
@@ -83,10 +83,10 @@ def bench_ckks(device: str | None = None, quick: bool = False) -> dict:
     dev = resolve_device(device)
     cuda = dev.startswith("cuda")
     sets = CKKS_SETS[:1] if quick or not cuda else CKKS_SETS
-    copy_gbps = _ember.copy_bandwidth(dev, 512 if cuda else 64, 20 if cuda else 3)
+    copy_gbps = _ember_bench.copy_bandwidth(dev, 512 if cuda else 64, 20 if cuda else 3)
     rows = []
     for name, log_n, q_bits, p_bits, dnum in sets:
-        r = _ember.bench_ckks(log_n, q_bits, p_bits, dnum, dev, 3 if cuda else 1, 20 if cuda else 3)
+        r = _ember_bench.bench_ckks(log_n, q_bits, p_bits, dnum, dev, 3 if cuda else 1, 20 if cuda else 3)
         r["name"] = name
         r["key_read_floor_ms"] = r["key_bytes"] / (copy_gbps * 1e6)
         rows.append(r)
@@ -123,7 +123,7 @@ def bench_integer(scheme: str, device: str | None = None, quick: bool = False) -
         sets = sets[:1]
     rows = []
     for name, log_n, q_bits, p_bits, t in sets:
-        r = _ember.bench_integer(
+        r = _ember_bench.bench_integer(
             scheme, log_n, q_bits, p_bits, t, dev, 3 if cuda else 1, 20 if cuda else 3
         )
         r["name"] = name

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from . import _ember, bgv, ckks
+from . import _ember, _ember_bench, bgv, ckks
 from .dist import device_set
 
 
@@ -142,7 +142,7 @@ def bench_split(devices="all", quick: bool = False) -> dict:
     counts = [k for k in (1, 2, 4, 8) if k <= len(names)]
     rows = []
     for name, scheme, log_n, q_bits, p_bits, dnum in _split_sets(quick, cuda):
-        r = _ember.bench_split(
+        r = _ember_bench.bench_split(
             scheme, log_n, q_bits, p_bits, dnum, 65537, names, counts, 5 if quick else 15
         )
         for s in r["splits"]:

@@ -188,14 +188,6 @@ void bind_bench(nb::module_& m) {
   m.def("bench_ntt", &bench_ntt, nb::arg("log_n"), nb::arg("limbs"), nb::arg("device") = "cpu",
         nb::arg("variants") = std::vector<std::string>{"auto"}, nb::arg("prime_bits") = 50,
         nb::arg("warmup") = 5, nb::arg("iters") = 50, nb::arg("one_prime") = false);
-  m.def("synchronize", [](const std::string& device) {
-    // Waits for the device's default stream (timing of Python-level circuits in benchmarks).
-    auto& be = backend::backend_for(backend::parse_device(device));
-    be.synchronize(be.default_stream());
-  });
   m.def("copy_bandwidth", &copy_bandwidth, nb::arg("device"), nb::arg("mb") = 512,
         nb::arg("iters") = 20);
-  m.def("ntt_variants", [](const std::string& device) {
-    return backend::backend_for(backend::parse_device(device)).ntt_variants();
-  });
 }

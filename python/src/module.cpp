@@ -8,52 +8,24 @@
 #include "ember/backend/backend.h"
 #include "ember/core/errors.h"
 #include "ember/core/process.h"
+#include "translate_errors.h"
 
 namespace nb = nanobind;
 
 void bind_ring(nb::module_& m);
-void bind_bench(nb::module_& m);
 void bind_ckks(nb::module_& m);
 void bind_bfv_bgv(nb::module_& m);
 void bind_options(nb::module_& m);
 void bind_runtime(nb::module_& m);
 void bind_dist(nb::module_& m);
-void bind_bench_split(nb::module_& m);
 void bind_cggi(nb::module_& m);
 void bind_circuit(nb::module_& m);
 namespace ember::bind {
 void bind_rlwe_types(nb::module_& m);
 }
 
-namespace {
-void raise_as(const char* name, const char* what) {
-  nb::object cls = nb::module_::import_("ember.errors").attr(name);
-  PyErr_SetString(cls.ptr(), what);
-}
-}  // namespace
-
 NB_MODULE(_ember, m) {
-  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const ember::ParameterError& e) {
-      raise_as("ParameterError", e.what());
-    } catch (const ember::MismatchError& e) {
-      raise_as("MismatchError", e.what());
-    } catch (const ember::MissingKeyError& e) {
-      raise_as("MissingKeyError", e.what());
-    } catch (const ember::SerializationError& e) {
-      raise_as("SerializationError", e.what());
-    } catch (const ember::DecryptionError& e) {
-      raise_as("DecryptionError", e.what());
-    } catch (const ember::DeviceMemoryError& e) {
-      raise_as("DeviceMemoryError", e.what());
-    } catch (const ember::DeviceError& e) {
-      raise_as("DeviceError", e.what());
-    } catch (const ember::Error& e) {
-      raise_as("Error", e.what());
-    }
-  });
+  ember::bind::register_error_translator();
 
   m.def("cuda_compiled", &ember::backend::cuda_compiled);
   nb::class_<ember::backend::GpuInfo>(m, "GpuInfo")
@@ -69,16 +41,22 @@ NB_MODULE(_ember, m) {
   m.def("cpu_threads", &ember::backend::cpu_threads);
   m.def("fork_generation", &ember::fork_generation);
   m.def("parse_device", [](const std::string& s) { return ember::backend::parse_device(s).str(); });
+  m.def("synchronize", [](const std::string& device) {
+    // Waits for the device's default stream (timing of Python-level work).
+    auto& be = ember::backend::backend_for(ember::backend::parse_device(device));
+    be.synchronize(be.default_stream());
+  });
+  m.def("ntt_variants", [](const std::string& device) {
+    return ember::backend::backend_for(ember::backend::parse_device(device)).ntt_variants();
+  });
 
   bind_ring(m);
-  bind_bench(m);
   ember::bind::bind_rlwe_types(m);
   bind_ckks(m);
   bind_bfv_bgv(m);
   bind_options(m);
   bind_runtime(m);
   bind_dist(m);
-  bind_bench_split(m);
   bind_cggi(m);
   bind_circuit(m);
 }

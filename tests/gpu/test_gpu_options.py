@@ -9,7 +9,7 @@ import json
 import ember
 import numpy as np
 import pytest
-from ember import _ember, ring
+from ember import _ember, _ember_bench, ring
 from ember.cli import main as cli_main
 
 
@@ -42,7 +42,7 @@ def test_unknown_variant_names_the_schedules(gpu, restore):
 
 def auto_variant(gpu, log_n, limbs, prime_bits=50):
     """The schedule "auto" reports for one size (bench_ntt's "auto:<schedule>")."""
-    r = _ember.bench_ntt(log_n, limbs, gpu, ["auto"], prime_bits, 1, 2)[0]
+    r = _ember_bench.bench_ntt(log_n, limbs, gpu, ["auto"], prime_bits, 1, 2)[0]
     assert r["roundtrip_ok"]
     return r["variant"].removeprefix("auto:")
 
