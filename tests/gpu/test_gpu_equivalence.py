@@ -166,7 +166,9 @@ def _variants(gpu):
 def _bench_roundtrip(log_n, limbs, gpu, variant):
     """roundtrip_ok of bench_ntt for one schedule (either binding signature)."""
     try:
-        res = _ember_bench.bench_ntt(log_n, limbs, device=gpu, variants=[variant], warmup=1, iters=2)
+        res = _ember_bench.bench_ntt(
+            log_n, limbs, device=gpu, variants=[variant], warmup=1, iters=2
+        )
     except TypeError:
         res = _ember_bench.bench_ntt(log_n, limbs, device=gpu, variant=variant, warmup=1, iters=2)
     rows = [res] if isinstance(res, dict) else list(res)
