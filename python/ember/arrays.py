@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import ParameterError
 
-__all__ = ["flatten_input", "to_numpy", "to_output"]
+__all__ = ["as_array", "flatten_input", "to_numpy", "to_output"]
 
 _CPU = 1  # DLPack's kDLCPU
 _OUTPUTS = ("numpy", "torch", "dlpack")
@@ -27,6 +27,11 @@ _OUTPUTS = ("numpy", "torch", "dlpack")
 
 def _is_dlpack(values) -> bool:
     return hasattr(values, "__dlpack__") and not isinstance(values, np.ndarray)
+
+
+def as_array(values) -> np.ndarray:
+    """Any array-like (lists, numbers, numpy, a DLPack producer on any device) as numpy."""
+    return to_numpy(values) if _is_dlpack(values) else np.asarray(values)
 
 
 def to_numpy(values) -> np.ndarray:

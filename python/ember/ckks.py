@@ -23,7 +23,7 @@ from . import ckks_error as _err
 from . import serialize as _ser
 from ._ops import CiphertextOps
 from ._persistent import Persistent
-from .arrays import flatten_input, reshape_output, to_output
+from .arrays import as_array, flatten_input, reshape_output, to_output
 from .bootstrap import BootstrapParams, Bootstrapper, generate_boot_keys
 from .errors import MismatchError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes, is_prime
@@ -724,7 +724,7 @@ class Context(KeyedContext):
         dtypes; object arrays only of numbers), else ParameterError: strings and other objects
         would otherwise fail deep in numpy with a TypeError."""
         self._check_values(values)
-        z = np.asarray(values)
+        z = as_array(values)
         if z.dtype == object:
             for v in z.flat:
                 if not _is_scalar(v):

@@ -27,6 +27,8 @@ import math
 
 import numpy as np
 
+from .arrays import as_array
+
 K_SIGMA = 6.0
 ERROR_SIGMA = 3.2  # the samplers' Gaussian (include/ember/ring/sampler.h)
 KEY_SWITCH_MARGIN_BITS = 3
@@ -91,7 +93,7 @@ def _magnitude(values) -> float:
         return cached
     if _is_scalar(values):
         return abs(complex(values))
-    v = np.asarray(values)
+    v = as_array(values)
     return float(np.max(np.abs(v))) if v.size else 0.0
 
 

@@ -26,7 +26,7 @@ from . import ring
 from . import serialize as _ser
 from ._ops import CiphertextOps
 from ._persistent import Persistent
-from .arrays import flatten_input, reshape_output, to_output
+from .arrays import as_array, flatten_input, reshape_output, to_output
 from .errors import DecryptionError, MismatchError, ParameterError, SerializationError
 from .ring import generate_ntt_primes, is_prime
 from .rlwe import (
@@ -335,7 +335,7 @@ class IntegerContext(KeyedContext):
         checked on the values as given (exact Python ints of their min and max), before any
         cast that could wrap them."""
         self._check_values(values)
-        v = _integer_array(np.asarray(values))
+        v = _integer_array(as_array(values))
         if v.ndim != 1:
             raise ParameterError(f"expected a 1-D vector of integers, got shape {v.shape}")
         if v.size > count:

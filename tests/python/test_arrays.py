@@ -58,6 +58,11 @@ def test_outputs_on_request(ckks_keys, rng):
         got = ctx.decrypt(a, sk, **kwargs)
         assert isinstance(got, np.ndarray) and got.shape == (2, 3)
         np.testing.assert_allclose(np.from_dlpack(got), x, atol=1e-6)
+    # DLPack operands of + - * (a GPU tensor has no __array__ either).
+    y = rng.uniform(-1, 1, 6)
+    b = ctx.encrypt(y, sk)
+    np.testing.assert_allclose(ctx.decrypt(b + DLPackOnly(y), sk)[:6], 2 * y, atol=1e-5)
+    np.testing.assert_allclose(ctx.decrypt(b - DLPackOnly(y), sk)[:6], 0 * y, atol=1e-5)
     with pytest.raises(ember.ParameterError, match="out must be"):
         ctx.decrypt(a, sk, out="list")
     with pytest.raises(ember.ParameterError, match="not both"):
