@@ -86,7 +86,9 @@ def bench_ckks(device: str | None = None, quick: bool = False) -> dict:
     copy_gbps = _ember_bench.copy_bandwidth(dev, 512 if cuda else 64, 20 if cuda else 3)
     rows = []
     for name, log_n, q_bits, p_bits, dnum in sets:
-        r = _ember_bench.bench_ckks(log_n, q_bits, p_bits, dnum, dev, 3 if cuda else 1, 20 if cuda else 3)
+        r = _ember_bench.bench_ckks(
+            log_n, q_bits, p_bits, dnum, dev, 3 if cuda else 1, 20 if cuda else 3
+        )
         r["name"] = name
         r["key_read_floor_ms"] = r["key_bytes"] / (copy_gbps * 1e6)
         rows.append(r)

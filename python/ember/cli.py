@@ -317,7 +317,7 @@ def main(argv=None) -> int:
     )
     bench.add_argument(
         "--modes",
-        default="wave",
+        default="dataflow",
         help="apps: the scheduler modes to time, comma-separated (wave, dataflow)",
     )
     bench.add_argument("--json", default=None, help="also write the JSON to this file")
@@ -366,7 +366,7 @@ def main(argv=None) -> int:
         help="where the gates run: 'all' (every GPU) or a comma-separated list such as "
         "cuda:0,cuda:1 (default: --device)",
     )
-    run.add_argument("--mode", choices=["wave", "dataflow"], default="wave")
+    run.add_argument("--mode", choices=["wave", "dataflow"], default="dataflow")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     run.set_defaults(fn=cmd_run)
     apps = sub.add_parser("apps", help="ARCTYREX's applications (examples/circuits)")

@@ -146,9 +146,10 @@ LweBatch Context::gate(Gate g, const LweBatch& a, const LweBatch& b, const Serve
 }
 
 // Three inputs of +-1/8: a + b + c is +-1/8 or +-3/8, positive exactly when two or more are
-// true (margin 1/8, as the AND-type gates); -2 (a + b + c) is 1/4 - 1/2 s mod 1 for s true
-// inputs, so its sign is the parity (margin 1/4, as XOR). One bootstrap each, the linear step
-// in two calls (a b, then c) as the circuit executor does it, word for word.
+// true (margin 1/8, as the AND-type gates); 2 (a + b + c) + 1/2 is s/2 - 1/4 mod 1 for s true
+// inputs, so its sign is the parity (margin 1/4, as XOR; with c false it is XOR's 2a + 2b + 1/4).
+// One bootstrap each, the linear step in two calls (a b, then c) as the circuit executor does it,
+// word for word.
 LweBatch Context::maj(const LweBatch& a, const LweBatch& b, const LweBatch& c,
                       const ServerKey& sk) {
   if (a.message_bits || b.message_bits || c.message_bits)
@@ -162,8 +163,8 @@ LweBatch Context::xor3(const LweBatch& a, const LweBatch& b, const LweBatch& c,
                        const ServerKey& sk) {
   if (a.message_bits || b.message_bits || c.message_bits)
     throw MismatchError("xor3 takes bits, not integers");
-  const LweBatch ab = linear(a, &b, -2, -2, 0, 0);
-  const LweBatch lin = linear(ab, &c, 1, -2, 0, 0);
+  const LweBatch ab = linear(a, &b, 2, 2, eighths(4, params_.torus_bits), 0);
+  const LweBatch lin = linear(ab, &c, 1, 2, 0, 0);
   return bootstrap_with(lin, gate_test(*be_, shape_, lin.stream), 0, 0, sk);
 }
 

@@ -17,9 +17,9 @@ namespace ember::circuit::detail {
 
 Lowered lower_gate(std::uint8_t code, bool fuse) {
   if (code == kMux) return {Form{0, 0, 0, true}};
-  // cggi::Context::maj and xor3: a + b + c, and -2 (a + b + c).
+  // cggi::Context::maj and xor3: a + b + c, and 2 (a + b + c) + 1/2.
   if (code == kMaj) return {Form{1, 1, 0, false, 1}};
-  if (code == kXor3) return {Form{-2, -2, 0, false, -2}};
+  if (code == kXor3) return {Form{2, 2, 4, false, 2}};
   if (fuse) {
     if (code == 6 || code == 9) return {Form{2, 2, 2, false}, false, false, code == 9};
     for (int na = 0; na < 2; ++na)
@@ -190,10 +190,23 @@ class Planner {
       for (std::uint32_t r = use_off_[n]; r < use_off_[n + 1]; ++r)
         alap_[g] = std::min(alap_[g], alap_[readers_[r]] - 1);
     }
-    // Group kinds: one per form, numbered in code order (fused: at most AND, XOR, MUX).
+    // Group kinds: one per form, numbered in code order (fused: at most AND, XOR, MUX). Fused,
+    // a circuit with MAJ runs its AND-type gates as MAJ(+-a, +-b, false) and one with XOR3 its
+    // XOR-type gates as XOR3(a, b, false): the same words (a + b + (-1/8) is AND's a + b - 1/8,
+    // 2 (a + b - 1/8) + 1/2 is XOR's 2a + 2b + 1/4), one bootstrap batch instead of two.
+    bool has[kNumCodes] = {};
+    for (std::size_t g = 0; g < gates; ++g) has[c_.op(g)] = true;
+    const Form maj = lower_gate(kMaj, false).form, xor3 = lower_gate(kXor3, false).form;
     for (int code = 0; code < kNumCodes; ++code) {
       if (gate_name(static_cast<std::uint8_t>(code))[0] == '\0') continue;
-      lowered_[code] = lower_gate(static_cast<std::uint8_t>(code), opts_.fuse);
+      Lowered& l = lowered_[code] = lower_gate(static_cast<std::uint8_t>(code), opts_.fuse);
+      if (opts_.fuse && has[kMaj] && l.form == Form{1, 1, -1}) {
+        l.form = maj;
+        l.c_false = true;
+      } else if (opts_.fuse && has[kXor3] && l.form == Form{2, 2, 2}) {
+        l.form = xor3;
+        l.c_false = true;
+      }
       auto it = std::find(forms_.begin(), forms_.end(), lowered_[code].form);
       kind_[code] = static_cast<int>(it - forms_.begin());
       if (it == forms_.end()) forms_.push_back(lowered_[code].form);
@@ -686,7 +699,7 @@ class Planner {
         const Lowered& l = lowered_[g.code];
         a.push_back(lit(g, 0, l.neg_a));
         b.push_back(lit(g, 1, l.neg_b));
-        if (form.cc) c.push_back(lit(g, 2, false));
+        if (form.cc) c.push_back(l.c_false ? 0u : lit(g, 2, false));  // slot 0: false
       }
     }
     for (std::uint32_t s : out_slots) write_slot(d, s);

@@ -24,10 +24,11 @@ struct Form {
   }
 };
 
-/// How one gate code runs: its group's form, and the free negations of its inputs and output.
+/// How one gate code runs: its group's form, the free negations of its inputs and output, and
+/// for a two-input gate run in a three-input form, the constant false as its third operand.
 struct Lowered {
   Form form;
-  bool neg_a = false, neg_b = false, neg_out = false;
+  bool neg_a = false, neg_b = false, neg_out = false, c_false = false;
 };
 /// fuse: AND(+-a, +-b) with the output maybe negated for the eight AND-type codes, XOR maybe
 /// negated for xor / xnor; otherwise each code's own form (cggi's gate forms).

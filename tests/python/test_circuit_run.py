@@ -61,6 +61,7 @@ def test_devices_modes_and_spill_give_the_same_words(keys, name, given):
         assert np.array_equal(np.asarray(got[k]), np.asarray(want[k])), (k, got[k], want[k])
     base = words(one)
     assert circ.last_run_stats["steps"] == circ.stats()["depth"]
+    assert circ.last_run_stats["mode"] == "dataflow"  # the default
     two = circ.run(ctx, sk, ins, devices=["cpu:0", "cpu:1"], progress=False)
     assert same(words(two), base)
     stats = circ.last_run_stats
@@ -68,9 +69,9 @@ def test_devices_modes_and_spill_give_the_same_words(keys, name, given):
     assert abs(stats["gates_per_device"][0] - stats["gates_per_device"][1]) <= stats["steps"] * 3
     assert all(b.device == "cpu" for b in two.values())
     if name == "sort4":  # the other modes and options, once
-        flow = circ.run(ctx, sk, ins, devices=["cpu:0", "cpu:1"], mode="dataflow", progress=False)
+        flow = circ.run(ctx, sk, ins, devices=["cpu:0", "cpu:1"], mode="wave", progress=False)
         assert same(words(flow), base)
-        assert circ.last_run_stats["mode"] == "dataflow"
+        assert circ.last_run_stats["mode"] == "wave"
         tight = RunOptions(max_live_ciphertexts=12)
         spilled = circ.run(ctx, sk, ins, devices=["cpu", "cpu:1"], options=tight, progress=False)
         assert same(words(spilled), base)

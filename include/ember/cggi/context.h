@@ -105,7 +105,7 @@ class Context {
   LweBatch gate(Gate g, const LweBatch& a, const LweBatch& b, const ServerKey& sk);
   /// The majority of a[i], b[i], c[i] (a full adder's carry): one bootstrap of a + b + c.
   LweBatch maj(const LweBatch& a, const LweBatch& b, const LweBatch& c, const ServerKey& sk);
-  /// a[i] ^ b[i] ^ c[i] (a full adder's sum): one bootstrap of -2 (a + b + c).
+  /// a[i] ^ b[i] ^ c[i] (a full adder's sum): one bootstrap of 2 (a + b + c) + 1/2.
   LweBatch xor3(const LweBatch& a, const LweBatch& b, const LweBatch& c, const ServerKey& sk);
   /// s[i] ? a[i] : b[i] (two bootstraps per element).
   LweBatch mux(const LweBatch& s, const LweBatch& a, const LweBatch& b, const ServerKey& sk);

@@ -32,7 +32,7 @@ struct Progress {
 
 /// The scheduler's choices (no global state: the caller holds these).
 struct RunOptions {
-  Mode mode = Mode::wave;
+  Mode mode = Mode::dataflow;  // measured faster than wave on H100s (docs/circuits.md)
   /// One bootstrap batch for every AND-type gate of a step (AND of possibly negated inputs,
   /// output possibly negated) and one for every XOR-type gate (negations are free): at most three
   /// batches per step and device. false: one batch per gate type.

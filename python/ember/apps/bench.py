@@ -63,7 +63,7 @@ def bench_apps(
     seed: int = 1,
     progress: bool = False,
     precompiled=None,
-    modes="wave",
+    modes="dataflow",
 ) -> dict:
     """Compiles (cached; `precompiled`: a folder of `<name>.circuit` files, see
     runner.export_apps) and runs each program once per device count that exists and scheduler

@@ -164,6 +164,7 @@ TEST_F(CircuitRun, DevicesModesAndSpillGiveTheSameWords) {
   const std::vector<cggi::LweBatch> ins = {ctx.encrypt_bits(a, home_->ck),
                                            ctx.encrypt_bits(b, home_->ck)};
   RunOptions opt;
+  opt.mode = Mode::wave;  // dataflow (the default) below
   std::size_t progress_calls = 0;
   opt.progress = [&](const Progress& p) {
     ++progress_calls;
