@@ -192,7 +192,7 @@ TEST_P(CggiScheme, LookupTablesOfEveryWidth) {
 // with probability 4e-8. (Before the decomposition's digits were balanced (cggi_rows.h) every
 // key's error had a mean of its own, half the sum of its key-switching key's errors, which the
 // variance model misses: about 5 standard deviations of the mean per unit z-score of that sum;
-// the variance check failed for about 1 key in 200.)
+// the variance check failed for about 1 key in 250; docs/cggi.md.)
 TEST(CggiNoise, KeySwitchAndModulusSwitchVariancesAtBool128) {
   Context ctx = make("bool_128");
   ClientKey ck = ctx.keygen();
