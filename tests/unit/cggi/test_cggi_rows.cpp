@@ -61,8 +61,8 @@ void check_digit_moments(int base_log, int levels) {
   const int W = bk::kTorusBits<T>, kept = base_log * levels, rounding_bit = W - kept - 1;
   ASSERT_GE(rounding_bit, levels) << "the enumeration needs the tie bits below the rounding bit";
   const std::int64_t highs = std::int64_t{1} << (kept + 1), lows = std::int64_t{1} << levels;
-  std::vector<std::int64_t> sum(levels, 0), products(levels * levels, 0);
-  std::int64_t d[64];
+  ASSERT_LE(levels, 8);
+  std::int64_t sum[8] = {}, products[64] = {}, d[64];
   for (std::int64_t h = 0; h < highs; ++h)
     for (std::int64_t t = 0; t < lows; ++t) {
       bk::decompose(static_cast<T>((static_cast<T>(h) << rounding_bit) | static_cast<T>(t)),
@@ -82,15 +82,14 @@ void check_digit_moments(int base_log, int levels) {
   }
 }
 
-// The presets' decompositions small enough to enumerate (bool_128's bootstrap and key switch,
-// test_insecure's, int2_128's and int4_128's key switches).
+// Presets' decompositions small enough to enumerate: bool_128's bootstrap and key switch (that
+// of int4_128 too: the digits do not depend on the word's width), test_insecure's bootstrap and
+// int2_128's key switch.
 TEST(CggiRows, DecompositionDigitsHaveZeroMeanAndNoCorrelation) {
   check_digit_moments<u32>(10, 2);
   check_digit_moments<u32>(3, 5);
   check_digit_moments<u32>(8, 2);
-  check_digit_moments<u32>(4, 4);
   check_digit_moments<u64>(4, 3);
-  check_digit_moments<u64>(3, 5);
 }
 
 template <class T>
