@@ -30,10 +30,20 @@ EMBER_HD u32 mod_switch(T a, int log2_2n) {
 }
 
 /// The signed gadget digits of torus value a, base 2^base_log, `levels` levels: digits[j] has
-/// weight 2^-(j+1) base_log, each in [-2^(base_log-1), 2^(base_log-1)); a is rounded to the
+/// weight 2^-(j+1) base_log, each in [-2^(base_log-1), 2^(base_log-1)]; a is rounded to the
 /// nearest multiple of 2^(W - base_log levels) first. base_log levels <= W.
 /// (decompose_each hands each digit to emit(j, digit), from the last level to the first, without
 /// an array: the GPU keeps them out of local memory.)
+///
+/// Balanced digits: a level whose value is exactly half the base (2^(base_log-1)) keeps it or
+/// becomes its negative with a carry, chosen by one of a's lowest bits (the tie bit: bit t of a
+/// for the t-th digit made, the last level's first). For uniform a each digit then has mean 0 and
+/// second moment (B^2 + 2)/12, and the levels are uncorrelated: what docs/cggi.md's noise model
+/// assumes. Exactly so when base_log levels + levels <= W (the tie bits are bits the rounding
+/// drops; every preset); otherwise some tie bits are kept bits, and the moments are only near
+/// those. (Always carrying at half the base gives digits of mean -1/2: a key
+/// switch's error then has a fixed mean per key, half the sum of its key-switching key's errors,
+/// which the model's variance misses; tests/unit/cggi/test_cggi_rows.cpp checks the moments.)
 template <class T>
 struct Decomposer {
   int base_log, levels;
@@ -42,22 +52,25 @@ struct Decomposer {
     const int drop = kTorusBits<T> - base_log * levels;
     return drop > 0 ? static_cast<T>(static_cast<T>(a + (T{1} << (drop - 1))) >> drop) : a;
   }
-  /// The next digit (balanced: d - 2^base_log with a carry when d >= 2^(base_log-1)).
-  EMBER_HD i64 next(T& state) const {
+  /// The next digit: d, or d - 2^base_log with a carry when d > 2^(base_log-1) or when
+  /// d = 2^(base_log-1) and the tie bit (0 or 1) is 1.
+  EMBER_HD i64 next(T& state, T tie) const {
     const T mask = static_cast<T>((T{1} << base_log) - 1),
             half = static_cast<T>(T{1} << (base_log - 1));
     const T d = state & mask;
-    const T carry = static_cast<T>(d >= half);
+    const T carry = static_cast<T>((d > half) | ((d == half) & tie));
     state = static_cast<T>((state >> base_log) + carry);
     return static_cast<i64>(d) - (static_cast<i64>(carry) << base_log);
   }
+  /// The tie bit of the digit of level j of a.
+  EMBER_HD T tie(T a, int j) const { return static_cast<T>((a >> (levels - 1 - j)) & 1); }
 };
 
 template <class T, class Emit>
 EMBER_HD void decompose_each(T a, int base_log, int levels, Emit&& emit) {
   const Decomposer<T> dec{base_log, levels};
   T state = dec.start(a);
-  for (int j = levels - 1; j >= 0; --j) emit(j, dec.next(state));
+  for (int j = levels - 1; j >= 0; --j) emit(j, dec.next(state, dec.tie(a, j)));
 }
 
 /// decompose_each of two words in step: emit(j, digit of a, digit of b).
@@ -66,8 +79,8 @@ EMBER_HD void decompose_pair_each(T a, T b, int base_log, int levels, Emit&& emi
   const Decomposer<T> dec{base_log, levels};
   T sa = dec.start(a), sb = dec.start(b);
   for (int j = levels - 1; j >= 0; --j) {
-    const i64 da = dec.next(sa);
-    emit(j, da, dec.next(sb));
+    const i64 da = dec.next(sa, dec.tie(a, j));
+    emit(j, da, dec.next(sb, dec.tie(b, j)));
   }
 }
 

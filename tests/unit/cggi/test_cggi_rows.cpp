@@ -1,5 +1,5 @@
-// Tests of the CGGI building blocks (cggi_rows.h): gadget decomposition and limb splitting
-// against recomposition, monomial rotation and sample extraction.
+// Tests of the CGGI building blocks (cggi_rows.h): gadget decomposition against recomposition
+// and its digits' moments, limb splitting, monomial rotation and sample extraction.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -24,7 +24,7 @@ void check_decompose(int base_log, int levels) {
     T sum = 0;
     for (int j = 0; j < levels; ++j) {
       ASSERT_GE(d[j], -(std::int64_t{1} << (base_log - 1)));
-      ASSERT_LT(d[j], std::int64_t{1} << (base_log - 1));
+      ASSERT_LE(d[j], std::int64_t{1} << (base_log - 1));
       sum = static_cast<T>(sum + (static_cast<T>(d[j]) << (W - (j + 1) * base_log)));
     }
     // The recomposition is a rounded to the kept bits: within half a unit of them.
@@ -48,6 +48,48 @@ TEST(CggiRows, DecompositionRecomposes) {
   check_decompose<u64>(22, 1);
   check_decompose<u64>(16, 4);
   check_decompose<u64>(4, 3);
+}
+
+// For uniform torus values the digits of every level have mean 0 and second moment
+// (B^2 + 2)/12, and the levels are uncorrelated: what docs/cggi.md's noise model assumes. (With a
+// carry whenever a digit reaches B/2 they had mean -1/2, and a key switch's error had a fixed
+// mean for each key: half the sum of its key-switching key's errors, CggiNoise's rare failure.)
+// Exact: the digits depend only on a's bits from the rounding bit up and on its lowest `levels`
+// bits (the tie bits), and every combination of those is enumerated.
+template <class T>
+void check_digit_moments(int base_log, int levels) {
+  const int W = bk::kTorusBits<T>, kept = base_log * levels, rounding_bit = W - kept - 1;
+  ASSERT_GE(rounding_bit, levels) << "the enumeration needs the tie bits below the rounding bit";
+  const std::int64_t highs = std::int64_t{1} << (kept + 1), lows = std::int64_t{1} << levels;
+  ASSERT_LE(levels, 8);
+  std::int64_t sum[8] = {}, products[64] = {}, d[64];
+  for (std::int64_t h = 0; h < highs; ++h)
+    for (std::int64_t t = 0; t < lows; ++t) {
+      bk::decompose(static_cast<T>((static_cast<T>(h) << rounding_bit) | static_cast<T>(t)),
+                    base_log, levels, d);
+      for (int j = 0; j < levels; ++j) {
+        sum[j] += d[j];
+        for (int k = 0; k < levels; ++k) products[j * levels + k] += d[j] * d[k];
+      }
+    }
+  const std::int64_t count = highs * lows, base_squared = std::int64_t{1} << (2 * base_log);
+  for (int j = 0; j < levels; ++j) {
+    EXPECT_EQ(sum[j], 0) << "mean of level " << j << ": " << double(sum[j]) / count;
+    for (int k = 0; k < levels; ++k)
+      EXPECT_EQ(12 * products[j * levels + k], j == k ? count * (base_squared + 2) : 0)
+          << "E[d_j d_k] of levels " << j << ", " << k << ": "
+          << double(products[j * levels + k]) / count;
+  }
+}
+
+// Presets' decompositions small enough to enumerate: bool_128's bootstrap and key switch (that
+// of int4_128 too: the digits do not depend on the word's width), test_insecure's bootstrap and
+// int2_128's key switch.
+TEST(CggiRows, DecompositionDigitsHaveZeroMeanAndNoCorrelation) {
+  check_digit_moments<u32>(10, 2);
+  check_digit_moments<u32>(3, 5);
+  check_digit_moments<u32>(8, 2);
+  check_digit_moments<u64>(4, 3);
 }
 
 template <class T>
