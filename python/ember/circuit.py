@@ -116,7 +116,8 @@ class RunOptions:
       False: one per gate type.
     - ``max_live_ciphertexts``: ciphertexts a device's pool holds at once (None: from its free
       memory); past it the coldest are spilled to page-locked host memory and brought back.
-    - ``streams_per_device``: streams a device's groups are spread over.
+    - ``streams_per_device``: streams a device's groups are spread over (12: on 4 GPUs
+      the length-500 dot product took 3.9 s with 6 or 12, 5.2 s with 3).
     - ``locality``: the even split (in gate order) is refined by swapping gates toward the
       devices holding their operands (fewer cross-device copies).
     - ``min_gates_per_device``: a kind's gates of a step go to no more devices than give each
@@ -129,7 +130,7 @@ class RunOptions:
     mode: str = "dataflow"
     fuse: bool = True
     max_live_ciphertexts: int | None = None
-    streams_per_device: int = 3
+    streams_per_device: int = 12
     locality: bool = True
     dataflow_min_batch: int | None = None
     min_gates_per_device: int | None = None
