@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ember/backend/backend.h"
+#include "ember/backend/stream_join.h"
 #include "ember/core/errors.h"
 #include "ember/core/process.h"
 
@@ -117,12 +118,7 @@ void copy_between_devices(Backend& dst_be, void* dst, Stream dst_stream, Backend
   if (!bytes) return;
   const Device to = dst_be.device(), from = src_be.device();
   if (to == from) {
-    if (dst_stream.handle != src_stream.handle) {
-      Event ready = dst_be.create_event();
-      dst_be.record_event(ready, src_stream);
-      dst_be.wait_event(dst_stream, ready);
-      dst_be.destroy_event(ready);
-    }
+    wait_for(dst_be, dst_stream, src_stream);
     dst_be.copy_async(dst, src, bytes, dst_stream);
   } else if (to.kind == DeviceKind::cuda && from.kind == DeviceKind::cuda) {
     // The copy waits on the destination's stream for the source's writes, and the source's

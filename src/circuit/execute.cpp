@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ember/backend/buffer.h"
+#include "ember/backend/stream_join.h"
 #include "ember/core/errors.h"
 
 namespace ember::circuit::detail {
@@ -279,10 +280,7 @@ class Executor {
     const Stream in = streams.incoming(op.loc);
     Buffer recv(dst, bytes, in);
     backend::copy_between_devices(dst, recv.as<void>(), in, src, send.as<void>(), sst, bytes);
-    Event landed = dst.create_event();
-    dst.record_event(landed, in);
-    dst.wait_event(st, landed);
-    dst.destroy_event(landed);
+    backend::wait_for(dst, st, in);
     // The target's stream waits too, before writing the slots (not before the copy): a CPU
     // source's waits are no-ops (its work is done when enqueued), and the slots' earlier
     // readers may be on the target's other streams.

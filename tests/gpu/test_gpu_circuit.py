@@ -19,7 +19,6 @@ from ember.circuit import Circuit, RunOptions
 DATA = Path(__file__).resolve().parent / "data"
 SORT4 = DATA / "sort4.circuit"
 GPUS = [f"cuda:{g.index}" for g in ember._ember.cuda_devices()]
-INPUTS = {"a": [3, -1, 7, -128]}
 CIRCUITS = {
     "sort4": ({"a": [3, -1, 7, -128]}, {"a": [-128, -1, 3, 7]}),
     "add_u8": ({"a": 250, "b": 9}, {"return": 3}),
@@ -91,5 +90,6 @@ def test_circuit_bool_128_on_all_gpus():
     ctx = cggi.Context(cggi.Params.preset("bool_128"), device=GPUS[0])
     ck = ctx.keygen()
     sk = ctx.server_key(ck, progress=False)
-    outs = circ.run(ctx, sk, circ.encrypt_inputs(ctx, ck, **INPUTS), devices="all")
-    assert circ.decrypt_outputs(ctx, ck, outs)["a"].tolist() == [-128, -1, 3, 7]
+    given, expected = CIRCUITS["sort4"]
+    outs = circ.run(ctx, sk, circ.encrypt_inputs(ctx, ck, **given), devices="all")
+    assert circ.decrypt_outputs(ctx, ck, outs)["a"].tolist() == expected["a"]

@@ -4,6 +4,7 @@ load one shared copy of the library (one device registry, one fork generation pe
 from __future__ import annotations
 
 import ember
+import pytest
 from ember import _ember, _ember_bench
 
 
@@ -25,7 +26,5 @@ def test_both_modules_load_one_copy_of_the_library():
 
 
 def test_bench_errors_are_ember_errors():
-    import pytest
-
     with pytest.raises(ember.ParameterError):
         _ember_bench.bench_ntt(10, 2, "no-such-device", ["auto"], 50, 0, 1)

@@ -15,6 +15,16 @@ inline bool same_stream(Backend& be, Stream a, Stream b) {
   return (a.handle ? a.handle : d) == (b.handle ? b.handle : d);
 }
 
+/// Work queued on `later` from now on waits for the work queued so far on `earlier` (one way:
+/// `earlier` is not held back by `later`). Streams of the same device.
+inline void wait_for(Backend& be, Stream later, Stream earlier) {
+  if (same_stream(be, later, earlier)) return;
+  Event e = be.create_event();
+  be.record_event(e, earlier);
+  be.wait_event(later, e);
+  be.destroy_event(e);
+}
+
 /// For an operation queued on stream `on` that reads data written on `others`: work queued on
 /// `on` after the constructor waits for the work queued so far on each other stream, and when
 /// the join ends each other stream waits for the work queued on `on` meanwhile (so that a later
@@ -31,10 +41,7 @@ class StreamJoin {
   ~StreamJoin() {
     for (Stream o : others_) {
       try {
-        Event e = be_.create_event();
-        be_.record_event(e, on_);
-        be_.wait_event(o, e);
-        be_.destroy_event(e);
+        wait_for(be_, o, on_);
       } catch (...) {  // a failing device reports on its next call; a destructor must not throw
       }
     }
@@ -47,10 +54,7 @@ class StreamJoin {
     if (same_stream(be_, o, on_)) return;
     for (Stream seen : others_)
       if (same_stream(be_, o, seen)) return;
-    Event e = be_.create_event();
-    be_.record_event(e, o);
-    be_.wait_event(on_, e);
-    be_.destroy_event(e);
+    wait_for(be_, on_, o);
     others_.push_back(o);
   }
   Backend& be_;
