@@ -20,6 +20,7 @@ void bind_runtime(nb::module_& m);
 void bind_dist(nb::module_& m);
 void bind_cggi(nb::module_& m);
 void bind_circuit(nb::module_& m);
+void bind_heaan(nb::module_& m);
 namespace ember::bind {
 void bind_rlwe_types(nb::module_& m);
 }
@@ -59,4 +60,5 @@ NB_MODULE(_ember, m) {
   bind_dist(m);
   bind_cggi(m);
   bind_circuit(m);
+  bind_heaan(m);
 }

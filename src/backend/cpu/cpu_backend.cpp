@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_big_int.h"
 #include "cpu_cggi.h"
 #include "cpu_ntt.h"
 #include "cpu_threads.h"
@@ -26,9 +27,13 @@ class CpuBackend final : public Backend {
  public:
   /// CPU device `index`; every CPU device runs on the same OpenMP pool (`threads`).
   CpuBackend(int index, CpuThreads& threads)
-      : index_(index), threads_(threads), cggi_(make_cpu_cggi(threads)) {}
+      : index_(index),
+        threads_(threads),
+        cggi_(make_cpu_cggi(threads)),
+        big_int_(make_cpu_big_int(threads)) {}
   Device device() const override { return Device{DeviceKind::cpu, index_}; }
   CggiOps& cggi() override { return *cggi_; }
+  BigIntOps& big_int() override { return *big_int_; }
 
   void* allocate(std::size_t bytes, Stream) override {
     // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
@@ -496,6 +501,7 @@ class CpuBackend final : public Backend {
   int index_;
   CpuThreads& threads_;
   std::unique_ptr<CggiOps> cggi_;
+  std::unique_ptr<BigIntOps> big_int_;
 };
 
 /// The process's CPU devices, made on first use; one OpenMP thread setting for all of them.

@@ -14,6 +14,7 @@
 #include "ember/backend/backend.h"
 #include "ember/core/errors.h"
 #include "kernels/ring_ops.cuh"
+#include "launch/cuda_big_int.h"
 #include "launch/cuda_cggi.h"
 #include "launch/ntt.h"
 #include "runtime/cuda_check.h"
@@ -45,7 +46,8 @@ __global__ void spin_kernel(long long cycles) {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int index) : ctx_(index), cggi_(make_cuda_cggi(ctx_, *this)) {}
+  explicit CudaBackend(int index)
+      : ctx_(index), cggi_(make_cuda_cggi(ctx_, *this)), big_int_(make_cuda_big_int(ctx_)) {}
 
   /// A stream's CUDA handle; the null Stream is this GPU's default stream (never CUDA's legacy
   /// stream 0, which would synchronize with every other stream).
@@ -848,6 +850,7 @@ class CudaBackend final : public Backend {
   }
 
   CggiOps& cggi() override { return *cggi_; }
+  BigIntOps& big_int() override { return *big_int_; }
 
  private:
   /// The modulus of limb l from the host copy of the ring's moduli.
@@ -859,6 +862,7 @@ class CudaBackend final : public Backend {
   /// The built-in NTT table for this GPU (by name, else the nearest measured GPU).
   const cuda::TunedGpu& tuned_ = cuda::tuned_gpu(ctx_.index());
   std::unique_ptr<CggiOps> cggi_;  // after ctx_, which it uses
+  std::unique_ptr<BigIntOps> big_int_;
 };
 
 }  // namespace

@@ -1,0 +1,161 @@
+// Per-coefficient big-integer arithmetic mod 2^bits (little-endian 64-bit words), shared by the CPU
+// and CUDA backends so that both give the same words: HEAAN's coefficients.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ember/core/chacha20.h"
+#include "ember/core/config.h"
+#include "ember/core/modarith.h"
+
+namespace ember::backend {
+
+/// A polynomial of `n` big-integer coefficients mod 2^bits, `words` 64-bit words each
+/// (coefficient-major: coefficient c at words [c words, (c + 1) words)), bits in
+/// (64 (words - 1), 64 words]. Words above `bits` are zero: every operation masks its top word.
+struct BigShape {
+  std::size_t n = 0;
+  std::size_t words = 0;
+  int bits = 0;
+
+  EMBER_HD u64 top_mask() const {
+    const int r = bits - 64 * static_cast<int>(words - 1);
+    return r >= 64 ? ~u64{0} : (u64{1} << r) - 1;
+  }
+  EMBER_HD std::size_t total_words() const { return n * words; }
+};
+
+namespace big {
+
+/// Word t (any t >= 0) of x read as a signed `bits`-bit integer, sign-extended to infinity.
+EMBER_HD u64 signed_word(const u64* x, const BigShape& s, std::size_t t) {
+  const std::size_t top = static_cast<std::size_t>(s.bits - 1) / 64;
+  const int sign_pos = (s.bits - 1) % 64;
+  const bool negative = (x[top] >> sign_pos) & 1;
+  if (t < top) return x[t];
+  if (t == top) {
+    const u64 low = sign_pos == 63 ? ~u64{0} : (u64{2} << sign_pos) - 1;  // bits 0..sign_pos
+    return negative ? (x[top] | ~low) : (x[top] & low);
+  }
+  return negative ? ~u64{0} : 0;
+}
+
+/// out = a + b mod 2^bits (negate_b: a - b).
+EMBER_HD void add(u64* out, const u64* a, const u64* b, const BigShape& s, bool negate_b) {
+  u64 carry = negate_b ? 1 : 0;  // a + ~b + 1 = a - b
+  for (std::size_t w = 0; w < s.words; ++w) {
+    const u64 bw = negate_b ? ~b[w] : b[w];
+    const u64 t = a[w] + bw;
+    const u64 c1 = t < a[w];
+    out[w] = t + carry;
+    carry = c1 | (out[w] < t);
+  }
+  out[s.words - 1] &= s.top_mask();
+}
+
+/// out = -a mod 2^bits.
+EMBER_HD void negate(u64* out, const u64* a, const BigShape& s) {
+  u64 carry = 1;  // ~a + 1
+  for (std::size_t w = 0; w < s.words; ++w) {
+    const u64 t = ~a[w] + carry;
+    carry = carry && t == 0;
+    out[w] = t;
+  }
+  out[s.words - 1] &= s.top_mask();
+}
+
+/// out (shape o) = x 2^left mod 2^o.bits (right == 0), or round(x / 2^right) mod 2^o.bits
+/// (left == 0; rounding half up: floor((x + 2^(right - 1)) / 2^right)), for x = a read as a signed
+/// i.bits-bit integer. left = right = 0 re-reads x at another width (sign extension or truncation).
+EMBER_HD void shift(u64* out, const BigShape& o, const u64* a, const BigShape& i, int left,
+                    int right) {
+  if (right == 0) {
+    const std::size_t ws = static_cast<std::size_t>(left) / 64;
+    const int bs = left % 64;
+    for (std::size_t j = 0; j < o.words; ++j) {
+      const u64 hi = j >= ws ? signed_word(a, i, j - ws) : 0;
+      const u64 lo = (bs && j >= ws + 1) ? signed_word(a, i, j - ws - 1) : 0;
+      out[j] = bs ? (hi << bs) | (lo >> (64 - bs)) : hi;
+    }
+  } else {
+    // y = x + 2^(right - 1), word by word from the bottom; output word j takes y's bits from
+    // 64 j + right: words ws + j and ws + j + 1.
+    const std::size_t ws = static_cast<std::size_t>(right) / 64;
+    const int bs = right % 64;
+    const std::size_t add_word = static_cast<std::size_t>(right - 1) / 64;
+    const u64 add_bit = u64{1} << ((right - 1) % 64);
+    u64 carry = 0, prev = 0;
+    const std::size_t last = ws + o.words;  // the highest y word any output word reads
+    for (std::size_t t = 0; t <= last; ++t) {
+      const u64 xw = signed_word(a, i, t);
+      const u64 addend = t == add_word ? add_bit : 0;
+      const u64 s1 = xw + addend;
+      const u64 c1 = s1 < xw;
+      const u64 y = s1 + carry;
+      carry = c1 | (y < s1);
+      // y word t completes output word t - ws - 1 (bs > 0) or t - ws (bs == 0).
+      if (bs == 0) {
+        if (t >= ws && t - ws < o.words) out[t - ws] = y;
+      } else if (t >= ws + 1 && t - ws - 1 < o.words) {
+        out[t - ws - 1] = (prev >> bs) | (y << (64 - bs));
+      }
+      prev = y;
+    }
+  }
+  out[o.words - 1] &= o.top_mask();
+}
+
+/// out = v - P (when v > P / 2) or v, mod 2^o.bits, for v in [0, P) of p_words words: the
+/// centered value of a CRT reconstruction. half = floor(P / 2), p_words words.
+EMBER_HD void centered(u64* out, const BigShape& o, const u64* v, const u64* p, const u64* half,
+                       std::size_t p_words) {
+  bool above = false;  // v > half
+  for (std::size_t k = p_words; k-- > 0;)
+    if (v[k] != half[k]) {
+      above = v[k] > half[k];
+      break;
+    }
+  u64 borrow = 0;
+  for (std::size_t t = 0; t < o.words; ++t) {
+    const u64 vw = t < p_words ? v[t] : 0;
+    if (!above) {
+      out[t] = vw;
+      continue;
+    }
+    const u64 pw = t < p_words ? p[t] : 0;
+    const u64 d = vw - pw;
+    const u64 b1 = vw < pw;
+    out[t] = d - borrow;
+    borrow = b1 | (d < borrow);
+  }
+  out[o.words - 1] &= o.top_mask();
+}
+
+/// out = r read as a centered residue mod q (r - q when r > q / 2), mod 2^o.bits.
+EMBER_HD void from_residue(u64* out, const BigShape& o, u64 r, u64 q) {
+  const bool negative = r > q / 2;
+  const u64 low = negative ? r - q : r;  // two's complement of r - q when negative
+  for (std::size_t t = 0; t < o.words; ++t) out[t] = t == 0 ? low : (negative ? ~u64{0} : 0);
+  out[o.words - 1] &= o.top_mask();
+}
+
+/// Coefficient c of a uniform polynomial mod 2^bits: stream words c words .. c words + words - 1
+/// of ChaCha20 (key, nonce).
+EMBER_HD void uniform(u64* out, const BigShape& o, std::size_t c, const ChaChaKey& key,
+                      u64 nonce) {
+  u64 block[8];
+  u64 loaded = ~u64{0};
+  for (std::size_t t = 0; t < o.words; ++t) {
+    const u64 index = static_cast<u64>(c * o.words + t);
+    if (index / 8 != loaded) {
+      loaded = index / 8;
+      chacha20_words(key, loaded, nonce, block);
+    }
+    out[t] = block[index % 8];
+  }
+  out[o.words - 1] &= o.top_mask();
+}
+
+}  // namespace big
+}  // namespace ember::backend

@@ -1,0 +1,98 @@
+// heaan::Context: big-integer (non-RNS) CKKS as the original HEAAN: coefficients mod 2^bits, the
+// relinearization key mod Q^2, HE Mul through CRT, NTT and the inverse CRT (Jung et al.).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ember/ring/big_poly.h"
+#include "ember/ring/sampler.h"
+
+namespace ember::heaan {
+
+using ring::BigPoly;
+using ring::RnsPoly;
+using backend::Device;
+
+/// The secret's coefficients in {-1, 0, 1}, on the host (the client's).
+struct SecretKey {
+  std::vector<std::int64_t> s;
+};
+
+/// An encryption of zero mod Q: b = -a s + e.
+struct PublicKey {
+  BigPoly b, a;
+};
+
+/// HEAAN's evaluation key mod Q^2 (its special modulus P is Q): b = -a s + e + Q s^2, both halves
+/// as residues over the relinearization primes in NTT form (the transform every HE Mul reuses).
+struct RelinKey {
+  RnsPoly b, a;
+};
+
+/// c0 + c1 s = m + e mod 2^bits (both polynomials of the same width).
+struct Ciphertext {
+  BigPoly c0, c1;
+  int bits() const { return c0.bits(); }
+};
+
+/// Seconds of each phase of one HE Mul (Jung et al.'s Table 7), filled when asked for: each
+/// phase then ends with a synchronization.
+struct MulPhases {
+  double crt = 0, ntt = 0, intt = 0, icrt = 0, other = 0;
+};
+
+class Context {
+ public:
+  /// N, log2 Q and the NTT-friendly primes of the products, enough for the relinearization
+  /// product (N 2^(3 log Q) and a sign); ParameterError otherwise.
+  Context(std::size_t n, int log_q, const std::vector<u64>& primes, Device device);
+
+  std::size_t n() const { return n_; }
+  int log_q() const { return log_q_; }
+  Device device() const { return device_; }
+  const ring::BigMultiplier& multiplier() const { return mult_; }
+  /// The primes of the tensor products at `bits` and of the relinearization products.
+  ring::RnsBasis tensor_basis(int bits) const { return mult_.basis_for(bits, bits); }
+  const ring::RnsBasis& relin_basis() const { return relin_basis_; }
+
+  /// Uniform ternary (hamming_weight 0) or exactly hamming_weight nonzero coefficients.
+  SecretKey generate_secret(ring::Sampler& sampler, std::size_t hamming_weight = 0) const;
+  PublicKey generate_public(const SecretKey& sk, ring::Sampler& sampler) const;
+  RelinKey generate_relin(const SecretKey& sk, ring::Sampler& sampler) const;
+
+  /// m (log_q bits) under the secret key: c1 uniform, c0 = -c1 s + e + m.
+  Ciphertext encrypt(const BigPoly& m, const SecretKey& sk, ring::Sampler& sampler) const;
+  /// m (log_q bits) under the public key: v ternary (half nonzero), c0 = v b + e0 + m, c1 = v a + e1.
+  Ciphertext encrypt(const BigPoly& m, const PublicKey& pk, ring::Sampler& sampler) const;
+  /// c0 + c1 s mod 2^bits.
+  BigPoly decrypt(const Ciphertext& ct, const SecretKey& sk) const;
+
+  Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext negate(const Ciphertext& a) const;
+  /// Divides by 2^bits (rounded): the modulus and the scale lose `bits` bits.
+  Ciphertext rescale(const Ciphertext& a, int bits) const;
+  /// The same message mod 2^bits (fewer bits): HEAAN's mod-down.
+  Ciphertext mod_down(const Ciphertext& a, int bits) const;
+  /// HE Mul with relinearization: the tensor product by three products (Karatsuba) and the
+  /// relinearization by two against the key mod Q^2, then the division by Q. Not rescaled.
+  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const RelinKey& rk,
+                      MulPhases* phases = nullptr) const;
+
+ private:
+  void check(const Ciphertext& a, const char* op) const;
+  RnsPoly secret_over(const SecretKey& sk, const ring::RnsBasis& basis) const;
+  BigPoly small_error(ring::Sampler& sampler, int bits) const;
+
+  std::size_t n_;
+  int log_q_;
+  Device device_;
+  ring::BigMultiplier mult_;
+  ring::RnsBasis relin_basis_;
+  ring::RnsBasis small_basis_;  // the first prime: small polynomials before their lift
+};
+
+}  // namespace ember::heaan

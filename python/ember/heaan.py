@@ -1,0 +1,345 @@
+"""Big-integer CKKS (HEAAN): ciphertext coefficients mod 2^bits as multi-word integers.
+
+The original, non-RNS form of CKKS (Cheon, Kim, Kim and Song, the HEAAN library) as Jung et al.
+accelerate it: the modulus of a fresh ciphertext is Q = 2^log_q, rescaling divides by 2^log_p (a
+shift), the relinearization key lives mod Q^2 (HEAAN's special modulus P is Q), and each HE Mul
+converts the big-integer coefficients to residues mod NTT-friendly primes (CRT), multiplies in NTT
+form and converts back (the inverse CRT). Same answers on the CPU and the GPU, word for word.
+
+    from ember import heaan
+    ctx = heaan.Context(heaan.Params.preset("N14_logQ200"))
+    sk = ctx.keygen(); pk = ctx.public_key(sk); ctx.set_relin_key(ctx.relin_key(sk))
+    x = ctx.encrypt(values, pk); y = x * x + x; v = ctx.decrypt(y, sk)
+
+docs/heaan.md has the parameters, the security of each preset and the measured HE Mul.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _ember, resolve_device
+from .arrays import as_array, flatten_input, reshape_output
+from .errors import MismatchError, ParameterError
+from .ring import Sampler, generate_ntt_primes
+from .rlwe import check_security
+
+__all__ = ["Ciphertext", "Context", "Params", "PublicKey", "RelinKey", "SecretKey"]
+
+# The products' primes: below 2^30, so that the 32-bit-word kernels take the same primes.
+PRIME_BITS = 30
+
+
+@dataclass(frozen=True)
+class Params:
+    """N = 2^log_n, fresh ciphertexts mod Q = 2^log_q, scale 2^log_p. The key-switching modulus
+    is Q^2 (log2 = 2 log_q), which the 128-bit bound must hold unless insecure=True."""
+
+    log_n: int
+    log_q: int
+    log_p: int
+    hamming_weight: int = 0  # 0: uniform ternary secret
+    insecure: bool = False
+    security: int = 128
+    name: str = ""
+
+    def __post_init__(self):
+        if not 4 <= self.log_n <= 17:
+            raise ParameterError(f"log_n must be in [4, 17], got {self.log_n}")
+        if not 0 < self.log_p < self.log_q:
+            raise ParameterError(
+                f"log_p ({self.log_p}) must be positive and below log_q ({self.log_q})"
+            )
+        check_security(
+            self.log_n, 2 * self.log_q, self.security, self.insecure, self.hamming_weight
+        )
+
+    @property
+    def n(self) -> int:
+        return 1 << self.log_n
+
+    @property
+    def slots(self) -> int:
+        return self.n // 2
+
+    @property
+    def levels(self) -> int:
+        """Multiplications (each rescaled by log_p) a fresh ciphertext allows."""
+        return self.log_q // self.log_p - 1
+
+    def product_primes(self) -> list[int]:
+        """NTT-friendly primes below 2^30 covering the relinearization product N 2^(3 log_q)
+        (with a sign and a bit to spare)."""
+        need = 3 + self.log_n + 3 * self.log_q
+        count = math.ceil(need / (PRIME_BITS - 1)) + 1
+        return generate_ntt_primes(PRIME_BITS, self.n, count)
+
+    @staticmethod
+    def presets() -> list[str]:
+        return list(_PRESETS)
+
+    @staticmethod
+    def preset(name: str, insecure: bool = False) -> Params:
+        """A named set. Jung et al.'s sets (N16_logQ1200 and Table 2's N = 2^14..2^17 with
+        log Q = 300..2400) are about 80-bit: they need insecure=True."""
+        if name not in _PRESETS:
+            raise ParameterError(f"unknown HEAAN preset {name!r}; one of {', '.join(_PRESETS)}")
+        log_n, log_q, log_p = _PRESETS[name]
+        return Params(log_n, log_q, log_p, insecure=insecure, name=name)
+
+
+# name -> (log_n, log_q, log_p). The first four hold 128-bit security (2 log_q within the bound
+# for N, rlwe.SECURITY_128_MAX_LOGQP); the rest need insecure=True.
+_PRESETS = {
+    "N14_logQ200": (14, 200, 30),
+    "N15_logQ420": (15, 420, 30),
+    "N16_logQ880": (16, 880, 30),
+    "N17_logQ1760": (17, 1760, 30),
+    # Jung et al.'s Table 2 and their HE Mul benchmark (about 80-bit security).
+    "N14_logQ300": (14, 300, 30),
+    "N15_logQ600": (15, 600, 30),
+    "N16_logQ1200": (16, 1200, 30),
+    "N17_logQ2400": (17, 2400, 30),
+    # Small and insecure: CPU tests.
+    "test_N10_logQ120": (10, 120, 30),
+}
+
+
+class SecretKey:
+    def __init__(self, ctx: Context, raw):
+        self._ctx, self._raw = ctx, raw
+
+
+class PublicKey:
+    def __init__(self, ctx: Context, raw):
+        self._ctx, self._raw = ctx, raw
+
+
+class RelinKey:
+    def __init__(self, ctx: Context, raw):
+        self._ctx, self._raw = ctx, raw
+
+
+class Ciphertext:
+    """c0 + c1 s = m + e mod 2^bits, m carrying the slots times 2^scale_bits."""
+
+    def __init__(self, ctx: Context, raw, scale_bits: int, shape=None):
+        self._ctx, self._raw, self.scale_bits, self.shape = ctx, raw, scale_bits, shape
+
+    @property
+    def bits(self) -> int:
+        """log2 of the current modulus."""
+        return self._raw.bits
+
+    def __add__(self, other):
+        return self._ctx.add(self, other)
+
+    def __sub__(self, other):
+        return self._ctx.sub(self, other)
+
+    def __neg__(self):
+        return Ciphertext(self._ctx, self._ctx._raw.negate(self._raw), self.scale_bits, self.shape)
+
+    def __mul__(self, other):
+        return self._ctx.multiply(self, other)
+
+    def rescale(self, bits: int | None = None) -> Ciphertext:
+        return self._ctx.rescale(self, bits)
+
+    def __repr__(self) -> str:
+        return f"heaan.Ciphertext(bits={self.bits}, scale=2^{self.scale_bits})"
+
+
+class Context:
+    """HEAAN on one device (device=None: the default device)."""
+
+    scheme = "HEAAN"
+
+    def __init__(self, params: Params, device: str | None = None):
+        if not isinstance(params, Params):
+            raise ParameterError(f"expected heaan.Params, got {type(params).__name__}")
+        self.params = params
+        self.device = resolve_device(device)
+        self._raw = _ember.HeaanContext(
+            params.n, params.log_q, params.product_primes(), self.device
+        )
+        self.slots = params.slots
+        self._sampler = Sampler()
+        self._relin: RelinKey | None = None
+        n = params.n
+        idx = np.empty(self.slots, dtype=np.int64)
+        e = 1
+        for j in range(self.slots):  # slot j <-> evaluation at zeta^(5^j), as ckks
+            idx[j] = (e - 1) // 2
+            e = e * 5 % (2 * n)
+        self._idx = idx
+        self._idx_conj = ((2 * n - (2 * idx + 1)) - 1) // 2
+        self._twist = np.exp(1j * np.pi * np.arange(n) / n)
+
+    # ------------------------------------------------------------------ keys
+    def keygen(self) -> SecretKey:
+        return SecretKey(self, self._raw.generate_secret(self._sampler, self.params.hamming_weight))
+
+    def public_key(self, sk: SecretKey) -> PublicKey:
+        return PublicKey(self, self._raw.generate_public(self._key(sk, SecretKey), self._sampler))
+
+    def relin_key(self, sk: SecretKey) -> RelinKey:
+        """The relinearization key mod Q^2, in NTT form over the product primes."""
+        return RelinKey(self, self._raw.generate_relin(self._key(sk, SecretKey), self._sampler))
+
+    def set_relin_key(self, rk: RelinKey) -> None:
+        self._key(rk, RelinKey)
+        self._relin = rk
+
+    def _key(self, key, kind):
+        if not isinstance(key, kind):
+            raise ParameterError(f"expected a heaan.{kind.__name__}, got {type(key).__name__}")
+        if key._ctx is not self:
+            raise MismatchError("the key belongs to another HEAAN context")
+        return key._raw
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, values) -> tuple[object, tuple | None]:
+        """(the message polynomial mod Q, the input's shape): up to `slots` real or complex
+        values times 2^log_p, rounded."""
+        values, shape = flatten_input(values)
+        z = np.asarray(as_array(values), dtype=complex).reshape(-1)
+        if z.size > self.slots:
+            raise ParameterError(f"{z.size} values do not fit in {self.slots} slots")
+        if not np.all(np.isfinite(z)):
+            raise ParameterError("values must be finite (no NaN or infinity)")
+        n = self.params.n
+        full = np.zeros(self.slots, dtype=complex)
+        full[: z.size] = z
+        e = np.zeros(n, dtype=complex)
+        e[self._idx] = full
+        e[self._idx_conj] = np.conj(full)
+        coeffs = (np.fft.fft(e) / n * np.conj(self._twist)).real
+        scaled = np.rint(coeffs * 2.0**self.params.log_p)
+        if not np.all(np.abs(scaled) < 2.0**62):
+            raise ParameterError(
+                f"values times 2^{self.params.log_p} reach 2^"
+                f"{math.log2(float(np.max(np.abs(scaled)))):.1f}: use smaller values"
+            )
+        words = _signed_words(scaled.astype(np.int64), self.params.log_q)
+        return _ember.BigPoly.from_numpy(words, self.params.log_q, self.device), shape
+
+    def decode(self, poly, scale_bits: int) -> np.ndarray:
+        """The slots of a message polynomial (read signed) divided by 2^scale_bits."""
+        coeffs = _words_to_floats(poly.to_numpy(), poly.bits, scale_bits)
+        n = self.params.n
+        e = n * np.fft.ifft(coeffs * self._twist)
+        return e[self._idx].real.copy()
+
+    # ------------------------------------------------------------------ encryption
+    def encrypt(self, values, key: PublicKey | SecretKey) -> Ciphertext:
+        m, shape = self.encode(values)
+        if isinstance(key, SecretKey):
+            raw = self._raw.encrypt_secret(m, self._key(key, SecretKey), self._sampler)
+        else:
+            raw = self._raw.encrypt_public(m, self._key(key, PublicKey), self._sampler)
+        return Ciphertext(self, raw, self.params.log_p, shape)
+
+    def decrypt(self, ct: Ciphertext, sk: SecretKey) -> np.ndarray:
+        self._check(ct)
+        m = self._raw.decrypt(ct._raw, self._key(sk, SecretKey))
+        return reshape_output(self.decode(m, ct.scale_bits), ct.shape)
+
+    # ------------------------------------------------------------------ arithmetic
+    def _check(self, ct) -> Ciphertext:
+        if not isinstance(ct, Ciphertext):
+            raise ParameterError(f"expected a heaan.Ciphertext, got {type(ct).__name__}")
+        if ct._ctx is not self:
+            raise MismatchError("the ciphertext belongs to another HEAAN context")
+        return ct
+
+    def _aligned(self, a: Ciphertext, b: Ciphertext):
+        self._check(a)
+        self._check(b)
+        if a.scale_bits != b.scale_bits:
+            raise MismatchError(
+                f"scales 2^{a.scale_bits} and 2^{b.scale_bits} differ: rescale one of them first"
+            )
+        bits = min(a.bits, b.bits)
+        ra = a._raw if a.bits == bits else self._raw.mod_down(a._raw, bits)
+        rb = b._raw if b.bits == bits else self._raw.mod_down(b._raw, bits)
+        return ra, rb
+
+    def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        ra, rb = self._aligned(a, b)
+        return Ciphertext(self, self._raw.add(ra, rb), a.scale_bits, a.shape)
+
+    def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        ra, rb = self._aligned(a, b)
+        return Ciphertext(self, self._raw.sub(ra, rb), a.scale_bits, a.shape)
+
+    def multiply(self, a: Ciphertext, b: Ciphertext, rescale: bool = True) -> Ciphertext:
+        """HE Mul with relinearization (set_relin_key first), then a rescale by log_p unless
+        rescale=False."""
+        if self._relin is None:
+            raise ParameterError("multiply needs a relinearization key: ctx.set_relin_key(...)")
+        ra, rb = self._aligned_for_product(a, b)
+        out = Ciphertext(
+            self, self._raw.multiply(ra, rb, self._relin._raw), a.scale_bits + b.scale_bits, a.shape
+        )
+        return self.rescale(out) if rescale else out
+
+    def _aligned_for_product(self, a: Ciphertext, b: Ciphertext):
+        self._check(a)
+        self._check(b)
+        bits = min(a.bits, b.bits)
+        if bits <= self.params.log_p:
+            raise ParameterError(
+                f"the ciphertexts have {bits} bits of modulus left: no level for a product"
+            )
+        ra = a._raw if a.bits == bits else self._raw.mod_down(a._raw, bits)
+        rb = b._raw if b.bits == bits else self._raw.mod_down(b._raw, bits)
+        return ra, rb
+
+    def rescale(self, ct: Ciphertext, bits: int | None = None) -> Ciphertext:
+        """Divides by 2^bits (default log_p): the scale and the modulus lose that many bits."""
+        self._check(ct)
+        bits = self.params.log_p if bits is None else int(bits)
+        if not 0 < bits < ct.bits or bits > ct.scale_bits:
+            raise ParameterError(
+                f"cannot rescale by {bits} bits a ciphertext of {ct.bits} bits at scale "
+                f"2^{ct.scale_bits}"
+            )
+        return Ciphertext(self, self._raw.rescale(ct._raw, bits), ct.scale_bits - bits, ct.shape)
+
+    def multiply_phases(self, a: Ciphertext, b: Ciphertext) -> tuple[Ciphertext, dict]:
+        """multiply(rescale=False) with the seconds of each phase (CRT, NTT, iNTT, iCRT, other),
+        each phase ending with a synchronization: for benchmarks."""
+        if self._relin is None:
+            raise ParameterError("multiply needs a relinearization key: ctx.set_relin_key(...)")
+        ra, rb = self._aligned_for_product(a, b)
+        raw, phases = self._raw.multiply_phases(ra, rb, self._relin._raw)
+        return Ciphertext(self, raw, a.scale_bits + b.scale_bits, a.shape), dict(phases)
+
+
+def _signed_words(values: np.ndarray, bits: int) -> np.ndarray:
+    """int64 values as two's-complement words mod 2^bits (N x words)."""
+    words = (bits + 63) // 64
+    out = np.zeros((values.size, words), dtype=np.uint64)
+    out[:, 0] = values.view(np.uint64)
+    out[:, 1:] = np.where(values < 0, np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64(0))[:, None]
+    top = bits - 64 * (words - 1)
+    if top < 64:
+        out[:, -1] &= np.uint64((1 << top) - 1)
+    return out
+
+
+def _words_to_floats(words: np.ndarray, bits: int, scale_bits: int) -> np.ndarray:
+    """Each row of words read as a signed bits-bit integer, divided by 2^scale_bits (exactly
+    rounded: Python's int / int)."""
+    half, full, scale = 1 << (bits - 1), 1 << bits, 1 << scale_bits
+    out = np.empty(words.shape[0])
+    raw = np.ascontiguousarray(words).tobytes()
+    stride = words.shape[1] * 8
+    for i in range(words.shape[0]):
+        v = int.from_bytes(raw[i * stride : (i + 1) * stride], "little")
+        out[i] = (v - full if v >= half else v) / scale
+    return out

@@ -1,0 +1,129 @@
+// Python bindings of big-integer CKKS (HEAAN): BigPoly, the keys, ciphertexts and the context.
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "convert.h"
+#include "ember/core/errors.h"
+#include "ember/heaan/context.h"
+
+namespace nb = nanobind;
+using namespace ember;
+using ember::ring::BigPoly;
+
+namespace {
+
+BigPoly big_from_numpy(py::U64Matrix words, int bits, const std::string& device) {
+  const std::size_t need = BigPoly::words_for(bits);
+  if (bits < 1 || words.shape(1) != need)
+    throw ParameterError("BigPoly: " + std::to_string(bits) + " bits take " +
+                         std::to_string(need) + " words a coefficient, got " +
+                         std::to_string(words.shape(1)));
+  std::vector<u64> copy;
+  return BigPoly::from_host(words.shape(0), bits, backend::parse_device(device),
+                            py::aligned(words, copy));
+}
+
+}  // namespace
+
+void bind_heaan(nb::module_& m) {
+  nb::class_<BigPoly>(m, "BigPoly")
+      .def_static("from_numpy", &big_from_numpy, nb::arg("words"), nb::arg("bits"),
+                  nb::arg("device") = "cpu")
+      .def_static("from_residues", &BigPoly::from_residues, nb::arg("small"), nb::arg("bits"))
+      .def("to_numpy", [](const BigPoly& p) { return py::to_numpy(p.to_host(), p.n(), p.words()); })
+      .def_prop_ro("n", &BigPoly::n)
+      .def_prop_ro("bits", &BigPoly::bits)
+      .def_prop_ro("words", &BigPoly::words)
+      .def_prop_ro("device", [](const BigPoly& p) { return p.device().str(); })
+      .def("copy", &BigPoly::copy)
+      .def("to", [](const BigPoly& p, const std::string& d) { return p.to(backend::parse_device(d)); })
+      .def("add", &BigPoly::add)
+      .def("sub", &BigPoly::sub)
+      .def("negate", &BigPoly::negate)
+      .def("shifted", &BigPoly::shifted, nb::arg("out_bits"), nb::arg("left") = 0,
+           nb::arg("right") = 0);
+
+  nb::class_<ring::BigMultiplier>(m, "BigMultiplier")
+      .def(nb::init<std::shared_ptr<const ring::RingContext>>())
+      .def("basis_for", &ring::BigMultiplier::basis_for)
+      .def("multiply", &ring::BigMultiplier::multiply, nb::arg("a"), nb::arg("b"),
+           nb::arg("out_bits"));
+
+  nb::class_<heaan::SecretKey>(m, "HeaanSecretKey")
+      .def("__init__",
+           [](heaan::SecretKey* k, py::I64Vector v) {
+             new (k) heaan::SecretKey{py::to_vector<std::int64_t>(v)};
+           })
+      .def_prop_ro("values", [](const heaan::SecretKey& k) { return k.s; });
+  nb::class_<heaan::PublicKey>(m, "HeaanPublicKey")
+      .def("__init__",
+           [](heaan::PublicKey* k, const BigPoly& b, const BigPoly& a) {
+             new (k) heaan::PublicKey{b.copy(), a.copy()};
+           })
+      .def_prop_ro("b", [](const heaan::PublicKey& k) { return k.b.copy(); })
+      .def_prop_ro("a", [](const heaan::PublicKey& k) { return k.a.copy(); });
+  nb::class_<heaan::RelinKey>(m, "HeaanRelinKey")
+      .def("__init__",
+           [](heaan::RelinKey* k, const ring::RnsPoly& b, const ring::RnsPoly& a) {
+             new (k) heaan::RelinKey{b.copy(), a.copy()};
+           })
+      .def_prop_ro("b", [](const heaan::RelinKey& k) { return k.b.copy(); })
+      .def_prop_ro("a", [](const heaan::RelinKey& k) { return k.a.copy(); });
+  nb::class_<heaan::Ciphertext>(m, "HeaanCiphertext")
+      .def("__init__",
+           [](heaan::Ciphertext* c, const BigPoly& c0, const BigPoly& c1) {
+             new (c) heaan::Ciphertext{c0.copy(), c1.copy()};
+           })
+      .def_prop_ro("c0", [](const heaan::Ciphertext& c) { return c.c0.copy(); })
+      .def_prop_ro("c1", [](const heaan::Ciphertext& c) { return c.c1.copy(); })
+      .def_prop_ro("bits", &heaan::Ciphertext::bits)
+      .def("copy", [](const heaan::Ciphertext& c) {
+        return heaan::Ciphertext{c.c0.copy(), c.c1.copy()};
+      });
+
+  nb::class_<heaan::Context>(m, "HeaanContext")
+      .def(
+          "__init__",
+          [](heaan::Context* x, std::size_t n, int log_q, const std::vector<u64>& primes,
+             const std::string& device) {
+            new (x) heaan::Context(n, log_q, primes, backend::parse_device(device));
+          },
+          nb::arg("n"), nb::arg("log_q"), nb::arg("primes"), nb::arg("device"))
+      .def_prop_ro("n", &heaan::Context::n)
+      .def_prop_ro("log_q", &heaan::Context::log_q)
+      .def_prop_ro("relin_primes", [](const heaan::Context& x) { return x.relin_basis().size(); })
+      .def("tensor_primes",
+           [](const heaan::Context& x, int bits) { return x.tensor_basis(bits).size(); })
+      .def("generate_secret", &heaan::Context::generate_secret, nb::arg("sampler"),
+           nb::arg("hamming_weight") = 0)
+      .def("generate_public", &heaan::Context::generate_public)
+      .def("generate_relin", &heaan::Context::generate_relin)
+      .def("encrypt_secret",
+           nb::overload_cast<const BigPoly&, const heaan::SecretKey&, ring::Sampler&>(
+               &heaan::Context::encrypt, nb::const_))
+      .def("encrypt_public",
+           nb::overload_cast<const BigPoly&, const heaan::PublicKey&, ring::Sampler&>(
+               &heaan::Context::encrypt, nb::const_))
+      .def("decrypt", &heaan::Context::decrypt)
+      .def("add", &heaan::Context::add)
+      .def("sub", &heaan::Context::sub)
+      .def("negate", &heaan::Context::negate)
+      .def("rescale", &heaan::Context::rescale)
+      .def("mod_down", &heaan::Context::mod_down)
+      .def("multiply", [](const heaan::Context& x, const heaan::Ciphertext& a,
+                          const heaan::Ciphertext& b,
+                          const heaan::RelinKey& rk) { return x.multiply(a, b, rk); })
+      .def("multiply_phases", [](const heaan::Context& x, const heaan::Ciphertext& a,
+                                 const heaan::Ciphertext& b, const heaan::RelinKey& rk) {
+        heaan::MulPhases ph;
+        heaan::Ciphertext c = x.multiply(a, b, rk, &ph);
+        nb::dict d;
+        d["crt"] = ph.crt;
+        d["ntt"] = ph.ntt;
+        d["intt"] = ph.intt;
+        d["icrt"] = ph.icrt;
+        d["other"] = ph.other;
+        return nb::make_tuple(std::move(c), d);
+      });
+}

@@ -1,0 +1,62 @@
+// The CUDA backend's big-integer family: launchers of kernels/big_int.cuh, a thread a coefficient.
+#include <cuda_runtime.h>
+
+#include "kernels/big_int.cuh"
+#include "launch/cuda_big_int.h"
+#include "runtime/launch.h"
+
+namespace ember::backend {
+
+namespace {
+
+namespace k = cuda::kernels;
+
+class CudaBigInt final : public BigIntOps {
+ public:
+  explicit CudaBigInt(cuda::DeviceContext& ctx) : ctx_(ctx) {}
+
+  void big_add_async(u64* out, const u64* a, const u64* b, const BigShape& s, bool subtract,
+                     Stream stream) override {
+    run(s.n, stream, k::big_add_kernel, "big_add_kernel", out, a, b, s, subtract);
+  }
+  void big_negate_async(u64* out, const u64* a, const BigShape& s, Stream stream) override {
+    run(s.n, stream, k::big_negate_kernel, "big_negate_kernel", out, a, s);
+  }
+  void big_shift_async(u64* out, const BigShape& o, const u64* a, const BigShape& i, int left,
+                       int right, Stream stream) override {
+    run(o.n, stream, k::big_shift_kernel, "big_shift_kernel", out, o, a, i, left, right);
+  }
+  void big_centered_async(u64* out, const BigShape& o, const u64* v, const u64* p,
+                          const u64* half, std::size_t p_words, Stream stream) override {
+    run(o.n, stream, k::big_centered_kernel, "big_centered_kernel", out, o, v, p, half, p_words);
+  }
+  void big_from_residues_async(u64* out, const BigShape& o, const u64* residues, u64 q,
+                               Stream stream) override {
+    run(o.n, stream, k::big_from_residues_kernel, "big_from_residues_kernel", out, o, residues, q);
+  }
+  void big_sample_uniform_async(u64* out, const BigShape& o, const ChaChaKey& key, u64 nonce,
+                                Stream stream) override {
+    run(o.n, stream, k::big_uniform_kernel, "big_uniform_kernel", out, o, key, nonce);
+  }
+
+ private:
+  template <class Kernel, class... Args>
+  void run(std::size_t n, Stream stream, Kernel* kernel, const char* name, Args... args) {
+    if (n == 0) return;
+    ctx_.activate();
+    const unsigned threads = 128;
+    cuda::launch(kernel, dim3(static_cast<unsigned>((n + threads - 1) / threads)), threads, 0,
+                 stream.handle ? static_cast<cudaStream_t>(stream.handle) : ctx_.stream(), name,
+                 args...);
+  }
+
+  cuda::DeviceContext& ctx_;
+};
+
+}  // namespace
+
+std::unique_ptr<BigIntOps> make_cuda_big_int(cuda::DeviceContext& ctx) {
+  return std::make_unique<CudaBigInt>(ctx);
+}
+
+}  // namespace ember::backend

@@ -1,0 +1,201 @@
+"""Big-integer CKKS (HEAAN): BigPoly arithmetic and HE Mul against a Python big-integer reference,
+and the ember.heaan API (encryption, products, rescaling, security of the presets)."""
+
+import random
+import warnings
+
+import numpy as np
+import pytest
+from ember import _ember, heaan
+from ember.errors import MismatchError, ParameterError, SecurityWarning
+
+N = 64
+
+
+def to_words(values, bits):
+    w = (bits + 63) // 64
+    out = np.zeros((len(values), w), dtype=np.uint64)
+    for i, v in enumerate(values):
+        v %= 1 << bits
+        for j in range(w):
+            out[i, j] = (v >> (64 * j)) & ((1 << 64) - 1)
+    return out
+
+
+def from_words(arr):
+    return [sum(int(arr[i, j]) << (64 * j) for j in range(arr.shape[1])) for i in range(len(arr))]
+
+
+def signed(v, bits):
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def negacyclic(a, b, mod):
+    c = [0] * len(a)
+    for i, x in enumerate(a):
+        if x:
+            for j, y in enumerate(b):
+                k = i + j
+                if k < len(a):
+                    c[k] += x * y
+                else:
+                    c[k - len(a)] -= x * y
+    return [v % mod for v in c]
+
+
+def big(values, bits, device="cpu"):
+    return _ember.BigPoly.from_numpy(to_words(values, bits), bits, device)
+
+
+@pytest.fixture(scope="module")
+def multiplier():
+    return _ember.BigMultiplier(_ember.RingContext.create(N, _ember.generate_ntt_primes(30, N, 40)))
+
+
+@pytest.mark.parametrize("bits", [30, 64, 100, 200])
+def test_bigpoly_word_arithmetic_matches_python_integers(bits, multiplier):
+    rng = random.Random(bits)
+    a = [rng.randrange(1 << bits) for _ in range(N)]
+    b = [rng.randrange(1 << bits) for _ in range(N)]
+    pa, pb = big(a, bits), big(b, bits)
+    mod = 1 << bits
+    assert from_words(pa.add(pb).to_numpy()) == [(x + y) % mod for x, y in zip(a, b)]
+    assert from_words(pa.sub(pb).to_numpy()) == [(x - y) % mod for x, y in zip(a, b)]
+    assert from_words(pa.negate().to_numpy()) == [(-x) % mod for x in a]
+    for out in (bits, bits - 7):
+        assert from_words(multiplier.multiply(pa, pb, out).to_numpy()) == negacyclic(a, b, 1 << out)
+    for r in (1, 5, 63, 64, 65, bits - 1):
+        if r < bits:
+            expect = [((signed(x, bits) + (1 << (r - 1))) >> r) % (1 << (bits - r)) for x in a]
+            assert from_words(pa.shifted(bits - r, 0, r).to_numpy()) == expect
+    for left in (1, 63, 64, 70):
+        expect = [(signed(x, bits) << left) % (1 << (bits + left)) for x in a]
+        assert from_words(pa.shifted(bits + left, left, 0).to_numpy()) == expect
+    for width in (bits + 100, bits - 3):
+        assert from_words(pa.shifted(width).to_numpy()) == [
+            signed(x, bits) % (1 << width) for x in a
+        ]
+
+
+def test_product_wider_than_its_inputs_is_refused(multiplier):
+    with pytest.raises(ParameterError, match="exact mod"):
+        multiplier.multiply(big([1] * N, 40), big([1] * N, 40), 41)
+
+
+def rns_to_ints(poly):
+    """The residues of an RnsPoly (coeff form) back to integers in [0, P) by CRT."""
+    rows = poly.to_numpy()
+    primes = poly.basis.primes
+    p_all = 1
+    for p in primes:
+        p_all *= p
+    out = []
+    for c in range(rows.shape[1]):
+        v = 0
+        for limb, p in enumerate(primes):
+            m = p_all // p
+            v += int(rows[limb, c]) * m * pow(m, -1, p)
+        out.append(v % p_all)
+    return out
+
+
+def test_he_mul_equals_the_python_big_integer_reference():
+    log_q = 120
+    ctx = _ember.HeaanContext(N, log_q, _ember.generate_ntt_primes(30, N, 16), "cpu")
+    sampler = _ember.Sampler(bytes(range(32)), 0)
+    sk = ctx.generate_secret(sampler)
+    rk = ctx.generate_relin(sk, sampler)
+    rng = random.Random(5)
+    delta = 1 << 30
+    xs = [rng.randrange(-50, 50) * delta for _ in range(N)]
+    ys = [rng.randrange(-50, 50) * delta for _ in range(N)]
+    a = ctx.encrypt_secret(big(xs, log_q), sk, sampler)
+    b = ctx.encrypt_secret(big(ys, log_q), sk, sampler)
+    c = ctx.multiply(a, b, rk)
+    # The reference: Karatsuba's tensor product mod 2^bits, then d2 times the key mod
+    # 2^(bits + log Q), read signed and divided by Q = 2^log_q with rounding.
+    bits, q_bits, mod = log_q, log_q, 1 << log_q
+    a0, a1 = from_words(a.c0.to_numpy()), from_words(a.c1.to_numpy())
+    b0, b1 = from_words(b.c0.to_numpy()), from_words(b.c1.to_numpy())
+    d0 = negacyclic(a0, b0, mod)
+    d2 = negacyclic(a1, b1, mod)
+    s01 = [(x + y) % mod for x, y in zip(a0, a1)]
+    t01 = [(x + y) % mod for x, y in zip(b0, b1)]
+    d1 = [(p - x - y) % mod for p, x, y in zip(negacyclic(s01, t01, mod), d0, d2)]
+    wide = bits + q_bits
+
+    def relin(half):
+        key = [v % (1 << (2 * q_bits)) for v in rns_to_ints(half.intt())]
+        prod = negacyclic(d2, key, 1 << wide)
+        return [((signed(v, wide) + (1 << (q_bits - 1))) >> q_bits) % mod for v in prod]
+
+    c0 = [(x + y) % mod for x, y in zip(d0, relin(rk.b))]
+    c1 = [(x + y) % mod for x, y in zip(d1, relin(rk.a))]
+    assert from_words(c.c0.to_numpy()) == c0
+    assert from_words(c.c1.to_numpy()) == c1
+    # and it decrypts to the product of the messages
+    m = [signed(v, log_q) for v in from_words(ctx.decrypt(c, sk).to_numpy())]
+    expect = [signed(v, 200) for v in negacyclic(xs, ys, 1 << 200)]
+    assert max(abs(x - y) for x, y in zip(m, expect)) < delta * delta * 2.0**-10
+
+
+@pytest.fixture(scope="module")
+def small():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SecurityWarning)
+        params = heaan.Params.preset("test_N10_logQ120", insecure=True)
+    ctx = heaan.Context(params, device="cpu")
+    sk = ctx.keygen()
+    ctx.set_relin_key(ctx.relin_key(sk))
+    return ctx, sk, ctx.public_key(sk)
+
+
+def test_encrypt_multiply_rescale_decrypt(small):
+    ctx, sk, pk = small
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, ctx.slots)
+    y = rng.uniform(-1, 1, ctx.slots)
+    cx, cy = ctx.encrypt(x, pk), ctx.encrypt(y, sk)
+    assert np.max(np.abs(ctx.decrypt(cx, sk) - x)) < 2**-13  # scale 2^30, fresh error ~2^13
+    z = cx * cy + cx  # the sum brings cx down to the product's modulus
+    assert z.bits == 90 and z.scale_bits == 30
+    assert np.max(np.abs(ctx.decrypt(z, sk) - (x * y + x))) < 2**-10
+    w = z * z  # two levels used of three
+    assert w.bits == 60
+    assert np.max(np.abs(ctx.decrypt(w, sk) - (x * y + x) ** 2)) < 2**-8
+    assert np.max(np.abs(ctx.decrypt(-w - w, sk) + 2 * (x * y + x) ** 2)) < 2**-7
+
+
+def test_shape_kept_and_phases_reported(small):
+    ctx, sk, pk = small
+    x = np.arange(12.0).reshape(3, 4) / 16
+    cx = ctx.encrypt(x, pk)
+    out = ctx.decrypt(cx, sk)
+    assert out.shape == (3, 4) and np.max(np.abs(out - x)) < 2**-13
+    prod, phases = ctx.multiply_phases(cx, cx)
+    assert set(phases) == {"crt", "ntt", "intt", "icrt", "other"}
+    assert np.max(np.abs(ctx.decrypt(prod.rescale(), sk) - x * x)) < 2**-10
+
+
+def test_errors(small):
+    ctx, _sk, pk = small
+    cx = ctx.encrypt([0.5], pk)
+    with pytest.raises(MismatchError, match="scales"):
+        cx + ctx.multiply(cx, cx, rescale=False)
+    with pytest.raises(ParameterError, match="slots"):
+        ctx.encrypt(np.zeros(ctx.slots + 1), pk)
+    with pytest.raises(ParameterError, match="level"):
+        (((cx * cx) * cx) * cx) * cx
+    with pytest.raises(ParameterError, match="expected a heaan.SecretKey"):
+        ctx.decrypt(cx, pk)
+
+
+def test_presets_state_their_security():
+    for name in ("N14_logQ200", "N15_logQ420", "N16_logQ880", "N17_logQ1760"):
+        p = heaan.Params.preset(name)
+        assert 2 * p.log_q <= {14: 438, 15: 881, 16: 1772, 17: 3544}[p.log_n]
+    for name in ("N16_logQ1200", "N14_logQ300", "test_N10_logQ120"):
+        with pytest.raises(ParameterError, match="security"):
+            heaan.Params.preset(name)
+    with pytest.warns(SecurityWarning):
+        assert heaan.Params.preset("N16_logQ1200", insecure=True).levels == 39
