@@ -368,6 +368,10 @@ def run_bench(
         from .bench_cggi import bench_cggi
 
         return bench_cggi(device, quick)
+    if what == "heaan":
+        from .bench_heaan import bench_heaan
+
+        return bench_heaan(device, quick, params)
     if what == "multi":
         from .bench_multi import bench_multi
 
@@ -381,6 +385,6 @@ def run_bench(
 
         return bench_circuit(devices or "all", quick, circuit, function, params)
     raise ParameterError(
-        f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, cggi, multi, split, "
-        "dist, circuit"
+        f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, cggi, heaan, multi, "
+        "split, dist, circuit"
     )

@@ -263,6 +263,7 @@ def main(argv=None) -> int:
             "bfv",
             "bgv",
             "cggi",
+            "heaan",
             "multi",
             "split",
             "dist",
@@ -302,7 +303,8 @@ def main(argv=None) -> int:
     bench.add_argument(
         "--params",
         default=None,
-        help="circuit only: CGGI preset (default bool_128 on GPUs, test_insecure on the CPU)",
+        help="circuit: CGGI preset (default bool_128 on GPUs, test_insecure on the CPU); heaan: "
+        "HEAAN preset (default N16_logQ1200 on GPUs, N14_logQ300 on the CPU)",
     )
     bench.add_argument(
         "--preset", default="bool_128", help="apps: the CGGI preset (test_insecure for smoke runs)"

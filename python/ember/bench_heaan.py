@@ -1,0 +1,83 @@
+"""``ember bench heaan``: big-integer CKKS's HE Mul with the time of each phase (CRT, NTT, iNTT,
+iCRT, other; Jung et al.'s Table 7) and, in the same run, RNS CKKS's multiply at the same N and
+log Q (a JSON-ready dictionary, never a test condition)."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from . import _ember_bench, heaan, resolve_device
+from .errors import SecurityWarning
+
+# Jung et al. (the seed paper), N = 2^16, log Q = 1200: HE Mul on one GPU and on CPUs, ms.
+PAPER = {
+    "titan_rtx_ms": 38.1,
+    "titan_rtx_phases_ms": {"crt": 4.1, "ntt": 3.7, "intt": 4.7, "icrt": 19.4, "other": 6.2},
+    "v100_ms": 33.7,
+    "v100x4_speedup": 2.02,
+    "xeon_24_cores_ms": 74.8,
+}
+
+
+def _median(values):
+    return sorted(values)[len(values) // 2]
+
+
+def bench_heaan(device: str | None = None, quick: bool = False, preset: str | None = None) -> dict:
+    dev = resolve_device(device)
+    cuda = dev.startswith("cuda")
+    name = preset or ("N16_logQ1200" if cuda and not quick else "N14_logQ300")
+    with warnings.catch_warnings():  # the paper's sets are about 80-bit: benchmark only
+        warnings.simplefilter("ignore", SecurityWarning)
+        params = heaan.Params.preset(name, insecure=True)
+    runs = 10 if cuda else 3
+    t0 = time.perf_counter()
+    ctx = heaan.Context(params, device=dev)
+    sk = ctx.keygen()
+    ctx.set_relin_key(ctx.relin_key(sk))
+    keygen_s = time.perf_counter() - t0
+    rng = np.random.default_rng(1)
+    x, y = rng.uniform(-1, 1, ctx.slots), rng.uniform(-1, 1, ctx.slots)
+    a, b = ctx.encrypt(x, sk), ctx.encrypt(y, sk)
+    ctx.multiply(a, b, rescale=False)  # warm-up: tables, transforms, memory pool
+    times, phases = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        prod = ctx.multiply(a, b, rescale=False)
+        prod._raw.c0.to_numpy()[:1]  # the result on the host: the work is done
+        times.append(time.perf_counter() - t)
+    for _ in range(runs):
+        phases.append(ctx.multiply_phases(a, b)[1])
+    err = float(np.max(np.abs(ctx.decrypt(prod.rescale(), sk) - x * y)))
+    # RNS CKKS in the same run: the same N and log Q (a 60-bit prime and 30-bit ones), one special
+    # prime group per digit as the CKKS benchmark's largest set.
+    q_bits = [60] + [30] * ((params.log_q - 60) // 30)
+    rns = _ember_bench.bench_ckks(
+        params.log_n, q_bits, [60] * 4, len(q_bits) // 4 + 1, dev, 3 if cuda else 1, runs
+    )
+    return {
+        "benchmark": "heaan",
+        "date": time.strftime("%Y-%m-%d"),
+        "device": dev,
+        "preset": name,
+        "log_n": params.log_n,
+        "log_q": params.log_q,
+        "log_p": params.log_p,
+        "tensor_primes": ctx._raw.tensor_primes(params.log_q),
+        "relin_primes": ctx._raw.relin_primes,
+        "keygen_s": round(keygen_s, 3),
+        "he_mul_ms": round(_median(times) * 1e3, 3),
+        "he_mul_phases_ms": {
+            k: round(_median([p[k] for p in phases]) * 1e3, 3) for k in phases[0]
+        },
+        "max_error_after_rescale": err,
+        "rns_ckks_same_n_logq": {
+            "q_bits": sum(q_bits),
+            "multiply_relin_ms": rns["multiply_relin_ms"],
+            "multiply_relin_rescale_ms": rns["multiply_relin_rescale_ms"],
+        },
+        "paper": PAPER,
+    }

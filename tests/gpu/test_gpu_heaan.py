@@ -1,0 +1,60 @@
+"""HEAAN (big-integer CKKS), CPU vs GPU: with the same fixed sampler key, contexts on "cpu" and on
+the GPU produce the same words for the keys, encryptions, BigPoly arithmetic, rescaling and HE Mul
+(CRT, NTT, Garner, centered reduction), at a small size and at N = 2^14 with log Q = 300.
+
+Skipped without a GPU by this directory's conftest; EMBER_EQUIV_DEVICE=cpu runs it CPU against CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import DEVICE_SPEC
+from ember import _ember
+
+KEY = bytes(range(32))
+
+
+def run(device: str, n: int, log_q: int) -> dict:
+    """Every HEAAN step on `device` from the fixed key; the words of each result."""
+    primes = _ember.generate_ntt_primes(30, n, (3 * log_q + 20) // 29 + 2)
+    ctx = _ember.HeaanContext(n, log_q, primes, device)
+    s = _ember.Sampler(KEY, 0)
+    sk = ctx.generate_secret(s)
+    pk = ctx.generate_public(sk, s)
+    rk = ctx.generate_relin(sk, s)
+    rng = np.random.default_rng(n)
+    words = (log_q + 63) // 64
+    mx = rng.integers(0, 2**63, (n, words), dtype=np.uint64)
+    my = rng.integers(0, 2**63, (n, words), dtype=np.uint64)
+    px, py = _ember.BigPoly.from_numpy(mx, log_q, device), _ember.BigPoly.from_numpy(my, log_q, device)
+    a = ctx.encrypt_secret(px, sk, s)
+    b = ctx.encrypt_public(py, pk, s)
+    c = ctx.multiply(a, b, rk)
+    r = ctx.rescale(c, 30)
+    out = {
+        "pk": (pk.b.to_numpy(), pk.a.to_numpy()),
+        "rk": (rk.b.to_numpy(), rk.a.to_numpy()),
+        "a": (a.c0.to_numpy(), a.c1.to_numpy()),
+        "b": (b.c0.to_numpy(), b.c1.to_numpy()),
+        "mul": (c.c0.to_numpy(), c.c1.to_numpy()),
+        "rescaled": (r.c0.to_numpy(), r.c1.to_numpy()),
+        "down": ctx.mod_down(r, 37).c0.to_numpy(),
+        "dec": ctx.decrypt(r, sk).to_numpy(),
+        "add": px.add(py).to_numpy(),
+        "sub": px.sub(py).to_numpy(),
+        "neg": px.negate().to_numpy(),
+        "left": px.shifted(log_q + 70, 70, 0).to_numpy(),
+        "right": px.shifted(log_q - 65, 0, 65).to_numpy(),
+    }
+    return out
+
+
+@pytest.mark.parametrize("n, log_q", [(64, 120), (1 << 14, 300)])
+def test_heaan_words_equal_cpu(n, log_q):
+    cpu, gpu = run("cpu", n, log_q), run(DEVICE_SPEC, n, log_q)
+    for name in cpu:
+        want = cpu[name] if isinstance(cpu[name], tuple) else (cpu[name],)
+        got = gpu[name] if isinstance(gpu[name], tuple) else (gpu[name],)
+        for w, g in zip(want, got):
+            assert np.array_equal(w, g), name
