@@ -2,15 +2,68 @@
 // exact products (the ring family's CRT, NTT and Garner reconstruction).
 #include "ember/ring/big_poly.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "ember/backend/stream_join.h"
 #include "ember/core/errors.h"
+#include "ember/core/numtheory.h"
 
 namespace ember::ring {
 
 namespace {
+/// Little-endian 32-bit limbs of host big integers: the inverse CRT's tables.
+using Limbs = std::vector<std::uint32_t>;
+
+Limbs times_small(const Limbs& a, u64 m) {
+  Limbs out;
+  u64 carry = 0;
+  for (std::uint32_t x : a) {
+    const unsigned __int128 t = static_cast<unsigned __int128>(x) * m + carry;
+    out.push_back(static_cast<std::uint32_t>(t));
+    carry = static_cast<u64>(t >> 32);
+  }
+  while (carry) {
+    out.push_back(static_cast<std::uint32_t>(carry));
+    carry >>= 32;
+  }
+  return out;
+}
+
+/// a / d (exact division by a small d).
+Limbs divide_small(const Limbs& a, u64 d) {
+  Limbs out(a.size());
+  u64 rem = 0;
+  for (std::size_t k = a.size(); k-- > 0;) {
+    const u64 cur = (rem << 32) | a[k];
+    out[k] = static_cast<std::uint32_t>(cur / d);
+    rem = cur % d;
+  }
+  return out;
+}
+
+u64 mod_small(const Limbs& a, u64 d) {
+  u64 rem = 0;
+  for (std::size_t k = a.size(); k-- > 0;) rem = ((rem << 32) | a[k]) % d;
+  return rem;
+}
+
+/// The low `count` limbs of a (zero-extended), or of -a mod 2^(32 count) when negate.
+Limbs low_limbs(const Limbs& a, std::size_t count, bool negate) {
+  Limbs out(count, 0);
+  for (std::size_t k = 0; k < count && k < a.size(); ++k) out[k] = a[k];
+  if (negate) {
+    u64 carry = 1;
+    for (auto& x : out) {
+      const u64 t = static_cast<u64>(static_cast<std::uint32_t>(~x)) + carry;
+      x = static_cast<std::uint32_t>(t);
+      carry = t >> 32;
+    }
+  }
+  return out;
+}
+
 BigShape shape_of(std::size_t n, int bits) {
   if (bits < 1) throw ParameterError("a big-integer polynomial needs at least one bit");
   return BigShape{n, BigPoly::words_for(bits), bits};
@@ -82,8 +135,7 @@ void BigPoly::check_same(const BigPoly& o, const char* op) const {
   if (n() != o.n() || bits() != o.bits())
     throw MismatchError(std::string(op) + ": operands differ (N " + std::to_string(n()) + " vs " +
                         std::to_string(o.n()) + ", " + std::to_string(bits()) + " vs " +
-                        std::to_string(o.bits()) +
-                        " bits); bring them to the same modulus first");
+                        std::to_string(o.bits()) + " bits); bring them to the same modulus first");
   if (device_ != o.device_)
     throw MismatchError(std::string(op) + ": operands are on different devices");
 }
@@ -120,11 +172,109 @@ BigPoly BigPoly::shifted(int out_bits, int left, int right) const {
   return r;
 }
 
-BigMultiplier::BigMultiplier(std::shared_ptr<const RingContext> ring) : ring_(std::move(ring)) {}
+struct BigMultiplier::Tables {
+  backend::Buffer words, reciprocal, limbs, minus_p;  // minus_p, reciprocal: inverse CRT only
+  backend::BigRnsView forward;
+  backend::BigCrtView inverse;
+};
+
+BigMultiplier::BigMultiplier(std::shared_ptr<const RingContext> ring) : ring_(std::move(ring)) {
+  for (std::size_t id = 0; id < ring_->prime_count(); ++id)
+    if (ring_->prime(id) >> 31)
+      throw ParameterError(
+          "BigMultiplier: its primes must be below 2^31 (the inverse CRT's limb "
+          "sums), got " +
+          std::to_string(ring_->prime(id)));
+}
+
+BigMultiplier::~BigMultiplier() = default;
+
+void BigMultiplier::check_prefix(const RnsBasis& basis, const char* op) const {
+  bool prefix = basis.context() == ring_;
+  for (std::size_t k = 0; prefix && k < basis.size(); ++k) prefix = basis.ids()[k] == k;
+  if (!prefix)
+    throw MismatchError(std::string(op) + ": the basis is not a prefix of the multiplier's primes");
+}
+
+const BigMultiplier::Tables& BigMultiplier::forward_tables(const RnsBasis& basis, std::size_t words,
+                                                           backend::Backend& be) const {
+  const std::size_t m = basis.size(), limbs = 2 * words;
+  const auto dev = be.device();
+  std::lock_guard lock(mutex_);
+  auto& slot = forward_[std::make_tuple(static_cast<int>(dev.kind), dev.index, m, limbs)];
+  if (slot) return *slot;
+  std::vector<Modulus> moduli(m);
+  std::vector<std::uint32_t> pow32(m * limbs);
+  for (std::size_t i = 0; i < m; ++i) {
+    moduli[i] = make_modulus(basis.prime(i));
+    const u64 two32 = (u64{1} << 32) % basis.prime(i);
+    u64 cur = 1;
+    for (std::size_t j = 0; j < limbs; ++j) {
+      pow32[i * limbs + j] = static_cast<std::uint32_t>(cur);
+      cur = mul_mod(cur, two32, moduli[i]);
+    }
+  }
+  auto t = std::make_unique<Tables>();
+  const backend::Stream s{};
+  t->words = backend::Buffer::from_host(be, moduli.data(), m * sizeof(Modulus), s);
+  t->limbs = backend::Buffer::from_host(be, pow32.data(), pow32.size() * 4, s);
+  be.synchronize(s);
+  t->forward = backend::BigRnsView{m, limbs, t->words.as<const Modulus>(),
+                                   t->limbs.as<const std::uint32_t>()};
+  slot = std::move(t);
+  return *slot;
+}
+
+const BigMultiplier::Tables& BigMultiplier::inverse_tables(const RnsBasis& basis, int out_bits,
+                                                           backend::Backend& be) const {
+  const std::size_t m = basis.size(), limbs = 2 * BigPoly::words_for(out_bits);
+  const auto dev = be.device();
+  std::lock_guard lock(mutex_);
+  auto& slot = inverse_[std::make_tuple(static_cast<int>(dev.kind), dev.index, m, limbs)];
+  if (slot) return *slot;
+  const auto primes = basis.primes();
+  Limbs p_all{1};
+  for (u64 q : primes) p_all = times_small(p_all, q);
+  std::vector<u64> words(3 * m);  // primes, inverses, their Shoup companions
+  std::vector<double> reciprocal(m);
+  std::vector<std::uint32_t> cofactor(m * limbs);
+  for (std::size_t i = 0; i < m; ++i) {
+    const u64 q = primes[i];
+    const Limbs cof = divide_small(p_all, q);
+    const u64 inv = inverse_mod(mod_small(cof, q), q);
+    words[i] = q;
+    words[m + i] = inv;
+    words[2 * m + i] = shoup_precompute(inv, q);
+    reciprocal[i] = 1.0 / static_cast<double>(q);
+    const Limbs low = low_limbs(cof, limbs, false);
+    std::copy(low.begin(), low.end(), cofactor.begin() + static_cast<std::ptrdiff_t>(i * limbs));
+  }
+  const Limbs minus_p = low_limbs(p_all, limbs, true);
+  auto t = std::make_unique<Tables>();
+  const backend::Stream s{};
+  t->words = backend::Buffer::from_host(be, words.data(), words.size() * sizeof(u64), s);
+  t->reciprocal =
+      backend::Buffer::from_host(be, reciprocal.data(), reciprocal.size() * sizeof(double), s);
+  t->limbs = backend::Buffer::from_host(be, cofactor.data(), cofactor.size() * 4, s);
+  t->minus_p = backend::Buffer::from_host(be, minus_p.data(), minus_p.size() * 4, s);
+  be.synchronize(s);
+  auto& v = t->inverse;
+  v.primes = m;
+  v.limbs32 = limbs;
+  v.prime = t->words.as<const u64>();
+  v.inverse = v.prime + m;
+  v.inverse_shoup = v.prime + 2 * m;
+  v.reciprocal = t->reciprocal.as<const double>();
+  v.cofactor = t->limbs.as<const std::uint32_t>();
+  v.minus_p = t->minus_p.as<const std::uint32_t>();
+  slot = std::move(t);
+  return *slot;
+}
 
 RnsBasis BigMultiplier::basis_for(int a_bits, int b_bits) const {
-  // P > 2 N 2^(a + b): log2 P against the bound, with a bit to spare for the logs' rounding.
-  const double need = 2.0 + ring_->log_n() + a_bits + b_bits;
+  // P > 4 N 2^(a + b) (|x| < N 2^(a + b) within P / 4), with a bit to spare for the logs'
+  // rounding.
+  const double need = 3.0 + ring_->log_n() + a_bits + b_bits;
   double have = 0;
   std::vector<u32> ids;
   for (std::size_t id = 0; id < ring_->prime_count() && have < need; ++id) {
@@ -139,21 +289,15 @@ RnsBasis BigMultiplier::basis_for(int a_bits, int b_bits) const {
   return RnsBasis(ring_, std::move(ids));
 }
 
-const CrtConverter& BigMultiplier::converter(const RnsBasis& basis) const {
-  std::lock_guard lock(mutex_);
-  auto& c = converters_[basis.size()];
-  if (!c) c = std::make_unique<CrtConverter>(basis);
-  return *c;
-}
-
 RnsPoly BigMultiplier::to_rns(const BigPoly& a, const RnsBasis& basis) const {
-  if (basis.context() != ring_ || a.n() != ring_->n())
-    throw MismatchError("to_rns: the polynomial or the basis belongs to another ring");
-  const CrtConverter& conv = converter(basis);
-  if (conv.basis() != basis)
-    throw MismatchError("to_rns: the basis is not a prefix of the ring's primes");
+  check_prefix(basis, "to_rns");
+  if (a.n() != ring_->n())
+    throw MismatchError("to_rns: the polynomial has N=" + std::to_string(a.n()) +
+                        ", the multiplier's ring " + std::to_string(ring_->n()));
   RnsPoly r(basis, Form::coeff, a.device(), a.stream());
-  conv.to_rns_async(r.data(), a.data(), a.words(), a.backend(), a.stream());
+  auto& be = a.backend();
+  be.big_int().big_to_rns_async(r.data(), a.data(), a.shape(),
+                                forward_tables(basis, a.words(), be).forward, a.stream());
   return r;
 }
 
@@ -170,26 +314,20 @@ BigPoly BigMultiplier::product(const RnsPoly& a, const RnsPoly& b, int out_bits)
 }
 
 BigPoly BigMultiplier::from_rns(const RnsPoly& a, int out_bits) const {
-  const CrtConverter& conv = converter(a.basis());
-  if (conv.basis() != a.basis())
-    throw MismatchError("from_rns: the polynomial's basis is not a prefix of the ring's primes");
+  if (a.form() != Form::coeff) throw MismatchError("from_rns needs coeff form; call intt() first");
+  check_prefix(a.basis(), "from_rns");
   auto& be = a.backend();
-  const std::size_t p_words = conv.output_words();
-  backend::Buffer words(be, a.n() * p_words * sizeof(u64), a.stream());
-  conv.from_rns_async(words.as<u64>(), a, a.stream());
-  const auto [p, half] = conv.modulus_on(be);
   BigPoly r(a.n(), out_bits, a.device(), a.stream());
-  be.big_int().big_centered_async(r.data(), r.shape(), words.as<const u64>(), p, half, p_words,
-                                  a.stream());
+  be.big_int().big_from_rns_async(r.data(), r.shape(), a.data(),
+                                  inverse_tables(a.basis(), out_bits, be).inverse, a.stream());
   return r;
 }
 
 BigPoly BigMultiplier::multiply(const BigPoly& a, const BigPoly& b, int out_bits) const {
   if (out_bits > a.bits() || out_bits > b.bits())
-    throw ParameterError("multiply: the product is exact mod 2^" +
-                         std::to_string(std::min(a.bits(), b.bits())) +
-                         " at most (the inputs' widths); asked for " + std::to_string(out_bits) +
-                         " bits");
+    throw ParameterError(
+        "multiply: the product is exact mod 2^" + std::to_string(std::min(a.bits(), b.bits())) +
+        " at most (the inputs' widths); asked for " + std::to_string(out_bits) + " bits");
   const RnsBasis basis = basis_for(a.bits(), b.bits());
   return product(transform(a, basis), transform(b, basis), out_bits);
 }

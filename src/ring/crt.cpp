@@ -9,7 +9,7 @@ namespace ember::ring {
 using backend::Buffer;
 
 struct CrtConverter::DeviceTables {
-  Buffer pow2_64k, garner_inv, modulus;  // modulus: Q then floor(Q / 2)
+  Buffer pow2_64k, garner_inv;
   backend::CrtView view;
 };
 
@@ -70,10 +70,6 @@ CrtConverter::DeviceTables& CrtConverter::tables_on(backend::Backend& be, std::s
   auto s = backend::Stream{};
   t->pow2_64k = Buffer::from_host(be, pow2.data(), pow2.size() * sizeof(u64), s);
   t->garner_inv = Buffer::from_host(be, ginv.data(), ginv.size() * sizeof(u64), s);
-  std::vector<u64> q_and_half(q_words_);
-  for (std::size_t k = 0; k < L; ++k)
-    q_and_half.push_back((q_words_[k] >> 1) | (k + 1 < L ? q_words_[k + 1] << 63 : 0));
-  t->modulus = Buffer::from_host(be, q_and_half.data(), q_and_half.size() * sizeof(u64), s);
   be.synchronize(s);
   t->view.words = words;
   t->view.pow2_64k = t->pow2_64k.as<const u64>();
@@ -92,24 +88,6 @@ RnsPoly CrtConverter::to_rns(const u64* words, std::size_t words_per_value, Devi
                           out.view(), s);
   be.synchronize(s);
   return out;
-}
-
-void CrtConverter::to_rns_async(u64* out, const u64* words, std::size_t words_per_value,
-                                backend::Backend& be, backend::Stream stream) const {
-  if (words_per_value == 0) throw ParameterError("to_rns: each value needs at least one word");
-  be.rns_from_words_async(out, words, tables_on(be, words_per_value).view, basis_.on(be), stream);
-}
-
-void CrtConverter::from_rns_async(u64* out, const RnsPoly& a, backend::Stream stream) const {
-  if (a.basis() != basis_) throw MismatchError("from_rns: the polynomial is over another basis");
-  if (a.form() != Form::coeff) throw MismatchError("from_rns needs coeff form; call intt() first");
-  auto& be = a.backend();
-  be.words_from_rns_async(out, a.data(), tables_on(be, 0).view, a.view(), stream);
-}
-
-std::pair<const u64*, const u64*> CrtConverter::modulus_on(backend::Backend& be) const {
-  const u64* q = tables_on(be, 0).modulus.as<const u64>();
-  return {q, q + output_words()};
 }
 
 std::vector<u64> CrtConverter::from_rns(const RnsPoly& a) const {

@@ -26,7 +26,83 @@ struct BigShape {
   EMBER_HD std::size_t total_words() const { return n * words; }
 };
 
+/// Tables of the reconstruction of a big integer mod 2^bits from its residues mod m primes of
+/// product P (the centered value, read mod 2^bits): x = sum_i y_i (P / p_i) - k P with
+/// y_i = r_i (P / p_i)^-1 mod p_i and k = round(sum_i y_i / p_i). The rounding is exact for values
+/// |x| < P / 4 (the products' bound, ring::BigMultiplier): the sum's fraction is then within a
+/// quarter of an integer, far from any double rounding error.
+struct BigCrtView {
+  std::size_t primes = 0;
+  std::size_t limbs32 = 0;             // 32-bit limbs of the output: 2 words
+  const u64* prime = nullptr;          // [primes]
+  const u64* inverse = nullptr;        // [primes]: (P / p_i)^-1 mod p_i
+  const u64* inverse_shoup = nullptr;  // [primes]
+  const double* reciprocal = nullptr;  // [primes]: 1 / p_i
+  const u32* cofactor = nullptr;       // [primes][limbs32]: (P / p_i) mod 2^(32 limbs32)
+  const u32* minus_p = nullptr;        // [limbs32]: -P mod 2^(32 limbs32)
+};
+
+/// Tables of the CRT of big integers (limbs32 32-bit limbs) into residues mod primes below 2^31.
+struct BigRnsView {
+  std::size_t primes = 0;
+  std::size_t limbs32 = 0;          // 32-bit limbs of the input: 2 words
+  const Modulus* moduli = nullptr;  // [primes]
+  const u32* pow32 = nullptr;       // [primes][limbs32]: 2^(32 j) mod p_i
+};
+
 namespace big {
+
+/// x mod p_i for x given by its 32-bit limbs (limb(j)): sum_j limb_j (2^(32 j) mod p_i) in 128 bits
+/// (below 2^70 for up to 64 words), one reduction at the end.
+template <class Limb>
+EMBER_HD u64 rns_residue(Limb limb, const BigRnsView& v, std::size_t i) {
+  u64 lo = 0, hi = 0;
+  const u32* pow = v.pow32 + i * v.limbs32;
+  for (std::size_t j = 0; j < v.limbs32; ++j) {
+    const u64 p = u64{limb(j)} * pow[j];
+    lo += p;
+    hi += lo < p;
+  }
+  return reduce_product(hi, lo, v.moduli[i]);
+}
+
+/// y_i = r_i (P / p_i)^-1 mod p_i, for a residue r of prime i.
+EMBER_HD u64 crt_digit(u64 r, const BigCrtView& v, std::size_t i) {
+  return mul_shoup(r, v.inverse[i], v.inverse_shoup[i], v.prime[i]);
+}
+
+/// k = round(sum_i y_i / p_i): the multiple of P the centered value subtracts.
+template <class Digit>
+EMBER_HD u64 crt_multiple(Digit y, const BigCrtView& v) {
+  double f = 0;
+  for (std::size_t i = 0; i < v.primes; ++i) f += static_cast<double>(y(i)) * v.reciprocal[i];
+  return static_cast<u64>(f + 0.5);
+}
+
+/// out = sum_i y_i (P / p_i) + k (-P) mod 2^o.bits, limb by limb with the carries (each limb's
+/// sum is below 2^70: primes < 2^31 and at most a few hundred terms).
+template <class Digit>
+EMBER_HD void crt_combine(u64* out, const BigShape& o, Digit y, u64 k, const BigCrtView& v) {
+  u64 carry = 0;
+  for (std::size_t t = 0; t < v.limbs32; ++t) {
+    u64 lo = carry, hi = 0;
+    for (std::size_t i = 0; i < v.primes; ++i) {
+      const u64 p = y(i) * v.cofactor[i * v.limbs32 + t];
+      lo += p;
+      hi += lo < p;
+    }
+    const u64 p = k * v.minus_p[t];
+    lo += p;
+    hi += lo < p;
+    const u64 limb = lo & 0xffffffffu;
+    carry = (lo >> 32) | (hi << 32);
+    if (t % 2 == 0)
+      out[t / 2] = limb;
+    else
+      out[t / 2] |= limb << 32;
+  }
+  out[o.words - 1] &= o.top_mask();
+}
 
 /// Word t (any t >= 0) of x read as a signed `bits`-bit integer, sign-extended to infinity.
 EMBER_HD u64 signed_word(const u64* x, const BigShape& s, std::size_t t) {
@@ -106,32 +182,6 @@ EMBER_HD void shift(u64* out, const BigShape& o, const u64* a, const BigShape& i
   out[o.words - 1] &= o.top_mask();
 }
 
-/// out = v - P (when v > P / 2) or v, mod 2^o.bits, for v in [0, P) of p_words words: the
-/// centered value of a CRT reconstruction. half = floor(P / 2), p_words words.
-EMBER_HD void centered(u64* out, const BigShape& o, const u64* v, const u64* p, const u64* half,
-                       std::size_t p_words) {
-  bool above = false;  // v > half
-  for (std::size_t k = p_words; k-- > 0;)
-    if (v[k] != half[k]) {
-      above = v[k] > half[k];
-      break;
-    }
-  u64 borrow = 0;
-  for (std::size_t t = 0; t < o.words; ++t) {
-    const u64 vw = t < p_words ? v[t] : 0;
-    if (!above) {
-      out[t] = vw;
-      continue;
-    }
-    const u64 pw = t < p_words ? p[t] : 0;
-    const u64 d = vw - pw;
-    const u64 b1 = vw < pw;
-    out[t] = d - borrow;
-    borrow = b1 | (d < borrow);
-  }
-  out[o.words - 1] &= o.top_mask();
-}
-
 /// out = r read as a centered residue mod q (r - q when r > q / 2), mod 2^o.bits.
 EMBER_HD void from_residue(u64* out, const BigShape& o, u64 r, u64 q) {
   const bool negative = r > q / 2;
@@ -142,8 +192,7 @@ EMBER_HD void from_residue(u64* out, const BigShape& o, u64 r, u64 q) {
 
 /// Coefficient c of a uniform polynomial mod 2^bits: stream words c words .. c words + words - 1
 /// of ChaCha20 (key, nonce).
-EMBER_HD void uniform(u64* out, const BigShape& o, std::size_t c, const ChaChaKey& key,
-                      u64 nonce) {
+EMBER_HD void uniform(u64* out, const BigShape& o, std::size_t c, const ChaChaKey& key, u64 nonce) {
   u64 block[8];
   u64 loaded = ~u64{0};
   for (std::size_t t = 0; t < o.words; ++t) {

@@ -6,10 +6,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "ember/backend/buffer.h"
-#include "ember/ring/crt.h"
 #include "ember/ring/rns_poly.h"
 #include "ember/ring/sampler.h"
 
@@ -65,14 +65,16 @@ class BigPoly {
   backend::Buffer storage_;
 };
 
-/// Exact negacyclic products of BigPolys over a ring of NTT-friendly primes: the first primes whose
-/// product P exceeds 2 N 2^(a_bits + b_bits) hold every coefficient of the product over Z of the
-/// inputs' representatives in [0, 2^bits), so the centered inverse CRT gives it exactly and its
-/// low out_bits bits are the product mod 2^out_bits (for out_bits at most each input's bits).
+/// Exact negacyclic products of BigPolys over a ring of NTT-friendly primes below 2^31: the first
+/// primes whose product P exceeds 4 N 2^(a_bits + b_bits) hold every coefficient of the product
+/// over Z of the inputs' representatives in [0, 2^bits) within P / 4, so the inverse CRT
+/// (big::crt_combine) gives it exactly and its low out_bits bits are the product mod 2^out_bits
+/// (for out_bits at most each input's bits).
 class BigMultiplier {
  public:
   /// Throws ParameterError when `ring`'s primes cannot hold the largest product asked for later.
   explicit BigMultiplier(std::shared_ptr<const RingContext> ring);
+  ~BigMultiplier();
   const std::shared_ptr<const RingContext>& ring() const { return ring_; }
   /// The primes a product of inputs of a_bits and b_bits needs (ParameterError when the ring has
   /// too few).
@@ -86,14 +88,22 @@ class BigMultiplier {
   BigPoly product(const RnsPoly& a, const RnsPoly& b, int out_bits) const;
   /// a b mod 2^out_bits.
   BigPoly multiply(const BigPoly& a, const BigPoly& b, int out_bits) const;
-  /// The inverse CRT of a coeff-form polynomial over a prefix basis: centered, mod 2^out_bits.
+  /// The inverse CRT of a coeff-form polynomial over a prefix basis whose coefficients are below
+  /// a quarter of the basis's product: centered, mod 2^out_bits.
   BigPoly from_rns(const RnsPoly& a, int out_bits) const;
 
  private:
-  const CrtConverter& converter(const RnsBasis& basis) const;
+  struct Tables;
+  using TableKey = std::tuple<int, int, std::size_t, std::size_t>;  // device, primes, limbs
+  /// The CRT's tables for inputs of `words` words, and the inverse CRT's for outputs of
+  /// `out_bits` bits, over `basis` on `be` (built once each).
+  const Tables& forward_tables(const RnsBasis& basis, std::size_t words,
+                               backend::Backend& be) const;
+  const Tables& inverse_tables(const RnsBasis& basis, int out_bits, backend::Backend& be) const;
+  void check_prefix(const RnsBasis& basis, const char* op) const;
   std::shared_ptr<const RingContext> ring_;
   mutable std::mutex mutex_;
-  mutable std::map<std::size_t, std::unique_ptr<CrtConverter>> converters_;  // by prefix length
+  mutable std::map<TableKey, std::unique_ptr<Tables>> forward_, inverse_;
 };
 
 }  // namespace ember::ring

@@ -4,7 +4,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <utility>
 #include <vector>
 
 #include "ember/ring/rns_poly.h"
@@ -27,15 +26,6 @@ class CrtConverter {
   std::vector<long double> centered(const RnsPoly& a) const;
   /// Q as little-endian words (output_words() of them).
   const std::vector<u64>& modulus_words() const { return q_words_; }
-
-  // The same conversions on data already in a backend's memory, queued on `stream`.
-  /// to_rns of `words` (backend memory) into `out` (basis().size() x N, coeff form).
-  void to_rns_async(u64* out, const u64* words, std::size_t words_per_value, backend::Backend& be,
-                    backend::Stream stream) const;
-  /// from_rns of `a` (coeff form) into `out` (N x output_words(), backend memory).
-  void from_rns_async(u64* out, const RnsPoly& a, backend::Stream stream) const;
-  /// Q and floor(Q / 2) in `be`'s memory, output_words() words each.
-  std::pair<const u64*, const u64*> modulus_on(backend::Backend& be) const;
 
  private:
   struct DeviceTables;

@@ -1,6 +1,8 @@
 // The CPU backend's big-integer family: the reference, big_int_rows.h for every coefficient.
 #include "cpu_big_int.h"
 
+#include <vector>
+
 namespace ember::backend {
 
 namespace {
@@ -21,15 +23,34 @@ class CpuBigInt final : public BigIntOps {
   }
   void big_shift_async(u64* out, const BigShape& o, const u64* a, const BigShape& i, int left,
                        int right, Stream) override {
-    each(o.n, [&](std::size_t c) {
-      big::shift(out + c * o.words, o, a + c * i.words, i, left, right);
+    each(o.n,
+         [&](std::size_t c) { big::shift(out + c * o.words, o, a + c * i.words, i, left, right); });
+  }
+  void big_to_rns_async(u64* out, const u64* words, const BigShape& in, const BigRnsView& v,
+                        Stream) override {
+    each(in.n, [&](std::size_t c) {
+      const u64* x = words + c * in.words;
+      const auto limb = [&](std::size_t j) {
+        return static_cast<std::uint32_t>(x[j / 2] >> (32 * (j % 2)));
+      };
+      for (std::size_t i = 0; i < v.primes; ++i) out[i * in.n + c] = big::rns_residue(limb, v, i);
     });
   }
-  void big_centered_async(u64* out, const BigShape& o, const u64* v, const u64* p,
-                          const u64* half, std::size_t p_words, Stream) override {
-    each(o.n, [&](std::size_t c) {
-      big::centered(out + c * o.words, o, v + c * p_words, p, half, p_words);
-    });
+  void big_from_rns_async(u64* out, const BigShape& o, const u64* residues, const BigCrtView& v,
+                          Stream) override {
+    const long count = static_cast<long>(o.n);
+#pragma omp parallel num_threads(threads_.team())
+    {
+      std::vector<u64> y(v.primes);
+#pragma omp for schedule(static)
+      for (long c = 0; c < count; ++c) {
+        for (std::size_t i = 0; i < v.primes; ++i)
+          y[i] = big::crt_digit(residues[i * o.n + static_cast<std::size_t>(c)], v, i);
+        const auto digit = [&](std::size_t i) { return y[i]; };
+        big::crt_combine(out + static_cast<std::size_t>(c) * o.words, o, digit,
+                         big::crt_multiple(digit, v), v);
+      }
+    }
   }
   void big_from_residues_async(u64* out, const BigShape& o, const u64* residues, u64 q,
                                Stream) override {

@@ -36,11 +36,46 @@ __global__ void big_shift_kernel(u64* out, BigShape o, const u64* a, BigShape i,
   if (c < o.n) backend::big::shift(out + c * o.words, o, a + c * i.words, i, left, right);
 }
 
-__global__ void big_centered_kernel(u64* out, BigShape o, const u64* v, const u64* p,
-                                    const u64* half, std::size_t p_words) {
+/// The CRT's block: kBigCrtThreads coefficients, their limbs loaded together (coalesced) and
+/// transposed into shared memory, then each thread's residues written row by row (coalesced).
+inline constexpr std::size_t kBigRnsMaxLimbs = 160;
+
+__global__ void __launch_bounds__(64)
+    big_to_rns_kernel(u64* out, const u64* words, BigShape in, backend::BigRnsView v) {
+  constexpr unsigned T = 64;
+  __shared__ u32 limbs[kBigRnsMaxLimbs * T];
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * T;
+  const std::size_t count = in.n - first < T ? in.n - first : T;
+  wait_for_previous_kernels();
+  for (std::size_t k = threadIdx.x; k < count * in.words; k += T) {
+    const u64 w = words[first * in.words + k];
+    const std::size_t coef = k / in.words, word = k % in.words;
+    limbs[(2 * word) * T + coef] = static_cast<u32>(w);
+    limbs[(2 * word + 1) * T + coef] = static_cast<u32>(w >> 32);
+  }
+  __syncthreads();
+  if (threadIdx.x >= count) return;
+  const auto limb = [&](std::size_t j) { return limbs[j * T + threadIdx.x]; };
+  for (std::size_t i = 0; i < v.primes; ++i)
+    out[i * in.n + first + threadIdx.x] = backend::big::rns_residue(limb, v, i);
+}
+
+/// The inverse CRT's block: kBigCrtThreads coefficients, their digits y_i in shared memory
+/// (a column a thread), the tables read by every thread of a warp at once (broadcasts).
+inline constexpr unsigned kBigCrtThreads = 64;
+inline constexpr std::size_t kBigCrtMaxPrimes = 160;
+
+__global__ void __launch_bounds__(kBigCrtThreads)
+    big_from_rns_kernel(u64* out, BigShape o, const u64* residues, backend::BigCrtView v) {
+  __shared__ u32 y[kBigCrtMaxPrimes * kBigCrtThreads];  // digits are below the primes, < 2^31
   const std::size_t c = big_coefficient();
   wait_for_previous_kernels();
-  if (c < o.n) backend::big::centered(out + c * o.words, o, v + c * p_words, p, half, p_words);
+  if (c >= o.n) return;
+  for (std::size_t i = 0; i < v.primes; ++i)
+    y[i * kBigCrtThreads + threadIdx.x] =
+        static_cast<u32>(backend::big::crt_digit(residues[i * o.n + c], v, i));
+  const auto digit = [&](std::size_t i) { return u64{y[i * kBigCrtThreads + threadIdx.x]}; };
+  backend::big::crt_combine(out + c * o.words, o, digit, backend::big::crt_multiple(digit, v), v);
 }
 
 __global__ void big_from_residues_kernel(u64* out, BigShape o, const u64* residues, u64 q) {

@@ -1,6 +1,9 @@
 // The CUDA backend's big-integer family: launchers of kernels/big_int.cuh, a thread a coefficient.
 #include <cuda_runtime.h>
 
+#include <string>
+
+#include "ember/core/errors.h"
 #include "kernels/big_int.cuh"
 #include "launch/cuda_big_int.h"
 #include "runtime/launch.h"
@@ -26,9 +29,28 @@ class CudaBigInt final : public BigIntOps {
                        int right, Stream stream) override {
     run(o.n, stream, k::big_shift_kernel, "big_shift_kernel", out, o, a, i, left, right);
   }
-  void big_centered_async(u64* out, const BigShape& o, const u64* v, const u64* p,
-                          const u64* half, std::size_t p_words, Stream stream) override {
-    run(o.n, stream, k::big_centered_kernel, "big_centered_kernel", out, o, v, p, half, p_words);
+  void big_to_rns_async(u64* out, const u64* words, const BigShape& in, const BigRnsView& v,
+                        Stream stream) override {
+    if (v.limbs32 > k::kBigRnsMaxLimbs)
+      throw ParameterError("the CRT on the GPU takes at most " +
+                           std::to_string(k::kBigRnsMaxLimbs / 2) + " words a coefficient, got " +
+                           std::to_string(in.words));
+    if (in.n == 0) return;
+    ctx_.activate();
+    cuda::launch(k::big_to_rns_kernel, dim3(static_cast<unsigned>((in.n + 63) / 64)), 64, 0,
+                 raw(stream), "big_to_rns_kernel", out, words, in, v);
+  }
+  void big_from_rns_async(u64* out, const BigShape& o, const u64* residues, const BigCrtView& v,
+                          Stream stream) override {
+    if (v.primes > k::kBigCrtMaxPrimes)
+      throw ParameterError("the inverse CRT on the GPU takes at most " +
+                           std::to_string(k::kBigCrtMaxPrimes) + " primes, got " +
+                           std::to_string(v.primes));
+    if (o.n == 0) return;
+    ctx_.activate();
+    cuda::launch(k::big_from_rns_kernel,
+                 dim3(static_cast<unsigned>((o.n + k::kBigCrtThreads - 1) / k::kBigCrtThreads)),
+                 k::kBigCrtThreads, 0, raw(stream), "big_from_rns_kernel", out, o, residues, v);
   }
   void big_from_residues_async(u64* out, const BigShape& o, const u64* residues, u64 q,
                                Stream stream) override {
@@ -46,8 +68,11 @@ class CudaBigInt final : public BigIntOps {
     ctx_.activate();
     const unsigned threads = 128;
     cuda::launch(kernel, dim3(static_cast<unsigned>((n + threads - 1) / threads)), threads, 0,
-                 stream.handle ? static_cast<cudaStream_t>(stream.handle) : ctx_.stream(), name,
-                 args...);
+                 raw(stream), name, args...);
+  }
+
+  cudaStream_t raw(Stream s) const {
+    return s.handle ? static_cast<cudaStream_t>(s.handle) : ctx_.stream();
   }
 
   cuda::DeviceContext& ctx_;
