@@ -203,14 +203,15 @@ const BigMultiplier::Tables& BigMultiplier::forward_tables(const RnsBasis& basis
   std::lock_guard lock(mutex_);
   auto& slot = forward_[std::make_tuple(static_cast<int>(dev.kind), dev.index, m, limbs)];
   if (slot) return *slot;
+  const std::size_t stride = (m + 3) / 4 * 4;
   std::vector<Modulus> moduli(m);
-  std::vector<std::uint32_t> pow32(m * limbs);
+  std::vector<std::uint32_t> pow32(limbs * stride, 0);
   for (std::size_t i = 0; i < m; ++i) {
     moduli[i] = make_modulus(basis.prime(i));
     const u64 two32 = (u64{1} << 32) % basis.prime(i);
     u64 cur = 1;
     for (std::size_t j = 0; j < limbs; ++j) {
-      pow32[i * limbs + j] = static_cast<std::uint32_t>(cur);
+      pow32[j * stride + i] = static_cast<std::uint32_t>(cur);
       cur = mul_mod(cur, two32, moduli[i]);
     }
   }
@@ -219,7 +220,7 @@ const BigMultiplier::Tables& BigMultiplier::forward_tables(const RnsBasis& basis
   t->words = backend::Buffer::from_host(be, moduli.data(), m * sizeof(Modulus), s);
   t->limbs = backend::Buffer::from_host(be, pow32.data(), pow32.size() * 4, s);
   be.synchronize(s);
-  t->forward = backend::BigRnsView{m, limbs, t->words.as<const Modulus>(),
+  t->forward = backend::BigRnsView{m, limbs, stride, t->words.as<const Modulus>(),
                                    t->limbs.as<const std::uint32_t>()};
   slot = std::move(t);
   return *slot;
@@ -237,7 +238,8 @@ const BigMultiplier::Tables& BigMultiplier::inverse_tables(const RnsBasis& basis
   for (u64 q : primes) p_all = times_small(p_all, q);
   std::vector<u64> words(3 * m);  // primes, inverses, their Shoup companions
   std::vector<double> reciprocal(m);
-  std::vector<std::uint32_t> cofactor(m * limbs);
+  const std::size_t stride = (limbs + 3) / 4 * 4;
+  std::vector<std::uint32_t> cofactor(m * stride, 0);
   for (std::size_t i = 0; i < m; ++i) {
     const u64 q = primes[i];
     const Limbs cof = divide_small(p_all, q);
@@ -247,9 +249,10 @@ const BigMultiplier::Tables& BigMultiplier::inverse_tables(const RnsBasis& basis
     words[2 * m + i] = shoup_precompute(inv, q);
     reciprocal[i] = 1.0 / static_cast<double>(q);
     const Limbs low = low_limbs(cof, limbs, false);
-    std::copy(low.begin(), low.end(), cofactor.begin() + static_cast<std::ptrdiff_t>(i * limbs));
+    std::copy(low.begin(), low.end(), cofactor.begin() + static_cast<std::ptrdiff_t>(i * stride));
   }
-  const Limbs minus_p = low_limbs(p_all, limbs, true);
+  Limbs minus_p = low_limbs(p_all, limbs, true);
+  minus_p.resize(stride, 0);
   auto t = std::make_unique<Tables>();
   const backend::Stream s{};
   t->words = backend::Buffer::from_host(be, words.data(), words.size() * sizeof(u64), s);
@@ -261,6 +264,7 @@ const BigMultiplier::Tables& BigMultiplier::inverse_tables(const RnsBasis& basis
   auto& v = t->inverse;
   v.primes = m;
   v.limbs32 = limbs;
+  v.stride = stride;
   v.prime = t->words.as<const u64>();
   v.inverse = v.prime + m;
   v.inverse_shoup = v.prime + 2 * m;

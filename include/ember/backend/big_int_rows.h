@@ -34,36 +34,53 @@ struct BigShape {
 struct BigCrtView {
   std::size_t primes = 0;
   std::size_t limbs32 = 0;             // 32-bit limbs of the output: 2 words
+  std::size_t stride = 0;              // limbs32 rounded up to 4: a row of cofactor
   const u64* prime = nullptr;          // [primes]
   const u64* inverse = nullptr;        // [primes]: (P / p_i)^-1 mod p_i
   const u64* inverse_shoup = nullptr;  // [primes]
   const double* reciprocal = nullptr;  // [primes]: 1 / p_i
-  const u32* cofactor = nullptr;       // [primes][limbs32]: (P / p_i) mod 2^(32 limbs32)
-  const u32* minus_p = nullptr;        // [limbs32]: -P mod 2^(32 limbs32)
+  const u32* cofactor = nullptr;       // [primes][stride]: (P / p_i) mod 2^(32 limbs32), 0-padded
+  const u32* minus_p = nullptr;        // [stride]: -P mod 2^(32 limbs32), 0-padded
 };
 
 /// Tables of the CRT of big integers (limbs32 32-bit limbs) into residues mod primes below 2^31.
 struct BigRnsView {
   std::size_t primes = 0;
   std::size_t limbs32 = 0;          // 32-bit limbs of the input: 2 words
+  std::size_t stride = 0;           // primes rounded up to 4: a row of pow32
   const Modulus* moduli = nullptr;  // [primes]
-  const u32* pow32 = nullptr;       // [primes][limbs32]: 2^(32 j) mod p_i
+  const u32* pow32 = nullptr;       // [limbs32][stride]: 2^(32 j) mod p_i, 0-padded
 };
 
 namespace big {
 
-/// x mod p_i for x given by its 32-bit limbs (limb(j)): sum_j limb_j (2^(32 j) mod p_i) in 128 bits
-/// (below 2^70 for up to 64 words), one reduction at the end.
+/// Four consecutive 32-bit table entries in one 16-byte load (the tables' rows are 16-byte
+/// aligned: strides of multiples of 4 from aligned buffers).
+struct alignas(16) Four {
+  u32 v[4];
+};
+EMBER_HD Four load_four(const u32* p) { return *reinterpret_cast<const Four*>(p); }
+
+/// (lo, hi) += a b, for a b < 2^64.
+EMBER_HD void accumulate(u64& lo, u64& hi, u64 a, u64 b) {
+  const u64 p = a * b;
+  lo += p;
+  hi += lo < p;
+}
+
+/// out[r] = x mod p_(i0 + r), r < 4, for x given by its 32-bit limbs (limb(j)): sum_j limb_j
+/// (2^(32 j) mod p) in 128 bits (below 2^70 for up to 64 words), one reduction at the end. Entries
+/// past v.primes come out as garbage the caller drops.
 template <class Limb>
-EMBER_HD u64 rns_residue(Limb limb, const BigRnsView& v, std::size_t i) {
-  u64 lo = 0, hi = 0;
-  const u32* pow = v.pow32 + i * v.limbs32;
+EMBER_HD void rns_residues(Limb limb, const BigRnsView& v, std::size_t i0, u64 out[4]) {
+  u64 lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};
   for (std::size_t j = 0; j < v.limbs32; ++j) {
-    const u64 p = u64{limb(j)} * pow[j];
-    lo += p;
-    hi += lo < p;
+    const u64 x = limb(j);
+    const Four c = load_four(v.pow32 + j * v.stride + i0);
+    for (int r = 0; r < 4; ++r) accumulate(lo[r], hi[r], x, c.v[r]);
   }
-  return reduce_product(hi, lo, v.moduli[i]);
+  for (int r = 0; r < 4; ++r)
+    if (i0 + r < v.primes) out[r] = reduce_product(hi[r], lo[r], v.moduli[i0 + r]);
 }
 
 /// y_i = r_i (P / p_i)^-1 mod p_i, for a residue r of prime i.
@@ -79,27 +96,31 @@ EMBER_HD u64 crt_multiple(Digit y, const BigCrtView& v) {
   return static_cast<u64>(f + 0.5);
 }
 
-/// out = sum_i y_i (P / p_i) + k (-P) mod 2^o.bits, limb by limb with the carries (each limb's
-/// sum is below 2^70: primes < 2^31 and at most a few hundred terms).
+/// out = sum_i y_i (P / p_i) + k (-P) mod 2^o.bits, four limbs at a time with the carries between
+/// them (each limb's sum is below 2^70: primes < 2^31 and at most a few hundred terms).
 template <class Digit>
 EMBER_HD void crt_combine(u64* out, const BigShape& o, Digit y, u64 k, const BigCrtView& v) {
   u64 carry = 0;
-  for (std::size_t t = 0; t < v.limbs32; ++t) {
-    u64 lo = carry, hi = 0;
+  for (std::size_t t0 = 0; t0 < v.limbs32; t0 += 4) {
+    u64 lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};
     for (std::size_t i = 0; i < v.primes; ++i) {
-      const u64 p = y(i) * v.cofactor[i * v.limbs32 + t];
-      lo += p;
-      hi += lo < p;
+      const u64 yi = y(i);
+      const Four c = load_four(v.cofactor + i * v.stride + t0);
+      for (int r = 0; r < 4; ++r) accumulate(lo[r], hi[r], yi, c.v[r]);
     }
-    const u64 p = k * v.minus_p[t];
-    lo += p;
-    hi += lo < p;
-    const u64 limb = lo & 0xffffffffu;
-    carry = (lo >> 32) | (hi << 32);
-    if (t % 2 == 0)
-      out[t / 2] = limb;
-    else
-      out[t / 2] |= limb << 32;
+    const Four c = load_four(v.minus_p + t0);
+    for (int r = 0; r < 4 && t0 + r < v.limbs32; ++r) {
+      accumulate(lo[r], hi[r], k, c.v[r]);
+      const u64 low = lo[r] + carry;
+      hi[r] += low < carry;
+      const u64 limb = low & 0xffffffffu;
+      carry = (low >> 32) | (hi[r] << 32);
+      const std::size_t t = t0 + r;
+      if (t % 2 == 0)
+        out[t / 2] = limb;
+      else
+        out[t / 2] |= limb << 32;
+    }
   }
   out[o.words - 1] &= o.top_mask();
 }

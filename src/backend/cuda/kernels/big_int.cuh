@@ -56,8 +56,12 @@ __global__ void __launch_bounds__(64)
   __syncthreads();
   if (threadIdx.x >= count) return;
   const auto limb = [&](std::size_t j) { return limbs[j * T + threadIdx.x]; };
-  for (std::size_t i = 0; i < v.primes; ++i)
-    out[i * in.n + first + threadIdx.x] = backend::big::rns_residue(limb, v, i);
+  for (std::size_t i = 0; i < v.primes; i += 4) {
+    u64 r[4];
+    backend::big::rns_residues(limb, v, i, r);
+    for (std::size_t k = i; k < v.primes && k < i + 4; ++k)
+      out[k * in.n + first + threadIdx.x] = r[k - i];
+  }
 }
 
 /// The inverse CRT's block: kBigCrtThreads coefficients, their digits y_i in shared memory
