@@ -99,6 +99,15 @@ class Lowering:
         self.loops: list = []
         self.fctx: list = []
         self.scopes: list = [{}]
+        front = getattr(unit, "front", None)
+        if front is not None:  # the file's declarations, read once a compile (large tables)
+            self.typedefs, self.funcs, self.separate, self.globals, self.genv = front
+            return
+        self.read_file_scope(ast)
+        if unit is not None:
+            unit.front = (self.typedefs, self.funcs, self.separate, self.globals, self.genv)
+
+    def read_file_scope(self, ast):
         marker = None  # a #pragma ember separate waiting for its function
         for ext in ast.ext:
             if isinstance(ext, c_ast.Pragma):

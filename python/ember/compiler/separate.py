@@ -25,6 +25,7 @@ class SeparateUnit:
         self.circuits: dict = {}  # name -> Circuit
         self.info: dict = {}  # name -> {"seconds", "gates", "bootstraps", "depth"}
         self.in_progress: list = []
+        self.front = None  # the file scope's declarations, shared by the lowerings (lower.py)
 
     def lower(self, function: str):
         """(Verilog, input Ports, output Ports) of `function`; separate callees become
