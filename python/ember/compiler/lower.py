@@ -677,6 +677,13 @@ class Lowering:
         if not var.is_array:
             return val
         dims = var.shape if var.shape != () else (1,)
+        if all(i.is_const for i in idx):  # the element itself (no copy of a large table)
+            flat = 0
+            for i, d in zip(idx, dims):
+                if not 0 <= i.const < d:
+                    fail(node, f"index {i.const} out of bounds [0, {d})")
+                flat = flat * d + i.const
+            return val[flat]
         return self.select(list(val), dims, idx, var.t, node)
 
     def select(self, vals, dims, idx, t, node):
