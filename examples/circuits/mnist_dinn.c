@@ -9656,37 +9656,47 @@ static int16_t class_score(const bool h[HIDDEN], int c) {
   int16_t score = 0;
   for (int m = 1; m <= VMAX; m++) {
     bool chunk[64];
-    int n = 0;
-    int16_t total = 0, count = 0;
+    int16_t count[HIDDEN / 64] = {0};  // popcounts of the chunks, summed by a tree below
+    int n = 0, chunks = 0;
+    int16_t total = 0;
     for (int j = 0; j < HIDDEN; j++) {
       if (V[c][j] == m || V[c][j] == -m) {
         chunk[n] = V[c][j] == m ? h[j] : !h[j];
         n++;
         total++;
         if (n == 64) {
-          count += popcount64(chunk);
+          count[chunks++] = popcount64(chunk);
           n = 0;
         }
       }
     }
     if (n > 0) {
       for (int k = n; k < 64; k++) chunk[k] = false;
-      count += popcount64(chunk);
+      count[chunks++] = popcount64(chunk);
     }
-    score += m * (2 * count - total);
+    for (int w = HIDDEN / 128; w >= 1; w /= 2)
+      for (int k = 0; k < w; k++) count[k] += count[k + w];
+    score += m * (2 * count[0] - total);
   }
   return score;
 }
 
+/* The first class of the largest score, by a tournament (4 rounds of comparisons instead of a
+   chain of 9: the circuit's depth); on a tie the lower index wins, as in a linear scan. */
 static int argmax10(const int16_t score[10]) {
-  int best = 0;
-  int16_t top = score[0];
-  for (int c = 1; c < 10; c++)
-    if (score[c] > top) {
-      top = score[c];
-      best = c;
-    }
-  return best;
+  int16_t top[10];
+  int8_t best[10];
+  for (int c = 0; c < 10; c++) {
+    top[c] = score[c];
+    best[c] = c;
+  }
+  for (int w = 1; w < 10; w *= 2)
+    for (int i = 0; i + w < 10; i += 2 * w)
+      if (top[i + w] > top[i]) {
+        top[i] = top[i + w];
+        best[i] = best[i + w];
+      }
+  return best[0];
 }
 
 int mnist_dinn(const bool x[784]) {
