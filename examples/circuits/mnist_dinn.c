@@ -9,6 +9,7 @@
 
 #define HIDDEN 2048
 #define FAN_IN 64
+#define VMAX 3
 
 static const int16_t CONN[2048][64] = {
   {40, 42, 44, 45, 47, 48, 49, 50, 67, 68, 75, 78, 80, 92, 96, 97,
@@ -9617,36 +9618,92 @@ static const int8_t V[10][2048] = {
   1, 1, 0, 0, -1, 1, 1, 0, -1, 0, 2, 0, 0, 1, -1, 2}
 };
 
-/* CONN[j][k]: pixel index + 1, negated where the weight is -1. */
+/* How many of 64 bits are true: compiled once (#pragma ember separate, docs/compiler.md) and
+   instantiated for every neuron and for the output layer's sums, so that the network compiles in
+   minutes instead of synthesizing two million gates in one piece. */
+#pragma ember separate
+static uint8_t popcount64(const bool in[64]) {
+  uint8_t t[64];
+  for (int k = 0; k < 64; k++) t[k] = in[k];
+  for (int w = 32; w >= 1; w /= 2)
+    for (int k = 0; k < w; k++) t[k] = t[k] + t[k + w];
+  return t[0];
+}
+
+/* Neuron j: BIAS[j] plus x[c - 1] for each positive CONN[j][k] = c, minus x[-c - 1] for each
+   negative one; -x = !x - 1, so the sum is a popcount of (possibly negated) pixels plus a
+   constant. */
 static bool hidden_unit(const bool x[784], int j) {
+  bool in[FAN_IN];
   int8_t s = BIAS[j];
   for (int k = 0; k < FAN_IN; k++) {
     int16_t c = CONN[j][k];
-    if (c > 0)
-      s += x[c - 1];
-    else
-      s -= x[-c - 1];
+    if (c > 0) {
+      in[k] = x[c - 1];
+    } else {
+      in[k] = !x[-c - 1];
+      s -= 1;
+    }
   }
+  s += popcount64(in);
   return (s & 16) == 0;
 }
 
-static int argmax10(const int16_t score[10]) {
-  int best = 0;
-  int16_t top = score[0];
-  for (int c = 1; c < 10; c++)
-    if (score[c] > top) {
-      top = score[c];
-      best = c;
+/* The score of class c, sum over j of (h[j] ? V[c][j] : -V[c][j]): for each magnitude m, with
+   P the number of true bits among h[j] where V[c][j] = m and !h[j] where V[c][j] = -m, and N the
+   number of such j, those terms sum to m * (2 P - N). */
+static int16_t class_score(const bool h[HIDDEN], int c) {
+  int16_t score = 0;
+  for (int m = 1; m <= VMAX; m++) {
+    bool chunk[64];
+    int16_t count[HIDDEN / 64] = {0};  // popcounts of the chunks, summed by a tree below
+    int n = 0, chunks = 0;
+    int16_t total = 0;
+    for (int j = 0; j < HIDDEN; j++) {
+      if (V[c][j] == m || V[c][j] == -m) {
+        chunk[n] = V[c][j] == m ? h[j] : !h[j];
+        n++;
+        total++;
+        if (n == 64) {
+          count[chunks++] = popcount64(chunk);
+          n = 0;
+        }
+      }
     }
-  return best;
+    if (n > 0) {
+      for (int k = n; k < 64; k++) chunk[k] = false;
+      count[chunks++] = popcount64(chunk);
+    }
+    for (int w = HIDDEN / 128; w >= 1; w /= 2)
+      for (int k = 0; k < w; k++) count[k] += count[k + w];
+    score += m * (2 * count[0] - total);
+  }
+  return score;
+}
+
+/* The first class of the largest score, by a tournament (4 rounds of comparisons instead of a
+   chain of 9: the circuit's depth); on a tie the lower index wins, as in a linear scan. */
+static int argmax10(const int16_t score[10]) {
+  int16_t top[10];
+  int8_t best[10];
+  for (int c = 0; c < 10; c++) {
+    top[c] = score[c];
+    best[c] = c;
+  }
+  for (int w = 1; w < 10; w *= 2)
+    for (int i = 0; i + w < 10; i += 2 * w)
+      if (top[i + w] > top[i]) {
+        top[i] = top[i + w];
+        best[i] = best[i + w];
+      }
+  return best[0];
 }
 
 int mnist_dinn(const bool x[784]) {
-  int16_t score[10] = {0};
-  for (int j = 0; j < HIDDEN; j++) {
-    bool h = hidden_unit(x, j);
-    for (int c = 0; c < 10; c++) score[c] += h ? V[c][j] : -V[c][j];
-  }
+  bool h[HIDDEN];
+  for (int j = 0; j < HIDDEN; j++) h[j] = hidden_unit(x, j);
+  int16_t score[10];
+  for (int c = 0; c < 10; c++) score[c] = class_score(h, c);
   return argmax10(score);
 }
 

@@ -10,6 +10,7 @@
 
 #define HIDDEN 2048
 #define FAN_IN 64
+#define VMAX 3
 
 static const uint16_t IDX[2048][64] = {
   {39, 41, 43, 44, 46, 47, 48, 49, 66, 67, 74, 77, 79, 91, 95, 96,
@@ -8206,35 +8207,70 @@ static const uint16_t IDX[2048][64] = {
   531, 549, 563, 568, 591, 604, 618, 619, 646, 663, 683, 690, 732, 733, 766, 778}
 };
 
-/* Pixel k of neuron j is IDX[j][k] (public); its weight is -1 where neg[j][k], else +1. */
-static bool hidden_unit(const bool x[784], const bool neg[FAN_IN], int8_t bias, int j) {
+/* One neuron on its FAN_IN pixels p: bias plus p[k] where neg[k] is false, minus it where true.
+   Compiled once (#pragma ember separate, docs/compiler.md) and instantiated for each neuron. */
+#pragma ember separate
+static bool neuron(const bool p[FAN_IN], const bool neg[FAN_IN], int8_t bias) {
   int8_t s = bias;
-  for (int k = 0; k < FAN_IN; k++) {
-    bool p = x[IDX[j][k]];
-    s += neg[k] ? -p : p;
-  }
+  for (int k = 0; k < FAN_IN; k++) s += neg[k] ? -p[k] : p[k];
   return (s & 16) == 0;
 }
 
+/* Neuron j reads pixels IDX[j][k] (public). */
+static bool hidden_unit(const bool x[784], const bool neg[FAN_IN], int8_t bias, int j) {
+  bool p[FAN_IN];
+  for (int k = 0; k < FAN_IN; k++) p[k] = x[IDX[j][k]];
+  return neuron(p, neg, bias);
+}
+
+/* Sum over 64 hidden units of (h ? v : -v), compiled once; the network adds HIDDEN / 64 of
+   them per class in a tree. */
+#pragma ember separate
+static int16_t score64(const bool h[64], const int8_t v[64]) {
+  int16_t t[64];
+  for (int j = 0; j < 64; j++) t[j] = h[j] ? v[j] : -v[j];
+  for (int w = 32; w >= 1; w /= 2)
+    for (int k = 0; k < w; k++) t[k] = t[k] + t[k + w];
+  return t[0];
+}
+
+/* The first class of the largest score, by a tournament (4 rounds of comparisons instead of a
+   chain of 9: the circuit's depth); on a tie the lower index wins, as in a linear scan. */
 static int argmax10(const int16_t score[10]) {
-  int best = 0;
-  int16_t top = score[0];
-  for (int c = 1; c < 10; c++)
-    if (score[c] > top) {
-      top = score[c];
-      best = c;
-    }
-  return best;
+  int16_t top[10];
+  int8_t best[10];
+  for (int c = 0; c < 10; c++) {
+    top[c] = score[c];
+    best[c] = c;
+  }
+  for (int w = 1; w < 10; w *= 2)
+    for (int i = 0; i + w < 10; i += 2 * w)
+      if (top[i + w] > top[i]) {
+        top[i] = top[i + w];
+        best[i] = best[i + w];
+      }
+  return best[0];
 }
 
 int mnist_dinn_enc(const bool x[784], const bool neg[HIDDEN][FAN_IN], const int8_t bias[HIDDEN],
                    const int8_t v[10][HIDDEN]) {
-  int16_t score[10] = {0};
-  for (int j = 0; j < HIDDEN; j++) {
-    bool row[FAN_IN];
-    for (int k = 0; k < FAN_IN; k++) row[k] = neg[j][k];
-    bool h = hidden_unit(x, row, bias[j], j);
-    for (int c = 0; c < 10; c++) score[c] += h ? v[c][j] : -v[c][j];
+  bool h[HIDDEN];
+  for (int j = 0; j < HIDDEN; j++) h[j] = hidden_unit(x, neg[j], bias[j], j);
+  int16_t score[10];
+  for (int c = 0; c < 10; c++) {
+    int16_t part[HIDDEN / 64];
+    for (int b = 0; b < HIDDEN / 64; b++) {
+      bool hb[64];
+      int8_t vb[64];
+      for (int k = 0; k < 64; k++) {
+        hb[k] = h[64 * b + k];
+        vb[k] = v[c][64 * b + k];
+      }
+      part[b] = score64(hb, vb);
+    }
+    for (int w = HIDDEN / 128; w >= 1; w /= 2)
+      for (int b = 0; b < w; b++) part[b] = part[b] + part[b + w];
+    score[c] = part[0];
   }
   return argmax10(score);
 }
@@ -8242,9 +8278,5 @@ int mnist_dinn_enc(const bool x[784], const bool neg[HIDDEN][FAN_IN], const int8
 /* The first 8 hidden activations (CI's piece of the network). */
 void mnist_dinn_enc_hidden8(const bool x[784], const bool neg[8][FAN_IN], const int8_t bias[8],
                             bool h[8]) {
-  for (int j = 0; j < 8; j++) {
-    bool row[FAN_IN];
-    for (int k = 0; k < FAN_IN; k++) row[k] = neg[j][k];
-    h[j] = hidden_unit(x, row, bias[j], j);
-  }
+  for (int j = 0; j < 8; j++) h[j] = hidden_unit(x, neg[j], bias[j], j);
 }

@@ -727,6 +727,26 @@ class CircuitBuilder:
         self.args.append((a, b, c))
         return 2 * (self.base + len(self.ops) - 1)
 
+    def instantiate(self, circ: Circuit, in_lits: list) -> list:
+        """Copies circ's gates with its input bits read from in_lits (one literal per input
+        bit, in circ's input order); returns the literals of its output bits. Constants and
+        repeated inputs fold as gate by gate (gate2, mux, maj, xor3)."""
+        if len(in_lits) != circ.num_inputs_bits:
+            raise ValueError(f"{circ.name} takes {circ.num_inputs_bits} input bits")
+        node = [0, *in_lits]  # literal of each of circ's nodes (the constant node reads 0)
+        for code, (a, b, c) in zip(circ.ops.tolist(), circ.args.tolist()):
+            la = node[a >> 1] ^ (a & 1)
+            lb = node[b >> 1] ^ (b & 1)
+            if code == MUX:
+                node.append(self.mux(node[c >> 1] ^ (c & 1), la, lb))
+            elif code == MAJ:
+                node.append(self.maj(la, lb, node[c >> 1] ^ (c & 1)))
+            elif code == XOR3:
+                node.append(self.xor3(la, lb, node[c >> 1] ^ (c & 1)))
+            else:
+                node.append(self.gate2(code, la, lb))
+        return [node[x >> 1] ^ (x & 1) for x in circ.out_lits.tolist()]
+
     def build(self, outputs: list, out_lits: list, name: str) -> Circuit:
         ops = np.array(self.ops, dtype=np.uint8)
         args = np.array(self.args, dtype=np.int64).reshape(-1, 3)

@@ -91,8 +91,9 @@ def test_simon_speck_reference_vectors():
 # ---- every program ------------------------------------------------------------------------
 
 
-# The full MNIST networks unroll 2048 x 64 neuron inputs: lowering alone takes many minutes, so
-# CI lowers and synthesizes their 8-neuron pieces and checks their native builds instead.
+# The full MNIST networks unroll 2048 x 64 neuron inputs: lowering alone takes about two minutes
+# (and compiling them five to ten), so CI lowers and synthesizes their 8-neuron pieces and checks
+# their native builds instead.
 FRONT_END_TOO_SLOW = {"mnist_plain", "mnist_enc"}
 
 

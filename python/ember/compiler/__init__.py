@@ -7,7 +7,7 @@ import os
 import re
 import time
 
-from ..circuit import Circuit, Port
+from ..circuit import Circuit
 from ..errors import CompileError
 from .preprocess import preprocess
 
@@ -36,25 +36,11 @@ def _parse(text: str, path: str):
 
 
 def lower_c(source: str, function: str, path: str = "<string>"):
-    """(Verilog text, input Ports, output Ports) of `function` in the C source."""
-    from .lower import Lowering
+    """(Verilog text, input Ports, output Ports) of `function` in the C source; calls of
+    `#pragma ember separate` functions are instances of black-box modules."""
+    from .separate import SeparateUnit
 
-    ast = _parse(source, path)
-    try:
-        low = Lowering(ast, path)
-        verilog, in_vars, outs = low.lower(function)
-    except CompileError:
-        raise
-    except RecursionError:
-        raise CompileError(f"{path}: expression or nesting too deep for the compiler") from None
-    except Exception as e:  # a compiler bug: still a typed error, with the cause chained
-        raise CompileError(
-            f"{path}: internal compiler error ({type(e).__name__}: {e}); "
-            "please report it with the program"
-        ) from e
-    inputs = [Port(v.name, v.t.width, v.t.signed, v.shape or ()) for v in in_vars]
-    outputs = [Port(name, t.width, t.signed, shape or ()) for name, t, shape in outs]
-    return verilog, inputs, outputs
+    return SeparateUnit(_parse(source, path), path, None, True).lower(function)
 
 
 def compile_source(
@@ -65,16 +51,22 @@ def compile_source(
     three_input_gates: bool = True,
 ) -> Circuit:
     """Compiles C source text; see compile_c."""
+    from .separate import SeparateUnit
     from .synth import synthesize
 
     t0 = time.perf_counter()
-    verilog, inputs, outputs = lower_c(source, function, path)
+    unit = SeparateUnit(_parse(source, path), path, keep_dir, three_input_gates)
+    verilog, inputs, outputs = unit.lower(function)
     t1 = time.perf_counter()
-    circ, yosys_s = synthesize(verilog, function, inputs, outputs, keep_dir, three_input_gates)
+    circ, yosys_s = synthesize(
+        verilog, function, inputs, outputs, keep_dir, three_input_gates, unit
+    )
     circ.compile_info = {
         "lower_seconds": t1 - t0,
         "yosys_seconds": yosys_s,
         "verilog_lines": verilog.count("\n"),
+        # Each separate function: synthesized once (seconds include its own callees).
+        "separate": unit.info,
     }
     return circ
 

@@ -77,19 +77,56 @@ def fail(node, msg: str):
     raise CompileError(f"{where(node)}: {msg}")
 
 
+SEPARATE_PRAGMA = "ember separate"
+
+
 class Lowering:
-    def __init__(self, ast: c_ast.FileAST, path: str):
+    """One function of a parsed file lowered to Verilog. `unit` (compiler/separate.py) lowers
+    and synthesizes the functions marked `#pragma ember separate`, which calls here become
+    instances of; without one (the native harness only reads signatures) calls are inlined."""
+
+    def __init__(self, ast: c_ast.FileAST, path: str, unit=None):
         self.path = path
+        self.unit = unit
         self.m = Module()
         self.typedefs: dict = {}
         self.funcs: dict = {}
+        self.separate: set = set()  # names of the functions marked #pragma ember separate
+        self.instanced: dict = {}  # separate callee name -> (input Ports, output Ports)
         self.globals: dict = {}
         self.genv: dict = {}
         self.stack: list = []
         self.loops: list = []
         self.fctx: list = []
         self.scopes: list = [{}]
+        front = getattr(unit, "front", None)
+        if front is not None:  # the file's declarations, read once a compile (large tables)
+            self.typedefs, self.funcs, self.separate, self.globals, self.genv = front
+            return
+        self.read_file_scope(ast)
+        if unit is not None:
+            unit.front = (self.typedefs, self.funcs, self.separate, self.globals, self.genv)
+
+    def read_file_scope(self, ast):
+        marker = None  # a #pragma ember separate waiting for its function
         for ext in ast.ext:
+            if isinstance(ext, c_ast.Pragma):
+                if marker is not None:
+                    fail(marker, f"'#pragma {SEPARATE_PRAGMA}' must be followed by a function")
+                marker = self.read_pragma(ext)
+                continue
+            is_function = isinstance(ext, c_ast.FuncDef) or (
+                isinstance(ext, c_ast.Decl) and isinstance(ext.type, c_ast.FuncDecl)
+            )
+            if marker is not None:
+                if not is_function:
+                    fail(
+                        marker,
+                        f"'#pragma {SEPARATE_PRAGMA}' must be followed by a function "
+                        "definition or prototype",
+                    )
+                self.separate.add(ext.decl.name if isinstance(ext, c_ast.FuncDef) else ext.name)
+                marker = None
             if isinstance(ext, c_ast.Typedef):
                 self.typedefs[ext.name] = self.base_type(ext.type, ext)
             elif isinstance(ext, c_ast.FuncDef):
@@ -100,6 +137,25 @@ class Lowering:
                 self.declare_global(ext)
             else:
                 fail(ext, f"{type(ext).__name__} at file scope is not supported")
+        if marker is not None:
+            fail(marker, f"'#pragma {SEPARATE_PRAGMA}' must be followed by a function")
+        for name in sorted(self.separate - set(self.funcs)):
+            raise CompileError(
+                f"{self.path}: function {name!r} is marked '#pragma {SEPARATE_PRAGMA}' "
+                "but not defined in this file"
+            )
+
+    @staticmethod
+    def read_pragma(node):
+        text = " ".join((node.string or "").split())
+        if text != SEPARATE_PRAGMA:
+            fail(
+                node,
+                f"unknown pragma '#pragma {text}' (the compiler knows '#pragma "
+                f"{SEPARATE_PRAGMA}', before a function that is compiled once and "
+                "instantiated at each call)",
+            )
+        return node
 
     # ---- types -----------------------------------------------------------------------------
     def base_type(self, node, ctx) -> IntType:
@@ -276,7 +332,18 @@ class Lowering:
                 f"function {function!r} has no outputs (it returns nothing and writes "
                 "no array or pointer parameter)",
             )
-        return self.m.text(function, ports), inputs, outputs
+        return self.m.text(function, ports) + self.blackbox_stubs(), inputs, outputs
+
+    def blackbox_stubs(self) -> str:
+        """Empty modules of the separate callees: Yosys keeps their instances as cells, which
+        the netlist reader replaces by the callees' circuits."""
+        out = []
+        for name, (ins, outs) in self.instanced.items():
+            ports = [f"input [{p.nbits - 1}:0] in_{p.name}" for p in ins]
+            ports += [f"output [{p.nbits - 1}:0] out_{p.name}" for p in outs]
+            out.append(f"(* blackbox *)\nmodule {name}(\n  " + ",\n  ".join(ports))
+            out.append("\n);\nendmodule\n")
+        return "".join(out)
 
     def return_type(self, ftype, fd):
         node = ftype.type
@@ -395,6 +462,9 @@ class Lowering:
             self.stmt(s)
 
     def stmt(self, s):
+        if isinstance(s, c_ast.Pragma):
+            self.read_pragma(s)
+            fail(s, f"'#pragma {SEPARATE_PRAGMA}' belongs before a function, at file scope")
         if isinstance(s, c_ast.Compound):
             self.scopes.append({})
             self.block(s.block_items or [])
@@ -607,6 +677,13 @@ class Lowering:
         if not var.is_array:
             return val
         dims = var.shape if var.shape != () else (1,)
+        if all(i.is_const for i in idx):  # the element itself (no copy of a large table)
+            flat = 0
+            for i, d in zip(idx, dims):
+                if not 0 <= i.const < d:
+                    fail(node, f"index {i.const} out of bounds [0, {d})")
+                flat = flat * d + i.const
+            return val[flat]
         return self.select(list(val), dims, idx, var.t, node)
 
     def select(self, vals, dims, idx, t, node):
@@ -905,26 +982,18 @@ class Lowering:
         args = e.args.exprs if e.args is not None else []
         if len(args) != len(params):
             fail(e, f"{name} takes {len(params)} arguments, {len(args)} given")
-        scope = {}
+        if name in self.separate and self.unit is not None:
+            return self.call_separate(e, name, fd, params, args)
+        scope, rows = {}, []
         for p, a in zip(params, args):
             t, shape, _ = self.decl_type(p.type, p, param=True)
             if shape is not None:
-                if not isinstance(a, c_ast.ID):
-                    fail(a, f"argument {p.name!r} of {name}: pass an array by its name")
-                v = self.lookup(a.name, a)
-                if (
-                    not v.is_array
-                    or v.t != t
-                    or (shape != () and v.shape != shape)
-                    or (shape == () and v.shape not in ((), (1,)))
-                ):
-                    fail(
-                        a,
-                        f"argument {p.name!r} of {name}: expected {t}"
-                        f"{''.join(f'[{d}]' for d in shape) if shape else ' *'}",
-                    )
-                if v.shape == (1,) and shape == ():
-                    fail(a, "pass a one-element array to a pointer parameter is not supported")
+                v, lo = self.array_argument(a, p, t, shape, name)
+                if lo is not None:  # a row of a 2-D array: a local copy, written back below
+                    row = Var(p.name, t, shape)
+                    self.st.env[row] = self.get(v)[lo : lo + row.count]
+                    rows.append((row, v, lo))
+                    v = row
                 scope[p.name] = v
             else:
                 v = Var(p.name, t)
@@ -939,10 +1008,113 @@ class Lowering:
         finally:
             self.stack.pop()
             self.scopes, self.loops = saved_scopes, saved_loops
-        for p in params:  # the callee's scalar parameters leave the environment
+        for row, v, lo in rows:
+            if row.written:
+                self.write_elements(v, lo, self.st.env[row], e)
+        for p in params:  # the callee's scalar parameters (and row copies) leave the environment
             v = scope[p.name]
-            if not v.is_array:
+            if not v.is_array or any(v is row for row, _, _ in rows):
                 self.st.env.pop(v, None)
         if value is None:
             return const(INT, 0)
         return value
+
+    def array_argument(self, a, p, t: IntType, shape, name: str):
+        """(Var, None) for an array or pointer passed by name, (Var, first element) for a row
+        a[i] (constant i) of a 2-D array passed to a one-dimensional parameter."""
+        want = f"{t}{''.join(f'[{d}]' for d in shape) if shape else ' *'}"
+        if (
+            isinstance(a, c_ast.ArrayRef)
+            and isinstance(a.name, c_ast.ID)
+            and shape is not None
+            and len(shape) == 1
+        ):
+            v = self.lookup(a.name.name, a)
+            if not v.is_array or v.shape is None or len(v.shape) != 2:
+                fail(a, f"argument {p.name!r} of {name}: expected {want}")
+            if v.t != t or v.shape[1] != shape[0]:
+                fail(
+                    a,
+                    f"argument {p.name!r} of {name}: expected {want}, given a row of {v.t}"
+                    f"[{v.shape[0]}][{v.shape[1]}]",
+                )
+            i = self.expr(a.subscript)
+            if not i.is_const:
+                fail(
+                    a,
+                    f"argument {p.name!r} of {name}: a row's index must be a compile-time constant",
+                )
+            if not 0 <= i.const < v.shape[0]:
+                fail(a, f"index {i.const} out of bounds [0, {v.shape[0]})")
+            return v, i.const * v.shape[1]
+        if not isinstance(a, c_ast.ID):
+            fail(a, f"argument {p.name!r} of {name}: pass an array by its name (or a row a[i])")
+        v = self.lookup(a.name, a)
+        if (
+            not v.is_array
+            or v.t != t
+            or (shape != () and v.shape != shape)
+            or (shape == () and v.shape not in ((), (1,)))
+        ):
+            fail(a, f"argument {p.name!r} of {name}: expected {want}")
+        if v.shape == (1,) and shape == ():
+            fail(a, "pass a one-element array to a pointer parameter is not supported")
+        return v, None
+
+    def write_elements(self, v: Var, lo: int, elems, node):
+        """Elements lo.. of array v replaced by elems (a callee wrote them)."""
+        if v.const:
+            fail(node, f"assignment to const {v.name!r} (a called function writes it)")
+        v.written = True
+        vals = list(self.get(v))
+        vals[lo : lo + len(elems)] = elems
+        self.st.env[v] = tuple(vals)
+
+    def call_separate(self, e, name: str, fd, params, args) -> Val:
+        """A call of a `#pragma ember separate` function: an instance of its module, whose
+        circuit the unit synthesizes once; written arrays take the instance's outputs."""
+        ins, outs = self.unit.interface(name)
+        self.instanced[name] = (ins, outs)
+        k = self.m.count
+        self.m.count += 1
+        conns, targets = [], {}
+        types = {"return": self.return_type(fd.decl.type, fd)}
+        for p, a, port in zip(params, args, ins):
+            t, shape, _ = self.decl_type(p.type, p, param=True)
+            if shape is None:
+                elems = [self.m.cast(self.expr(a), t)]
+            else:
+                v, lo = self.array_argument(a, p, t, shape, name)
+                vals = self.get(v)
+                elems = list(vals[lo : lo + port.count] if lo is not None else vals)
+                targets[p.name] = (v, lo or 0)
+            types[p.name] = t
+            conns.append(
+                f".in_{port.name}({{{', '.join(self.m.ref(x) for x in reversed(elems))}}})"
+            )
+        for o in outs:
+            if o.name != "return" and any(
+                other != o.name and w is targets[o.name][0] for other, (w, _) in targets.items()
+            ):
+                fail(
+                    e,
+                    f"{name} writes {o.name!r}, and the same array is passed to another "
+                    "parameter too: pass different arrays",
+                )
+        for o in outs:
+            self.m.lines.append(f"  wire [{o.nbits - 1}:0] c{k}_{o.name};")
+            conns.append(f".out_{o.name}(c{k}_{o.name})")
+        self.m.lines.append(f"  {name} u{k} ({', '.join(conns)});")
+        value = None
+        for o in outs:
+            t = types[o.name]
+            elems = tuple(
+                self.m.emit(t, f"c{k}_{o.name}[{(j + 1) * o.width - 1}:{j * o.width}]")
+                for j in range(o.count)
+            )
+            if o.name == "return":
+                value = elems[0]
+            else:
+                v, lo = targets[o.name]
+                self.write_elements(v, lo, elems, e)
+        return value if value is not None else const(INT, 0)

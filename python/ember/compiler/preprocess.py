@@ -1,5 +1,6 @@
 """A small preprocessor that needs no system headers: comments out, <stdint.h> and <stdbool.h>
-built in, object-like #define substituted; everything else a CompileError."""
+built in, object-like #define substituted, `#pragma ember ...` passed to the parser (other
+pragmas dropped); everything else a CompileError."""
 
 from __future__ import annotations
 
@@ -86,7 +87,10 @@ def preprocess(text: str, path: str) -> str:
             lines[k] = ""
             continue
         if re.match(r"#\s*pragma\b", s):
-            lines[k] = ""
+            # The compiler's own pragmas reach pycparser (a c_ast.Pragma where they stand);
+            # other compilers' pragmas mean nothing here.
+            if not re.match(r"#\s*pragma\s+ember\b", s):
+                lines[k] = ""
             continue
         word = s[1:].strip().split()[0] if s[1:].strip() else ""
         raise CompileError(

@@ -103,9 +103,11 @@ def run_yosys(
     return {"netlist": netlist, "seconds": seconds}
 
 
-def netlist_to_circuit(netlist: dict, top: str, inputs: list, outputs: list):
+def netlist_to_circuit(netlist: dict, top: str, inputs: list, outputs: list, unit=None):
     """The Yosys JSON netlist as a Circuit: NOT and BUF folded into literals, gates in
-    topological order with their input negations folded into the gate type."""
+    topological order with their input negations folded into the gate type. A cell of a
+    separate function (a black box) becomes a copy of its circuit (unit.circuit(name)) on the
+    cell's input bits."""
     mod = netlist["modules"][top]
     ports = mod["ports"]
     b = CircuitBuilder(inputs)
@@ -116,11 +118,33 @@ def netlist_to_circuit(netlist: dict, top: str, inputs: list, outputs: list):
             if isinstance(net, int):
                 lit[net] = l
     driver = {}
+    separate = unit.lowered if unit is not None else {}
     for cell in mod["cells"].values():
+        if cell["type"] in separate:
+            cell["inputs"] = []  # the callee's input bits, in its ports' order
+            for p in separate[cell["type"]][1]:
+                cell["inputs"] += cell["connections"][f"in_{p.name}"]
+            for p in separate[cell["type"]][2]:
+                for net in cell["connections"][f"out_{p.name}"]:
+                    if isinstance(net, int):
+                        driver[net] = cell
+            continue
         y = cell["connections"].get("Y")
         if not y or len(y) != 1:
             raise CompileError(f"unexpected cell {cell['type']} in the netlist")
         driver[y[0]] = cell
+
+    def instantiate(cell):
+        """The callee's gates on the cell's input literals; its output nets get its outputs."""
+        circ = unit.circuit(cell["type"])
+        in_lits = [lit[n] if isinstance(n, int) else const_lit(n) for n in cell["inputs"]]
+        out = b.instantiate(circ, in_lits)
+        j = 0
+        for p in separate[cell["type"]][2]:
+            for net in cell["connections"][f"out_{p.name}"]:
+                if isinstance(net, int):
+                    lit[net] = out[j]
+                j += 1
 
     def const_lit(net):
         if net == "1":
@@ -137,6 +161,14 @@ def netlist_to_circuit(netlist: dict, top: str, inputs: list, outputs: list):
             cell = driver.get(net)
             if cell is None:
                 lit[net] = 0  # undriven net
+                stack.pop()
+                continue
+            if "inputs" in cell:  # a separate function's instance
+                pending = [x for x in cell["inputs"] if isinstance(x, int) and x not in lit]
+                if pending:
+                    stack.extend(pending)
+                    continue
+                instantiate(cell)
                 stack.pop()
                 continue
             conn = cell["connections"]
@@ -186,11 +218,18 @@ def netlist_to_circuit(netlist: dict, top: str, inputs: list, outputs: list):
 
 
 def synthesize(
-    verilog: str, top: str, inputs: list, outputs: list, keep_dir=None, three_input_gates=True
+    verilog: str,
+    top: str,
+    inputs: list,
+    outputs: list,
+    keep_dir=None,
+    three_input_gates=True,
+    unit=None,
 ):
-    """(Circuit, seconds in Yosys) for the lowered module."""
+    """(Circuit, seconds in Yosys) for the lowered module; `unit` (compiler/separate.py)
+    supplies the circuits of the separate functions it instantiates."""
     res = run_yosys(verilog, top, keep_dir, three_input_gates)
-    b, out_lits = netlist_to_circuit(res["netlist"], top, inputs, outputs)
+    b, out_lits = netlist_to_circuit(res["netlist"], top, inputs, outputs, unit)
     return b.build(outputs, out_lits, top), res["seconds"]
 
 
