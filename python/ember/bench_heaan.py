@@ -70,9 +70,7 @@ def bench_heaan(device: str | None = None, quick: bool = False, preset: str | No
         "relin_primes": ctx._raw.relin_primes,
         "keygen_s": round(keygen_s, 3),
         "he_mul_ms": round(_median(times) * 1e3, 3),
-        "he_mul_phases_ms": {
-            k: round(_median([p[k] for p in phases]) * 1e3, 3) for k in phases[0]
-        },
+        "he_mul_phases_ms": {k: round(_median([p[k] for p in phases]) * 1e3, 3) for k in phases[0]},
         "max_error_after_rescale": err,
         "rns_ckks_same_n_logq": {
             "q_bits": sum(q_bits),

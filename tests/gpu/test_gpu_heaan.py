@@ -27,7 +27,10 @@ def run(device: str, n: int, log_q: int) -> dict:
     words = (log_q + 63) // 64
     mx = rng.integers(0, 2**63, (n, words), dtype=np.uint64)
     my = rng.integers(0, 2**63, (n, words), dtype=np.uint64)
-    px, py = _ember.BigPoly.from_numpy(mx, log_q, device), _ember.BigPoly.from_numpy(my, log_q, device)
+    px, py = (
+        _ember.BigPoly.from_numpy(mx, log_q, device),
+        _ember.BigPoly.from_numpy(my, log_q, device),
+    )
     a = ctx.encrypt_secret(px, sk, s)
     b = ctx.encrypt_public(py, pk, s)
     c = ctx.multiply(a, b, rk)
