@@ -63,12 +63,13 @@ multi-gpu-check:
 # one: C++ exceptions cross the module), leak detection is off (CPython keeps memory to the end by
 # design); --capture=sys lets a sanitizer report (written to fd 2) reach the log when it aborts
 # the run. SAN_PYTEST picks the Python tests: the whole suite but the compiler's program corpus
-# the applications and the benchmark report (Python, Yosys and matplotlib at heart; the native
-# code they reach, the circuit evaluator and CGGI, is run sanitized by test_compiler.py,
-# test_circuit_run.py and test_cggi*.py), and the CNN's two whole-network runs (hundreds of BGV
+# and its separate functions, the applications and the benchmark report (Python, Yosys and
+# matplotlib at heart; the native code they reach, the circuit evaluator and CGGI, is run
+# sanitized by test_compiler.py, test_circuit_run.py and test_cggi*.py), and the CNN's two whole-network runs (hundreds of BGV
 # squares; the linear maps they use are sanitized by test_cnn.py's other tests).
 SAN_DIR    := build/san
 SAN_PYTEST ?= python --ignore=python/test_compiler_corpus.py --ignore=python/test_apps.py \
+              --ignore=python/test_compiler_separate.py \
               --ignore=python/test_report.py \
               --deselect python/test_cnn.py::test_packed_scores_equal_the_quantized_model \
               --deselect python/test_cnn.py::test_run_cnn_single_image_on_two_devices
