@@ -16,14 +16,18 @@ docs/heaan.md has the parameters, the security of each preset and the measured H
 
 from __future__ import annotations
 
+import hashlib
 import math
+import struct
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _ember, resolve_device
+from . import serialize as _ser
+from ._persistent import Persistent
 from .arrays import as_array, flatten_input, reshape_output
-from .errors import MismatchError, ParameterError
+from .errors import MismatchError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes
 from .rlwe import check_security
 
@@ -108,26 +112,50 @@ _PRESETS = {
 }
 
 
-class SecretKey:
+class SecretKey(Persistent):
+    """The secret's ternary coefficients (the client's: keep its bytes secret)."""
+
     def __init__(self, ctx: Context, raw):
         self._ctx, self._raw = ctx, raw
 
+    def to_bytes(self, mac_key: bytes | None = None) -> bytes:
+        values = np.asarray(self._raw.values, dtype=np.int8)
+        return _ser.pack(_ser.KIND_SECRET_KEY, self._ctx.params_id, 0, values.tobytes(), mac_key)
 
-class PublicKey:
+
+class PublicKey(Persistent):
+    """An encryption of zero mod Q: (b, a) with b = -a s + e."""
+
     def __init__(self, ctx: Context, raw):
         self._ctx, self._raw = ctx, raw
 
+    def to_bytes(self, mac_key: bytes | None = None) -> bytes:
+        payload = _words_bytes(self._raw.b) + _words_bytes(self._raw.a)
+        return _ser.pack(_ser.KIND_PUBLIC_KEY, self._ctx.params_id, 0, payload, mac_key)
 
-class RelinKey:
+
+class RelinKey(Persistent):
+    """The relinearization key mod Q^2 (stored as its words; kept in NTT form in memory)."""
+
     def __init__(self, ctx: Context, raw):
         self._ctx, self._raw = ctx, raw
 
+    def to_bytes(self, mac_key: bytes | None = None) -> bytes:
+        b, a = self._ctx._raw.relin_words(self._raw)
+        payload = _words_bytes(b) + _words_bytes(a)
+        return _ser.pack(_ser.KIND_EVAL_KEYS, self._ctx.params_id, 0, payload, mac_key)
 
-class Ciphertext:
+
+class Ciphertext(Persistent):
     """c0 + c1 s = m + e mod 2^bits, m carrying the slots times 2^scale_bits."""
 
     def __init__(self, ctx: Context, raw, scale_bits: int, shape=None):
         self._ctx, self._raw, self.scale_bits, self.shape = ctx, raw, scale_bits, shape
+
+    def to_bytes(self, mac_key: bytes | None = None) -> bytes:
+        head = _CIPHERTEXT_HEAD.pack(self.bits, self.scale_bits)
+        payload = head + _words_bytes(self._raw.c0) + _words_bytes(self._raw.c1)
+        return _ser.pack(_ser.KIND_CIPHERTEXT, self._ctx.params_id, 0, payload, mac_key)
 
     @property
     def bits(self) -> int:
@@ -153,7 +181,7 @@ class Ciphertext:
         return f"heaan.Ciphertext(bits={self.bits}, scale=2^{self.scale_bits})"
 
 
-class Context:
+class Context(Persistent):
     """HEAAN on one device (device=None: the default device)."""
 
     scheme = "HEAAN"
@@ -163,9 +191,12 @@ class Context:
             raise ParameterError(f"expected heaan.Params, got {type(params).__name__}")
         self.params = params
         self.device = resolve_device(device)
-        self._raw = _ember.HeaanContext(
-            params.n, params.log_q, params.product_primes(), self.device
-        )
+        primes = params.product_primes()
+        self._raw = _ember.HeaanContext(params.n, params.log_q, primes, self.device)
+        # The parameters' fingerprint in every serialized object (as the RNS schemes' params_id).
+        fields = (params.log_n, params.log_q, params.log_p, params.hamming_weight, *primes)
+        digest = hashlib.blake2b(repr(("HEAAN", fields)).encode(), digest_size=8).digest()
+        self.params_id = int.from_bytes(digest, "little")
         self.slots = params.slots
         self._sampler = Sampler()
         self._relin: RelinKey | None = None
@@ -200,6 +231,61 @@ class Context:
         if key._ctx is not self:
             raise MismatchError("the key belongs to another HEAAN context")
         return key._raw
+
+    # ------------------------------------------------------------------ serialization
+    def _replica_options(self) -> dict:
+        return {}
+
+    def ciphertext_from_bytes(self, blob: bytes, mac_key: bytes | None = None) -> Ciphertext:
+        """A ciphertext from Ciphertext.to_bytes (width, scale and words checked)."""
+        _, payload = _ser.unpack(blob, _ser.KIND_CIPHERTEXT, self.params_id, mac_key)
+        rd = _ser.Reader(payload)
+        bits, scale_bits = rd.unpack(_CIPHERTEXT_HEAD.format)
+        if not self.params.log_p <= bits <= self.params.log_q or not 0 < scale_bits < 2 * bits:
+            raise SerializationError(
+                f"ciphertext of {bits} bits at scale 2^{scale_bits} is out of range for log Q = "
+                f"{self.params.log_q} and log p = {self.params.log_p}"
+            )
+        c0, c1 = self._read_words(rd, bits), self._read_words(rd, bits)
+        rd.done()
+        return Ciphertext(self, _ember.HeaanCiphertext(c0, c1), scale_bits)
+
+    def secret_key_from_bytes(self, blob: bytes, mac_key: bytes | None = None) -> SecretKey:
+        _, payload = _ser.unpack(blob, _ser.KIND_SECRET_KEY, self.params_id, mac_key)
+        rd = _ser.Reader(payload)
+        values = np.frombuffer(bytes(rd.take(self.params.n)), dtype=np.int8).astype(np.int64)
+        rd.done()
+        if np.any(np.abs(values) > 1):
+            raise SerializationError("a HEAAN secret key's coefficients must be -1, 0 or 1")
+        h = self.params.hamming_weight
+        if h and int(np.count_nonzero(values)) != h:
+            raise SerializationError(f"the secret key must have exactly {h} nonzero coefficients")
+        return SecretKey(self, _ember.HeaanSecretKey(values))
+
+    def public_key_from_bytes(self, blob: bytes, mac_key: bytes | None = None) -> PublicKey:
+        _, payload = _ser.unpack(blob, _ser.KIND_PUBLIC_KEY, self.params_id, mac_key)
+        rd = _ser.Reader(payload)
+        b, a = self._read_words(rd, self.params.log_q), self._read_words(rd, self.params.log_q)
+        rd.done()
+        return PublicKey(self, _ember.HeaanPublicKey(b, a))
+
+    def relin_key_from_bytes(self, blob: bytes, mac_key: bytes | None = None) -> RelinKey:
+        _, payload = _ser.unpack(blob, _ser.KIND_EVAL_KEYS, self.params_id, mac_key)
+        rd = _ser.Reader(payload)
+        wide = 2 * self.params.log_q
+        b, a = self._read_words(rd, wide), self._read_words(rd, wide)
+        rd.done()
+        return RelinKey(self, self._raw.relin_from_words(b, a))
+
+    def _read_words(self, rd, bits: int):
+        """N coefficients of `bits` bits as little-endian words, each reduced mod 2^bits."""
+        words = (bits + 63) // 64
+        data = np.frombuffer(bytes(rd.take(self.params.n * words * 8)), dtype="<u8")
+        data = data.reshape(self.params.n, words).astype(np.uint64)
+        top = bits - 64 * (words - 1)
+        if top < 64 and np.any(data[:, -1] >> np.uint64(top)):
+            raise SerializationError(f"a coefficient has bits set above its {bits}-bit modulus")
+        return _ember.BigPoly.from_numpy(data, bits, self.device)
 
     # ------------------------------------------------------------------ encoding
     def encode(self, values) -> tuple[object, tuple | None]:
@@ -318,6 +404,13 @@ class Context:
         ra, rb = self._aligned_for_product(a, b)
         raw, phases = self._raw.multiply_phases(ra, rb, self._relin._raw)
         return Ciphertext(self, raw, a.scale_bits + b.scale_bits, a.shape), dict(phases)
+
+
+_CIPHERTEXT_HEAD = struct.Struct("<II")  # bits, scale_bits
+
+
+def _words_bytes(poly) -> bytes:
+    return np.ascontiguousarray(poly.to_numpy(), dtype="<u8").tobytes()
 
 
 def _signed_words(values: np.ndarray, bits: int) -> np.ndarray:

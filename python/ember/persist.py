@@ -27,16 +27,16 @@ from .errors import Error, MismatchError, ParameterError, SerializationError
 
 __all__ = ["dump_bytes", "load", "load_bytes", "save"]
 
-_SCHEMES = ("ckks", "bfv", "bgv", "cggi")
+_SCHEMES = ("ckks", "bfv", "bgv", "cggi", "heaan")
 _CIRCUIT_MAGIC = b"EMBERCIR"
 _META_LEN = struct.Struct("<I")
 _META_MAX = 1 << 20  # a header is a few hundred bytes; refuse absurd lengths before reading
 
 
 def _module(scheme: str):
-    from . import bfv, bgv, cggi, ckks
+    from . import bfv, bgv, cggi, ckks, heaan
 
-    return {"ckks": ckks, "bfv": bfv, "bgv": bgv, "cggi": cggi}[scheme]
+    return {"ckks": ckks, "bfv": bfv, "bgv": bgv, "cggi": cggi, "heaan": heaan}[scheme]
 
 
 # ---------------------------------------------------------------- parameters
@@ -83,10 +83,10 @@ def _scheme_of_context(ctx) -> str:
 
 
 def _is_context(obj) -> bool:
-    from . import cggi
+    from . import cggi, heaan
     from .rlwe import KeyedContext
 
-    return isinstance(obj, (KeyedContext, cggi.Context))
+    return isinstance(obj, (KeyedContext, cggi.Context, heaan.Context))
 
 
 def _params_id(ctx) -> int:
@@ -100,9 +100,14 @@ def _context_options(ctx) -> dict:
 
 def _object_parts(obj) -> tuple:
     """(context or None, class name, the object's own bytes, Python-side attributes)."""
-    from . import cggi, ckks, integer, rlwe
+    from . import cggi, ckks, heaan, integer, rlwe
     from ._ops import CiphertextOps
 
+    if isinstance(obj, heaan.Ciphertext):
+        extra = {"shape": list(obj.shape)} if obj.shape is not None else {}
+        return obj._ctx, "Ciphertext", obj.to_bytes(), extra
+    if isinstance(obj, (heaan.SecretKey, heaan.PublicKey, heaan.RelinKey)):
+        return obj._ctx, type(obj).__name__, obj.to_bytes(), {}
     if isinstance(obj, CiphertextOps):
         extra = {}
         for name in ("error_bound", "value_bound", "shape"):
@@ -140,6 +145,7 @@ def _object_from_parts(ctx, name: str, blob: bytes, extra: dict):
         "SecretKey": "secret_key_from_bytes",
         "PublicKey": "public_key_from_bytes",
         "EvalKeys": "eval_keys_from_bytes",
+        "RelinKey": "relin_key_from_bytes",
         "ClientKey": "client_key_from_bytes",
         "ServerKey": "server_key_from_bytes",
         "Bits": "ciphertext_from_bytes",

@@ -16,9 +16,8 @@ namespace {
 BigPoly big_from_numpy(py::U64Matrix words, int bits, const std::string& device) {
   const std::size_t need = BigPoly::words_for(bits);
   if (bits < 1 || words.shape(1) != need)
-    throw ParameterError("BigPoly: " + std::to_string(bits) + " bits take " +
-                         std::to_string(need) + " words a coefficient, got " +
-                         std::to_string(words.shape(1)));
+    throw ParameterError("BigPoly: " + std::to_string(bits) + " bits take " + std::to_string(need) +
+                         " words a coefficient, got " + std::to_string(words.shape(1)));
   std::vector<u64> copy;
   return BigPoly::from_host(words.shape(0), bits, backend::parse_device(device),
                             py::aligned(words, copy));
@@ -37,7 +36,8 @@ void bind_heaan(nb::module_& m) {
       .def_prop_ro("words", &BigPoly::words)
       .def_prop_ro("device", [](const BigPoly& p) { return p.device().str(); })
       .def("copy", &BigPoly::copy)
-      .def("to", [](const BigPoly& p, const std::string& d) { return p.to(backend::parse_device(d)); })
+      .def("to",
+           [](const BigPoly& p, const std::string& d) { return p.to(backend::parse_device(d)); })
       .def("add", &BigPoly::add)
       .def("sub", &BigPoly::sub)
       .def("negate", &BigPoly::negate)
@@ -99,6 +99,12 @@ void bind_heaan(nb::module_& m) {
            nb::arg("hamming_weight") = 0)
       .def("generate_public", &heaan::Context::generate_public)
       .def("generate_relin", &heaan::Context::generate_relin)
+      .def("relin_words",
+           [](const heaan::Context& x, const heaan::RelinKey& rk) {
+             auto [b, a] = x.relin_words(rk);
+             return nb::make_tuple(std::move(b), std::move(a));
+           })
+      .def("relin_from_words", &heaan::Context::relin_from_words)
       .def("encrypt_secret",
            nb::overload_cast<const BigPoly&, const heaan::SecretKey&, ring::Sampler&>(
                &heaan::Context::encrypt, nb::const_))
@@ -111,9 +117,9 @@ void bind_heaan(nb::module_& m) {
       .def("negate", &heaan::Context::negate)
       .def("rescale", &heaan::Context::rescale)
       .def("mod_down", &heaan::Context::mod_down)
-      .def("multiply", [](const heaan::Context& x, const heaan::Ciphertext& a,
-                          const heaan::Ciphertext& b,
-                          const heaan::RelinKey& rk) { return x.multiply(a, b, rk); })
+      .def("multiply",
+           [](const heaan::Context& x, const heaan::Ciphertext& a, const heaan::Ciphertext& b,
+              const heaan::RelinKey& rk) { return x.multiply(a, b, rk); })
       .def("multiply_phases", [](const heaan::Context& x, const heaan::Ciphertext& a,
                                  const heaan::Ciphertext& b, const heaan::RelinKey& rk) {
         heaan::MulPhases ph;

@@ -65,6 +65,22 @@ RelinKey Context::generate_relin(const SecretKey& sk, ring::Sampler& sampler) co
   return RelinKey{mult_.transform(b, relin_basis_), mult_.transform(a, relin_basis_)};
 }
 
+std::pair<BigPoly, BigPoly> Context::relin_words(const RelinKey& rk) const {
+  if (rk.b.basis() != relin_basis_ || rk.a.basis() != relin_basis_)
+    throw MismatchError("HEAAN: the relinearization key belongs to another context");
+  // The key's words are below Q^2, far below a quarter of the primes' product: exact.
+  return {mult_.from_rns(rk.b.intt(), 2 * log_q_), mult_.from_rns(rk.a.intt(), 2 * log_q_)};
+}
+
+RelinKey Context::relin_from_words(const BigPoly& b, const BigPoly& a) const {
+  for (const BigPoly* p : {&b, &a})
+    if (p->n() != n_ || p->bits() != 2 * log_q_ || p->device() != device_)
+      throw MismatchError("HEAAN: a relinearization key half must have N=" + std::to_string(n_) +
+                          " coefficients of 2 log Q = " + std::to_string(2 * log_q_) +
+                          " bits on this context's device");
+  return RelinKey{mult_.transform(b, relin_basis_), mult_.transform(a, relin_basis_)};
+}
+
 Ciphertext Context::encrypt(const BigPoly& m, const SecretKey& sk, ring::Sampler& sampler) const {
   const int bits = m.bits();
   if (bits > log_q_ || m.n() != n_)

@@ -199,3 +199,58 @@ def test_presets_state_their_security():
             heaan.Params.preset(name)
     with pytest.warns(SecurityWarning):
         assert heaan.Params.preset("N16_logQ1200", insecure=True).levels == 39
+
+
+def test_save_load_pickle_deepcopy_every_object(small, tmp_path):
+    import copy
+    import pickle
+
+    import ember
+
+    ctx, sk, pk = small
+    x = np.linspace(-1, 1, 24).reshape(2, 12)
+    ct = ctx.encrypt(x, pk) * ctx.encrypt(x, sk)
+    for obj in (ctx.params, ctx, sk, pk, ctx._relin, ct):
+        path = tmp_path / "obj.ember"
+        ember.save(obj, path)
+        back = ember.load(path, ctx=None if obj is ctx.params or obj is ctx else ctx)
+        assert type(back) is type(obj)
+        assert type(pickle.loads(pickle.dumps(obj))) is type(obj)
+    ct2 = copy.deepcopy(ct)
+    assert ct2.bits == ct.bits and ct2.scale_bits == ct.scale_bits and ct2.shape == (2, 12)
+    assert np.array_equal(ct2._raw.c0.to_numpy(), ct._raw.c0.to_numpy())
+    sk2 = ctx.secret_key_from_bytes(sk.to_bytes())
+    pk2 = ctx.public_key_from_bytes(pk.to_bytes())
+    rk2 = ctx.relin_key_from_bytes(ctx._relin.to_bytes())
+    assert np.array_equal(rk2._raw.b.to_numpy(), ctx._relin._raw.b.to_numpy())
+    y = ctx.ciphertext_from_bytes(ctx.encrypt(x, pk2).to_bytes())
+    assert np.max(np.abs(ctx.decrypt(y, sk2)[: x.size] - x.reshape(-1))) < 2**-13
+    # a fresh context from the saved parameters reads the same objects
+    other = ember.persist.load_bytes(ember.persist.dump_bytes(ctx))
+    assert other.params_id == ctx.params_id
+    ember.save(ct, tmp_path / "ct.ember")
+    assert (
+        np.max(np.abs(ctx.decrypt(ember.load(tmp_path / "ct.ember", ctx=ctx), sk) - x * x)) < 2**-9
+    )
+
+
+def test_malformed_bytes_are_refused(small):
+    from ember.errors import SerializationError
+
+    ctx, sk, pk = small
+    blob = bytearray(ctx.encrypt([0.25], pk).to_bytes())
+    with pytest.raises(SerializationError):
+        ctx.ciphertext_from_bytes(bytes(blob[:-20]))
+    with pytest.raises(SerializationError):
+        ctx.public_key_from_bytes(bytes(blob))  # a ciphertext is not a public key
+    bad = np.array(sk._raw.values, dtype=np.int8)
+    bad[0] = 2
+    blob = ember_pack_secret(ctx, bad)
+    with pytest.raises(SerializationError, match="-1, 0 or 1"):
+        ctx.secret_key_from_bytes(blob)
+
+
+def ember_pack_secret(ctx, values):
+    from ember import serialize
+
+    return serialize.pack(serialize.KIND_SECRET_KEY, ctx.params_id, 0, values.tobytes())

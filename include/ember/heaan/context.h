@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "ember/ring/big_poly.h"
@@ -12,9 +13,9 @@
 
 namespace ember::heaan {
 
+using backend::Device;
 using ring::BigPoly;
 using ring::RnsPoly;
-using backend::Device;
 
 /// The secret's coefficients in {-1, 0, 1}, on the host (the client's).
 struct SecretKey {
@@ -62,10 +63,14 @@ class Context {
   SecretKey generate_secret(ring::Sampler& sampler, std::size_t hamming_weight = 0) const;
   PublicKey generate_public(const SecretKey& sk, ring::Sampler& sampler) const;
   RelinKey generate_relin(const SecretKey& sk, ring::Sampler& sampler) const;
+  /// The relinearization key's halves (b, a) as words mod Q^2, and back (serialization).
+  std::pair<BigPoly, BigPoly> relin_words(const RelinKey& rk) const;
+  RelinKey relin_from_words(const BigPoly& b, const BigPoly& a) const;
 
   /// m (log_q bits) under the secret key: c1 uniform, c0 = -c1 s + e + m.
   Ciphertext encrypt(const BigPoly& m, const SecretKey& sk, ring::Sampler& sampler) const;
-  /// m (log_q bits) under the public key: v ternary (half nonzero), c0 = v b + e0 + m, c1 = v a + e1.
+  /// m (log_q bits) under the public key: v ternary (half nonzero), c0 = v b + e0 + m, c1 = v a +
+  /// e1.
   Ciphertext encrypt(const BigPoly& m, const PublicKey& pk, ring::Sampler& sampler) const;
   /// c0 + c1 s mod 2^bits.
   BigPoly decrypt(const Ciphertext& ct, const SecretKey& sk) const;
