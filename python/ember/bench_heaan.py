@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from . import _ember_bench, heaan, resolve_device
+from . import _ember, _ember_bench, heaan, resolve_device
 from .errors import SecurityWarning
 
 # Jung et al. (the seed paper), N = 2^16, log Q = 1200: HE Mul on one GPU and on CPUs, ms.
@@ -52,6 +52,28 @@ def bench_heaan(device: str | None = None, quick: bool = False, preset: str | No
     for _ in range(runs):
         phases.append(ctx.multiply_phases(a, b)[1])
     err = float(np.max(np.abs(ctx.decrypt(prod.rescale(), sk) - x * y)))
+    # The same HE Mul spread over 2 and 4 GPUs (Jung et al.'s placement of the four products).
+    gpus = [f"cuda:{g.index}" for g in _ember.cuda_devices()] if cuda else []
+    spread = {}
+    for count in (2, 4):
+        if len(gpus) < count:
+            continue
+        devs = [dev] + [g for g in gpus if g != dev][: count - 1]
+        same = ctx.multiply(a, b, rescale=False, devices=devs)  # warm-up: key copies, tables
+        same_words = bool(
+            np.array_equal(same._raw.c0.to_numpy(), prod._raw.c0.to_numpy())
+            and np.array_equal(same._raw.c1.to_numpy(), prod._raw.c1.to_numpy())
+        )
+        t_spread = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            out = ctx.multiply(a, b, rescale=False, devices=devs)
+            out._raw.c0.to_numpy()[:1]
+            t_spread.append(time.perf_counter() - t)
+        spread[str(count)] = {
+            "he_mul_ms": round(_median(t_spread) * 1e3, 3),
+            "same_words_as_one_gpu": same_words,
+        }
     # RNS CKKS in the same run: the same N and log Q (a 60-bit prime and 30-bit ones), one special
     # prime group per digit as the CKKS benchmark's largest set.
     q_bits = [60] + [30] * ((params.log_q - 60) // 30)
@@ -72,6 +94,7 @@ def bench_heaan(device: str | None = None, quick: bool = False, preset: str | No
         "he_mul_ms": round(_median(times) * 1e3, 3),
         "he_mul_phases_ms": {k: round(_median([p[k] for p in phases]) * 1e3, 3) for k in phases[0]},
         "max_error_after_rescale": err,
+        "spread_over_gpus": spread,
         "rns_ckks_same_n_logq": {
             "q_bits": sum(q_bits),
             "multiply_relin_ms": rns["multiply_relin_ms"],

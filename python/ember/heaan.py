@@ -200,6 +200,7 @@ class Context(Persistent):
         self.slots = params.slots
         self._sampler = Sampler()
         self._relin: RelinKey | None = None
+        self._relin_on: dict = {}
         n = params.n
         idx = np.empty(self.slots, dtype=np.int64)
         e = 1
@@ -224,6 +225,7 @@ class Context(Persistent):
     def set_relin_key(self, rk: RelinKey) -> None:
         self._key(rk, RelinKey)
         self._relin = rk
+        self._relin_on = {}  # the key's copies on other devices (multiply(devices=...))
 
     def _key(self, key, kind):
         if not isinstance(key, kind):
@@ -362,16 +364,40 @@ class Context(Persistent):
         ra, rb = self._aligned(a, b)
         return Ciphertext(self, self._raw.sub(ra, rb), a.scale_bits, a.shape)
 
-    def multiply(self, a: Ciphertext, b: Ciphertext, rescale: bool = True) -> Ciphertext:
+    def multiply(
+        self, a: Ciphertext, b: Ciphertext, rescale: bool = True, devices=None
+    ) -> Ciphertext:
         """HE Mul with relinearization (set_relin_key first), then a rescale by log_p unless
-        rescale=False."""
+        rescale=False. devices: a list starting with this context's device, or "all": the four
+        polynomial products placed on up to four devices as Jung et al. do (the same words as
+        on one device)."""
         if self._relin is None:
             raise ParameterError("multiply needs a relinearization key: ctx.set_relin_key(...)")
         ra, rb = self._aligned_for_product(a, b)
-        out = Ciphertext(
-            self, self._raw.multiply(ra, rb, self._relin._raw), a.scale_bits + b.scale_bits, a.shape
-        )
+        if devices is None:
+            raw = self._raw.multiply(ra, rb, self._relin._raw)
+        else:
+            names = self._spread_devices(devices)
+            keys = [self._relin_replica(d) for d in names]
+            raw = self._raw.multiply_spread(ra, rb, keys, names)
+        out = Ciphertext(self, raw, a.scale_bits + b.scale_bits, a.shape)
         return self.rescale(out) if rescale else out
+
+    def _spread_devices(self, devices) -> list[str]:
+        from .dist import device_set
+
+        names = device_set(devices)
+        if self.device in names:  # this context's device first
+            names.remove(self.device)
+        names.insert(0, self.device)
+        return names[:4]
+
+    def _relin_replica(self, device: str):
+        if device == self.device:
+            return self._relin._raw
+        if device not in self._relin_on:
+            self._relin_on[device] = self._raw.relin_on(self._relin._raw, device)
+        return self._relin_on[device]
 
     def _aligned_for_product(self, a: Ciphertext, b: Ciphertext):
         self._check(a)

@@ -105,6 +105,18 @@ void bind_heaan(nb::module_& m) {
              return nb::make_tuple(std::move(b), std::move(a));
            })
       .def("relin_from_words", &heaan::Context::relin_from_words)
+      .def("relin_on",
+           [](const heaan::Context& x, const heaan::RelinKey& rk, const std::string& d) {
+             return x.relin_on(rk, backend::parse_device(d));
+           })
+      .def("multiply_spread",
+           [](const heaan::Context& x, const heaan::Ciphertext& a, const heaan::Ciphertext& b,
+              const std::vector<const heaan::RelinKey*>& keys,
+              const std::vector<std::string>& devices) {
+             std::vector<backend::Device> devs;
+             for (const auto& d : devices) devs.push_back(backend::parse_device(d));
+             return x.multiply_spread(a, b, keys, devs);
+           })
       .def("encrypt_secret",
            nb::overload_cast<const BigPoly&, const heaan::SecretKey&, ring::Sampler&>(
                &heaan::Context::encrypt, nb::const_))

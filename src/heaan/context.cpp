@@ -214,3 +214,61 @@ Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b, const Rel
 }
 
 }  // namespace ember::heaan
+
+namespace ember::heaan {
+
+RelinKey Context::relin_on(const RelinKey& rk, Device device) const {
+  if (rk.b.basis() != relin_basis_ || rk.a.basis() != relin_basis_)
+    throw MismatchError("HEAAN: the relinearization key belongs to another context");
+  return RelinKey{rk.b.to(device), rk.a.to(device)};
+}
+
+Ciphertext Context::multiply_spread(const Ciphertext& a, const Ciphertext& b,
+                                    const std::vector<const RelinKey*>& keys,
+                                    const std::vector<Device>& devices) const {
+  check(a, "multiply");
+  check(b, "multiply");
+  const std::size_t count = devices.size();
+  if (count == 0 || devices[0] != device_)
+    throw ParameterError("HEAAN multiply: the first device must be the context's, " +
+                         device_.str());
+  if (keys.size() != count)
+    throw ParameterError("HEAAN multiply: one relinearization key slot per device");
+  const Device dev0 = devices[0], dev1 = count > 1 ? devices[1] : dev0;
+  const Device dev2 = count > 2 ? devices[2] : dev1, dev3 = count > 3 ? devices[3] : dev0;
+  const RelinKey* key0 = keys[0];
+  const RelinKey* key3 = count > 3 ? keys[3] : key0;
+  for (const RelinKey* k : {key0, key3})
+    if (!k || k->b.basis() != relin_basis_)
+      throw MismatchError("HEAAN multiply: a relinearization key of this context is needed on " +
+                          dev0.str() + (count > 3 ? " and " + dev3.str() : std::string()));
+  if (key0->b.device() != dev0 || key3->a.device() != dev3)
+    throw MismatchError("HEAAN multiply: the relinearization keys are not on their devices");
+  if (count == 1) return multiply(a, b, *key0);
+  if (a.bits() != b.bits())
+    throw MismatchError("HEAAN multiply: operands of different widths; mod_down one first");
+  const int bits = a.bits();
+  const RnsBasis tb = tensor_basis(bits);
+  // The other devices' inputs first, so that device 0 does not queue them behind its own work.
+  const BigPoly a0 = a.c0.to(dev1), b0 = b.c0.to(dev1);
+  const BigPoly sum_a = a.c0.add(a.c1).to(dev2), sum_b = b.c0.add(b.c1).to(dev2);
+  const auto product = [&](const BigPoly& x, const BigPoly& y) {
+    return mult_.product(mult_.transform(x, tb), mult_.transform(y, tb), bits);
+  };
+  const BigPoly d2 = product(a.c1, b.c1);
+  // Device 3's copy of d2 leaves before device 0 goes on with the relinearization.
+  const BigPoly d2_on_3 = dev3 == dev0 ? BigPoly(n_, 1, dev0) : d2.to(dev3);
+  const BigPoly d0_far = product(a0, b0);
+  const BigPoly d1_far = product(sum_a, sum_b);
+  const int wide = bits + log_q_;
+  const RnsPoly r0 = mult_.transform(d2, relin_basis_);
+  const BigPoly t0 = mult_.product(r0, key0->b, wide);
+  const BigPoly t1_far = dev3 == dev0
+                             ? mult_.product(r0, key0->a, wide)
+                             : mult_.product(mult_.transform(d2_on_3, relin_basis_), key3->a, wide);
+  const BigPoly d0 = d0_far.to(dev0), d1 = d1_far.to(dev0), t1 = t1_far.to(dev0);
+  return Ciphertext{d0.add(t0.shifted(bits, 0, log_q_)),
+                    d1.sub(d0).sub(d2).add(t1.shifted(bits, 0, log_q_))};
+}
+
+}  // namespace ember::heaan

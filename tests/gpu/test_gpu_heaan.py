@@ -61,3 +61,31 @@ def test_heaan_words_equal_cpu(n, log_q):
         got = gpu[name] if isinstance(gpu[name], tuple) else (gpu[name],)
         for w, g in zip(want, got):
             assert np.array_equal(w, g), name
+
+
+def test_heaan_spread_over_gpus_equals_one_gpu():
+    gpus = [f"cuda:{g.index}" for g in _ember.cuda_devices()]
+    if DEVICE_SPEC == "cpu" or len(gpus) < 2:
+        pytest.skip("needs two GPUs")
+    n, log_q = 1 << 13, 240
+    primes = _ember.generate_ntt_primes(30, n, (3 * log_q + 20) // 29 + 2)
+    ctx = _ember.HeaanContext(n, log_q, primes, gpus[0])
+    s = _ember.Sampler(KEY, 0)
+    sk = ctx.generate_secret(s)
+    rk = ctx.generate_relin(sk, s)
+    rng = np.random.default_rng(3)
+    words = (log_q + 63) // 64
+    m = [
+        _ember.BigPoly.from_numpy(
+            rng.integers(0, 2**63, (n, words), dtype=np.uint64), log_q, gpus[0]
+        )
+        for _ in range(2)
+    ]
+    a, b = ctx.encrypt_secret(m[0], sk, s), ctx.encrypt_secret(m[1], sk, s)
+    one = ctx.multiply(a, b, rk)
+    for count in range(2, min(4, len(gpus)) + 1):
+        devs = gpus[:count]
+        keys = [rk if d == gpus[0] else ctx.relin_on(rk, d) for d in devs]
+        spread = ctx.multiply_spread(a, b, keys, devs)
+        assert np.array_equal(spread.c0.to_numpy(), one.c0.to_numpy()), count
+        assert np.array_equal(spread.c1.to_numpy(), one.c1.to_numpy()), count

@@ -254,3 +254,20 @@ def ember_pack_secret(ctx, values):
     from ember import serialize
 
     return serialize.pack(serialize.KIND_SECRET_KEY, ctx.params_id, 0, values.tobytes())
+
+
+def test_products_spread_over_devices_give_the_same_words(small):
+    ctx, sk, pk = small
+    x = np.linspace(-1, 1, ctx.slots)
+    a, b = ctx.encrypt(x, pk), ctx.encrypt(x[::-1].copy(), sk)
+    one = ctx.multiply(a, b, rescale=False)
+    for devices in (
+        ["cpu:1"],
+        ["cpu:1", "cpu:2"],
+        ["cpu:1", "cpu:2", "cpu:3"],
+        ["cpu:3", "cpu:1", "cpu:2", "cpu:4"],
+    ):
+        spread = ctx.multiply(a, b, rescale=False, devices=devices)
+        assert np.array_equal(spread._raw.c0.to_numpy(), one._raw.c0.to_numpy()), devices
+        assert np.array_equal(spread._raw.c1.to_numpy(), one._raw.c1.to_numpy()), devices
+    assert np.max(np.abs(ctx.decrypt(ctx.rescale(spread), sk) - x * x[::-1])) < 2**-10

@@ -86,6 +86,17 @@ class Context {
   /// relinearization by two against the key mod Q^2, then the division by Q. Not rescaled.
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const RelinKey& rk,
                       MulPhases* phases = nullptr) const;
+  /// multiply with its four polynomial products placed on several devices (Jung et al.):
+  /// devices[0] (this context's device, where a, b and the result live) takes a1 b1 and the
+  /// relinearization by the key's b half; devices[1] a0 b0; devices[2] (else devices[1]) the
+  /// Karatsuba sum's product; devices[3] (else devices[0]) the relinearization by the key's a
+  /// half. keys[k]: the relinearization key on devices[k] (needed on 0 and 3). The devices
+  /// synchronize only through the copies the data flow needs.
+  Ciphertext multiply_spread(const Ciphertext& a, const Ciphertext& b,
+                             const std::vector<const RelinKey*>& keys,
+                             const std::vector<Device>& devices) const;
+  /// A copy of the relinearization key on `device`.
+  RelinKey relin_on(const RelinKey& rk, Device device) const;
 
  private:
   void check(const Ciphertext& a, const char* op) const;
