@@ -203,7 +203,7 @@ const BigMultiplier::Tables& BigMultiplier::forward_tables(const RnsBasis& basis
   std::lock_guard lock(mutex_);
   auto& slot = forward_[std::make_tuple(static_cast<int>(dev.kind), dev.index, m, limbs)];
   if (slot) return *slot;
-  const std::size_t stride = (m + 3) / 4 * 4;
+  const std::size_t stride = (m + 7) / 8 * 8;
   std::vector<Modulus> moduli(m);
   std::vector<std::uint32_t> pow32(limbs * stride, 0);
   for (std::size_t i = 0; i < m; ++i) {
@@ -238,7 +238,7 @@ const BigMultiplier::Tables& BigMultiplier::inverse_tables(const RnsBasis& basis
   for (u64 q : primes) p_all = times_small(p_all, q);
   std::vector<u64> words(3 * m);  // primes, inverses, their Shoup companions
   std::vector<double> reciprocal(m);
-  const std::size_t stride = (limbs + 3) / 4 * 4;
+  const std::size_t stride = (limbs + 7) / 8 * 8;
   std::vector<std::uint32_t> cofactor(m * stride, 0);
   for (std::size_t i = 0; i < m; ++i) {
     const u64 q = primes[i];

@@ -34,7 +34,7 @@ struct BigShape {
 struct BigCrtView {
   std::size_t primes = 0;
   std::size_t limbs32 = 0;             // 32-bit limbs of the output: 2 words
-  std::size_t stride = 0;              // limbs32 rounded up to 4: a row of cofactor
+  std::size_t stride = 0;              // limbs32 rounded up to 8: a row of cofactor
   const u64* prime = nullptr;          // [primes]
   const u64* inverse = nullptr;        // [primes]: (P / p_i)^-1 mod p_i
   const u64* inverse_shoup = nullptr;  // [primes]
@@ -47,7 +47,7 @@ struct BigCrtView {
 struct BigRnsView {
   std::size_t primes = 0;
   std::size_t limbs32 = 0;          // 32-bit limbs of the input: 2 words
-  std::size_t stride = 0;           // primes rounded up to 4: a row of pow32
+  std::size_t stride = 0;           // primes rounded up to 8: a row of pow32
   const Modulus* moduli = nullptr;  // [primes]
   const u32* pow32 = nullptr;       // [limbs32][stride]: 2^(32 j) mod p_i, 0-padded
 };
@@ -55,7 +55,7 @@ struct BigRnsView {
 namespace big {
 
 /// Four consecutive 32-bit table entries in one 16-byte load (the tables' rows are 16-byte
-/// aligned: strides of multiples of 4 from aligned buffers).
+/// aligned: strides of multiples of 8 from aligned buffers).
 struct alignas(16) Four {
   u32 v[4];
 };
@@ -68,18 +68,26 @@ EMBER_HD void accumulate(u64& lo, u64& hi, u64 a, u64 b) {
   hi += lo < p;
 }
 
-/// out[r] = x mod p_(i0 + r), r < 4, for x given by its 32-bit limbs (limb(j)): sum_j limb_j
-/// (2^(32 j) mod p) in 128 bits (below 2^70 for up to 64 words), one reduction at the end. Entries
-/// past v.primes come out as garbage the caller drops.
+/// Residues and limbs a pass of the CRT rows below computes: eight accumulators a thread, each
+/// table entry and input read once for eight multiply-accumulates.
+inline constexpr std::size_t kBigBlock = 8;
+
+/// out[r] = x mod p_(i0 + r), r < kBigBlock, for x given by its 32-bit limbs (limb(j)): sum_j
+/// limb_j (2^(32 j) mod p) in 128 bits (below 2^70 for up to 64 words), one reduction at the end.
+/// Entries past v.primes are left alone.
 template <class Limb>
-EMBER_HD void rns_residues(Limb limb, const BigRnsView& v, std::size_t i0, u64 out[4]) {
-  u64 lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};
+EMBER_HD void rns_residues(Limb limb, const BigRnsView& v, std::size_t i0, u64 out[kBigBlock]) {
+  u64 lo[kBigBlock] = {}, hi[kBigBlock] = {};
   for (std::size_t j = 0; j < v.limbs32; ++j) {
     const u64 x = limb(j);
-    const Four c = load_four(v.pow32 + j * v.stride + i0);
-    for (int r = 0; r < 4; ++r) accumulate(lo[r], hi[r], x, c.v[r]);
+    const Four c0 = load_four(v.pow32 + j * v.stride + i0);
+    const Four c1 = load_four(v.pow32 + j * v.stride + i0 + 4);
+    for (int r = 0; r < 4; ++r) {
+      accumulate(lo[r], hi[r], x, c0.v[r]);
+      accumulate(lo[r + 4], hi[r + 4], x, c1.v[r]);
+    }
   }
-  for (int r = 0; r < 4; ++r)
+  for (std::size_t r = 0; r < kBigBlock; ++r)
     if (i0 + r < v.primes) out[r] = reduce_product(hi[r], lo[r], v.moduli[i0 + r]);
 }
 
@@ -96,21 +104,25 @@ EMBER_HD u64 crt_multiple(Digit y, const BigCrtView& v) {
   return static_cast<u64>(f + 0.5);
 }
 
-/// out = sum_i y_i (P / p_i) + k (-P) mod 2^o.bits, four limbs at a time with the carries between
-/// them (each limb's sum is below 2^70: primes < 2^31 and at most a few hundred terms).
+/// out = sum_i y_i (P / p_i) + k (-P) mod 2^o.bits, kBigBlock limbs at a time with the carries
+/// between them (each limb's sum is below 2^70: primes < 2^31, at most a few hundred terms).
 template <class Digit>
 EMBER_HD void crt_combine(u64* out, const BigShape& o, Digit y, u64 k, const BigCrtView& v) {
   u64 carry = 0;
-  for (std::size_t t0 = 0; t0 < v.limbs32; t0 += 4) {
-    u64 lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};
+  for (std::size_t t0 = 0; t0 < v.limbs32; t0 += kBigBlock) {
+    u64 lo[kBigBlock] = {}, hi[kBigBlock] = {};
     for (std::size_t i = 0; i < v.primes; ++i) {
       const u64 yi = y(i);
-      const Four c = load_four(v.cofactor + i * v.stride + t0);
-      for (int r = 0; r < 4; ++r) accumulate(lo[r], hi[r], yi, c.v[r]);
+      const Four c0 = load_four(v.cofactor + i * v.stride + t0);
+      const Four c1 = load_four(v.cofactor + i * v.stride + t0 + 4);
+      for (int r = 0; r < 4; ++r) {
+        accumulate(lo[r], hi[r], yi, c0.v[r]);
+        accumulate(lo[r + 4], hi[r + 4], yi, c1.v[r]);
+      }
     }
-    const Four c = load_four(v.minus_p + t0);
-    for (int r = 0; r < 4 && t0 + r < v.limbs32; ++r) {
-      accumulate(lo[r], hi[r], k, c.v[r]);
+    const Four m0 = load_four(v.minus_p + t0), m1 = load_four(v.minus_p + t0 + 4);
+    for (std::size_t r = 0; r < kBigBlock && t0 + r < v.limbs32; ++r) {
+      accumulate(lo[r], hi[r], k, r < 4 ? m0.v[r] : m1.v[r - 4]);
       const u64 low = lo[r] + carry;
       hi[r] += low < carry;
       const u64 limb = low & 0xffffffffu;

@@ -33,10 +33,11 @@ class CpuBigInt final : public BigIntOps {
       const auto limb = [&](std::size_t j) {
         return static_cast<std::uint32_t>(x[j / 2] >> (32 * (j % 2)));
       };
-      for (std::size_t i = 0; i < v.primes; i += 4) {
-        u64 r[4];
+      for (std::size_t i = 0; i < v.primes; i += big::kBigBlock) {
+        u64 r[big::kBigBlock];
         big::rns_residues(limb, v, i, r);
-        for (std::size_t k = i; k < v.primes && k < i + 4; ++k) out[k * in.n + c] = r[k - i];
+        for (std::size_t k = i; k < v.primes && k < i + big::kBigBlock; ++k)
+          out[k * in.n + c] = r[k - i];
       }
     });
   }

@@ -56,10 +56,10 @@ __global__ void __launch_bounds__(64)
   __syncthreads();
   if (threadIdx.x >= count) return;
   const auto limb = [&](std::size_t j) { return limbs[j * T + threadIdx.x]; };
-  for (std::size_t i = 0; i < v.primes; i += 4) {
-    u64 r[4];
+  for (std::size_t i = 0; i < v.primes; i += backend::big::kBigBlock) {
+    u64 r[backend::big::kBigBlock];
     backend::big::rns_residues(limb, v, i, r);
-    for (std::size_t k = i; k < v.primes && k < i + 4; ++k)
+    for (std::size_t k = i; k < v.primes && k < i + backend::big::kBigBlock; ++k)
       out[k * in.n + first + threadIdx.x] = r[k - i];
   }
 }
