@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cpu_cggi.h"
+#include "cpu_ckks_encode.h"
 #include "cpu_ntt.h"
 #include "cpu_threads.h"
 #include "ember/backend/backend.h"
@@ -26,9 +27,13 @@ class CpuBackend final : public Backend {
  public:
   /// CPU device `index`; every CPU device runs on the same OpenMP pool (`threads`).
   CpuBackend(int index, CpuThreads& threads)
-      : index_(index), threads_(threads), cggi_(make_cpu_cggi(threads)) {}
+      : index_(index),
+        threads_(threads),
+        cggi_(make_cpu_cggi(threads)),
+        ckks_encode_(make_cpu_ckks_encode()) {}
   Device device() const override { return Device{DeviceKind::cpu, index_}; }
   CggiOps& cggi() override { return *cggi_; }
+  CkksEncodeOps& ckks_encode() override { return *ckks_encode_; }
 
   void* allocate(std::size_t bytes, Stream) override {
     // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
@@ -496,6 +501,7 @@ class CpuBackend final : public Backend {
   int index_;
   CpuThreads& threads_;
   std::unique_ptr<CggiOps> cggi_;
+  std::unique_ptr<CkksEncodeOps> ckks_encode_;
 };
 
 /// The process's CPU devices, made on first use; one OpenMP thread setting for all of them.
