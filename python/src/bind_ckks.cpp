@@ -1,5 +1,6 @@
 // Python bindings of the CKKS context (encoding, products, rescaling; the rest is shared).
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include <complex>
 #include <cstring>
@@ -60,14 +61,13 @@ Memory memory_of(const Context& x, const AnyValues& a) {
 
 /// An array of `count` values of `type` in this context's device memory, owning its buffer, for
 /// any DLPack consumer (torch.from_dlpack, cupy.from_dlpack) to take without a copy.
-nb::ndarray<> device_array(const Context& x, backend::Buffer* buffer, std::size_t count,
-                           SlotType type) {
+nb::ndarray<> device_array(const Context& x, backend::Buffer* buffer,
+                           const std::vector<std::size_t>& shape, SlotType type) {
   nb::capsule owner(buffer, [](void* p) noexcept { delete static_cast<backend::Buffer*>(p); });
-  const std::size_t shape[1] = {count};
   const auto dtype =
       type == SlotType::c128 ? nb::dtype<std::complex<double>>() : nb::dtype<double>();
-  return nb::ndarray<>(buffer->as<void>(), 1, shape, owner, nullptr, dtype, nb::device::cuda::value,
-                       x.rlwe().device().index);
+  return nb::ndarray<>(buffer->as<void>(), shape.size(), shape.data(), owner, nullptr, dtype,
+                       nb::device::cuda::value, x.rlwe().device().index);
 }
 }  // namespace
 
@@ -111,10 +111,11 @@ void bind_ckks(nb::module_& m) {
           nb::arg("extended") = false)
       .def(
           "decode_slots",
-          // The first `count` slots of m / scale: a numpy array, or (on_device) an array in this
-          // GPU's memory that DLPack consumers take without a copy.
+          // The first `count` slots of m / scale: a numpy array, or (on_device) an array of
+          // `shape` (prod(shape) = count; default: 1-D) in this GPU's memory that DLPack
+          // consumers take without a copy.
           [](const Context& x, const ring::RnsPoly& m, double scale, bool check, std::size_t count,
-             bool complex, bool on_device) -> nb::object {
+             bool complex, bool on_device, std::vector<std::size_t> shape) -> nb::object {
             const SlotType type = complex ? SlotType::c128 : SlotType::f64;
             if (on_device) {
               if (x.rlwe().device().kind != backend::DeviceKind::cuda)
@@ -126,7 +127,12 @@ void bind_ckks(nb::module_& m) {
                 nb::gil_scoped_release unlocked;
                 x.decode_slots(m, scale, check, buffer->as<void>(), type, count, Memory::device);
               }
-              return nb::cast(device_array(x, buffer.release(), count, type));
+              if (shape.empty()) shape = {count};
+              std::size_t total = 1;
+              for (std::size_t d : shape) total *= d;
+              if (total != count)
+                throw ParameterError("decode: the shape does not hold count values");
+              return nb::cast(device_array(x, buffer.release(), shape, type));
             }
             if (complex) {
               std::vector<std::complex<double>> out(count);
@@ -144,7 +150,7 @@ void bind_ckks(nb::module_& m) {
             return nb::cast(py::owned(std::move(out)));
           },
           nb::arg("poly"), nb::arg("scale"), nb::arg("check"), nb::arg("count"), nb::arg("complex"),
-          nb::arg("on_device"))
+          nb::arg("on_device"), nb::arg("shape") = std::vector<std::size_t>{})
       .def("slots_to_coeffs",
            // The encoding's coefficients before the scale of N/2 complex slot values (host).
            [](const Context& x, C128Vector z) {
