@@ -643,18 +643,29 @@ class Context(KeyedContext):
         pt.shape, pt._is_complex = shape, is_complex
         return pt
 
-    def decode(self, pt: Plaintext, complex: bool = False) -> np.ndarray:
-        """Decodes the plaintext polynomial back to its slots (float64, or complex128)."""
+    def decode(self, pt: Plaintext, complex: bool = False, *, out: str | None = None, like=None):
+        """Decodes the plaintext polynomial back to its slots (float64, or complex128); out= and
+        like= as for decrypt (on a GPU context, like= a GPU array decodes on the GPU)."""
         self._check_plaintext(pt, "decode")
         limbs = pt.level + 1
-        coeff = pt._poly.intt()
-        rows = ring.RnsPoly.from_numpy(
-            self._raw.q_basis(limbs - 1),
-            np.ascontiguousarray(coeff.to_numpy()[:limbs]),
-            "coeff",
-            self.device,
-        )
-        return self._raw.decode_slots(rows, pt.scale, True, self.slots, bool(complex), False)
+        rows = pt._poly.intt()
+        if rows.limbs != limbs:  # a plaintext over Q_level u P: its first level + 1 rows
+            rows = ring.RnsPoly.from_numpy(
+                self._raw.q_basis(limbs - 1),
+                np.ascontiguousarray(rows.to_numpy()[:limbs]),
+                "coeff",
+                self.device,
+            )
+        if _arrays.device_output_wanted(out, like, self._cuda_index):
+            shape = pt.shape if pt.shape is not None else (self.slots,)
+            array = self._raw.decode_slots(
+                rows, pt.scale, True, math.prod(shape), bool(complex), True, shape
+            )
+            return _arrays.from_device(array, like)
+        z = self._raw.decode_slots(rows, pt.scale, True, self.slots, bool(complex), False)
+        if out is None and like is None:
+            return z  # every slot, as before
+        return to_output(reshape_output(z, pt.shape), out, like)
 
     # ---------------------------------------------------------------- encryption
     def encrypt(

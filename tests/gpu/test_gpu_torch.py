@@ -45,7 +45,9 @@ def test_cuda_tensor_encoded_and_decoded_on_the_gpu_without_host_copies(monkeypa
     got = ctx.decrypt(ct * 2 - t, sk, like=t)
     raw = ctx.decrypt(ct, sk, out="dlpack")
     from_raw = torch.from_dlpack(raw)
+    decoded = ctx.decode(pt, like=t)
     monkeypatch.undo()
+    assert decoded.device == t.device and torch.allclose(decoded, expected, atol=1e-6)
     assert isinstance(got, torch.Tensor) and got.device == t.device
     assert tuple(got.shape) == (2, 3, 4)
     assert torch.allclose(got, expected, atol=1e-4)

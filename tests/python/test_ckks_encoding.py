@@ -211,3 +211,12 @@ def test_wrapped_values_raise_on_decode(ctx, limbs):
     assert got.shape == (ctx.slots,) and np.all(np.isfinite(got))
     with pytest.raises(ParameterError, match="CUDA"):
         ctx._raw.decode_slots(rows, 2.0**40, True, ctx.slots, False, True)
+
+
+def test_decode_keeps_the_shape_when_asked(ctx):
+    v = np.arange(12.0).reshape(3, 4) / 16
+    pt = ctx.encode(v)
+    assert ctx.decode(pt).shape == (ctx.slots,)
+    got = ctx.decode(pt, out="dlpack")
+    assert got.shape == (3, 4) and np.allclose(got, v, atol=1e-6)
+    assert np.allclose(ctx.decode(pt, like=v), v, atol=1e-6)
