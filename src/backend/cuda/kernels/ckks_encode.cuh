@@ -7,11 +7,20 @@
 
 #include "ember/backend/ckks_fft.h"
 #include "kernels/dependent_launch.cuh"
-#include "kernels/ring_ops.cuh"
 
 namespace ember::cuda::kernels {
 
 namespace ck = backend::ckks;
+
+/// The primes of a basis as the kernels of this file see them (ring_ops.cuh's LimbMap, not
+/// included here: its kernels are defined in cuda_backend.cu's translation unit).
+struct CkksLimbs {
+  const Modulus* moduli;
+  const u32* ids;
+  u32 log_n;
+  u32 limbs;
+  __device__ __forceinline__ const Modulus& mod(u32 limb) const { return moduli[ids[limb]]; }
+};
 
 /// Grid-stride loop helpers of this file.
 #define EMBER_CKKS_FOR(i, total)                                                        \
@@ -42,7 +51,7 @@ __global__ void ckks_fft_stage_kernel(ck::Cx* a, std::size_t n, std::size_t len,
 }
 
 __global__ void ckks_round_kernel(u64* out, const ck::Cx* w, double scale, double bound,
-                                  LimbMap map, unsigned long long* flags) {
+                                  CkksLimbs map, unsigned long long* flags) {
   wait_for_previous_kernels();
   const std::size_t big_n = std::size_t{1} << map.log_n, n = big_n / 2;
   const int log_n = static_cast<int>(map.log_n) - 1;
@@ -59,7 +68,7 @@ __global__ void ckks_round_kernel(u64* out, const ck::Cx* w, double scale, doubl
 }
 
 __global__ void ckks_two_prime_slots_kernel(ck::Cx* slots, const u64* a, u64 q0_inv, double scale,
-                                            bool check, LimbMap map, unsigned long long* flags) {
+                                            bool check, CkksLimbs map, unsigned long long* flags) {
   wait_for_previous_kernels();
   const std::size_t big_n = std::size_t{1} << map.log_n, n = big_n / 2;
   const int log_n = static_cast<int>(map.log_n) - 1;

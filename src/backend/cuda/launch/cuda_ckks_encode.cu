@@ -90,9 +90,9 @@ class CudaCkksEncode final : public CkksEncodeOps {
     cuda::launch(k::ckks_fft_stage_kernel, grid_of(n / 2), kThreads, 0, raw(s),
                  "ckks_fft_stage_kernel", a, n, len, tw, inverse);
   }
-  static k::LimbMap map_of(const BasisView& b) {
-    return k::LimbMap{b.ring->moduli, b.ids, static_cast<u32>(b.ring->log_n),
-                      static_cast<u32>(b.limbs)};
+  static k::CkksLimbs map_of(const BasisView& b) {
+    return k::CkksLimbs{b.ring->moduli, b.ids, static_cast<u32>(b.ring->log_n),
+                        static_cast<u32>(b.limbs)};
   }
   cudaStream_t raw(Stream s) const {
     return s.handle ? static_cast<cudaStream_t>(s.handle) : ctx_.stream();
