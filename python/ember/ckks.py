@@ -649,7 +649,9 @@ class Context(KeyedContext):
         self._check_plaintext(pt, "decode")
         limbs = pt.level + 1
         rows = pt._poly.intt()
-        if rows.limbs != limbs:  # a plaintext over Q_level u P: its first level + 1 rows
+        if rows.limbs != limbs or pt._ctx._raw is not self._raw:
+            # Over Q_level u P, or another context's ring (an equal one, e.g. unpickled): the
+            # first level + 1 rows over this context's basis.
             rows = ring.RnsPoly.from_numpy(
                 self._raw.q_basis(limbs - 1),
                 np.ascontiguousarray(rows.to_numpy()[:limbs]),
