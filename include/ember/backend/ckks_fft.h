@@ -198,7 +198,9 @@ EMBER_HD u64 residue_of_wide_integer(double x, const Modulus& m) {
 EMBER_HD u64 residue_of_rounded(double v, const Modulus& m) {
   if (m_fabs(v) < 4611686018427387904.0) {  // 2^62
     const long long s = static_cast<long long>(v);
-    return s < 0 ? neg_mod(static_cast<u64>(-s) % m.value, m.value) : static_cast<u64>(s) % m.value;
+    // Barrett instead of a 64-bit division (N residues a prime); the residue is exact either way.
+    return s < 0 ? neg_mod(barrett_reduce_64(static_cast<u64>(-s), m), m.value)
+                 : barrett_reduce_64(static_cast<u64>(s), m);
   }
   return residue_of_wide_integer(v, m);
 }
