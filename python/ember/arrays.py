@@ -4,24 +4,30 @@ Input: wherever values are taken (CKKS/BFV/BGV encode and encrypt, CGGI encrypt,
 + - *), an n-dimensional array is flattened in C order into the slots and its shape is kept on
 the plaintext or ciphertext (``.shape``; results of operations keep their first operand's), so
 decryption returns that shape. Any object with ``__dlpack__`` is accepted where numpy arrays are:
-numpy arrays, torch tensors, CuPy arrays, JAX arrays; those on a GPU are copied to the host
-first (the encoders run there).
+numpy arrays, torch tensors, CuPy arrays, JAX arrays. A CKKS context on a GPU reads a CUDA array
+on its own GPU in place (``device_values``: no copy to the host; the producer's current stream
+is synchronized first); every other GPU array is copied to the host first (BFV/BGV and CGGI
+encode there).
 
 Output: the decrypt functions take ``out="numpy"`` (default), ``out="torch"`` (a CPU torch
-tensor), ``out="dlpack"`` (a numpy array, which any DLPack consumer such as torch.from_dlpack or
-cupy.from_dlpack takes without a copy), or ``like=x``: an array of x's library (numpy, torch,
-CuPy) and, for torch, on x's device.
+tensor), ``out="dlpack"`` (a DLPack array that torch.from_dlpack or cupy.from_dlpack takes
+without a copy: a numpy array, or for a CKKS context on a GPU an array in that GPU's memory), or
+``like=x``: an array of x's library (numpy, torch, CuPy) and, for torch and CuPy, on x's device
+(a CKKS context on a GPU decodes there and hands the memory over without a host round trip).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from .errors import ParameterError
 
-__all__ = ["as_array", "flatten_input", "to_numpy", "to_output"]
+__all__ = ["as_array", "cuda_index", "device_values", "flatten_input", "to_numpy", "to_output"]
 
 _CPU = 1  # DLPack's kDLCPU
+_CUDA = 2  # DLPack's kDLCUDA
 _OUTPUTS = ("numpy", "torch", "dlpack")
 
 
@@ -126,3 +132,115 @@ def _like(result: np.ndarray, like):
         f"like= takes a numpy array, a torch tensor, a CuPy array or another DLPack array, got "
         f"{type(like).__name__}"
     )
+
+
+# ---------------------------------------------------------------- GPU arrays read in place
+
+
+def cuda_index(values) -> int | None:
+    """The CUDA device index of a DLPack producer in GPU memory, else None."""
+    if not _is_dlpack(values):
+        return None
+    device = getattr(values, "__dlpack_device__", None)
+    if device is None:
+        return None
+    kind, index = device()
+    return int(index) if int(kind) == _CUDA else None
+
+
+def _library(values) -> str:
+    return type(values).__module__.split(".")[0]
+
+
+def synchronize_producer(values) -> None:
+    """Waits for the work the producer's library has queued on its current stream, so that the
+    values are complete before another stream reads them (ember's streams are not the
+    producer's: the DLPack stream argument is not used, the synchronization is explicit)."""
+    library = _library(values)
+    if library == "torch":
+        import torch
+
+        torch.cuda.current_stream(values.device).synchronize()
+    elif library == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(cuda_index(values)):
+            cupy.cuda.get_current_stream().synchronize()
+
+
+_DEVICE_DTYPES = ("float32", "float64", "complex64", "complex128")
+
+
+def device_values(values):
+    """(a flat, contiguous array of float32/float64/complex64/complex128 values on the same GPU,
+    the original shape or None) for a CUDA torch tensor or CuPy array; the conversions (flatten,
+    contiguous copy, dtype) run on the GPU. Other producers must be 1-D, contiguous and of one of
+    those dtypes already."""
+    shape = tuple(int(d) for d in values.shape)
+    library = _library(values)
+    if library == "torch":
+        import torch
+
+        flat = values.detach().reshape(-1)
+        if str(flat.dtype).split(".")[-1] not in _DEVICE_DTYPES:
+            flat = flat.to(torch.complex128 if flat.is_complex() else torch.float64)
+        flat = flat.contiguous()
+    elif library == "cupy":
+        import cupy
+
+        flat = cupy.ascontiguousarray(values).reshape(-1)
+        if flat.dtype.name not in _DEVICE_DTYPES:
+            flat = flat.astype(cupy.complex128 if flat.dtype.kind == "c" else cupy.float64)
+    else:
+        flat = values
+        if len(shape) != 1:
+            raise ParameterError(
+                f"a {type(values).__name__} on the GPU must be 1-D to be encoded in place "
+                "(or a torch tensor / CuPy array, which are flattened on the GPU)"
+            )
+    return flat, (shape if len(shape) > 1 else None)
+
+
+def is_complex_dtype(values) -> bool:
+    """Whether an array's dtype is complex (numpy, torch, CuPy, anything with .dtype)."""
+    if isinstance(values, np.ndarray):
+        return np.iscomplexobj(values)
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):
+        return "complex" in str(dtype)
+    return np.iscomplexobj(values)
+
+
+def magnitude_on_device(values) -> float:
+    """max |value| of a GPU array, computed by its library (only the result comes back)."""
+    if not math.prod(values.shape):
+        return 0.0
+    return float(abs(values).max())
+
+
+def from_device(array, like):
+    """A decryption in the context's GPU memory (a DLPack array in its shape) as asked: the
+    DLPack array itself (like None: out="dlpack"), or like's library (torch.from_dlpack /
+    cupy.from_dlpack: no copy; a copy between GPUs when like is on another one)."""
+    if like is None:
+        return array
+    library = _library(like)
+    if library == "torch":
+        import torch
+
+        t = torch.from_dlpack(array)
+        return t if t.device == like.device else t.to(like.device)
+    import cupy
+
+    with cupy.cuda.Device(cuda_index(like)):
+        return cupy.asarray(cupy.from_dlpack(array))
+
+
+def device_output_wanted(out: str | None, like, device_index: int | None) -> bool:
+    """Whether a decryption on the GPU `device_index` (None: a CPU context) should stay there:
+    out="dlpack", or like= a torch tensor / CuPy array on a GPU."""
+    if device_index is None:
+        return False
+    if like is not None:
+        return out is None and cuda_index(like) is not None and _library(like) in ("torch", "cupy")
+    return out == "dlpack"

@@ -87,3 +87,143 @@ def run(device: str | None = None, devices=None, depth: int = 4, repeat: int = 5
             "per_device": per_device,
         },
     }
+
+
+# ---------------------------------------------------------------- encoding on the device
+
+
+def _numpy_embedding(n: int):
+    """The tables of the encoder before the C++ special FFT (numpy's length-N FFT of the
+    canonical embedding, the old host path that run_encoding compares against): slot j at index
+    t with 2t+1 = 5^j, its conjugate's index, zeta^k."""
+    slots = n // 2
+    idx = np.empty(slots, dtype=np.int64)
+    idx_conj = np.empty(slots, dtype=np.int64)
+    e = 1
+    for j in range(slots):
+        idx[j] = (e - 1) // 2
+        idx_conj[j] = ((2 * n - e) - 1) // 2
+        e = e * 5 % (2 * n)
+    return idx, idx_conj, np.exp(1j * np.pi * np.arange(n) / n)
+
+
+def _numpy_slots_to_coeffs(z: np.ndarray, tables) -> np.ndarray:
+    idx, idx_conj, twist = tables
+    full = np.zeros(twist.size, dtype=complex)
+    full[idx] = z
+    full[idx_conj] = np.conj(z)
+    return np.ascontiguousarray((np.fft.fft(full) / twist.size * np.conj(twist)).real)
+
+
+def _device_array(values: np.ndarray, device: str):
+    """values on `device` in the array library a user would have there: a torch tensor (CUDA
+    when the device is a GPU), else the numpy array itself."""
+    try:
+        import torch
+    except ImportError:
+        return values
+    return torch.from_numpy(values).to(device if device.startswith("cuda") else "cpu")
+
+
+def _synchronize(array) -> None:
+    if type(array).__module__.split(".")[0] == "torch" and array.is_cuda:
+        import torch
+
+        torch.cuda.synchronize(array.device)
+
+
+def _encoding_on(name: str, preset: str, repeat: int) -> dict:
+    """run_encoding's measurements on one device."""
+    from . import _ember
+
+    ctx = ckks.Context(preset, device=name)
+    sk = ctx.keygen()
+    pk = ctx.public_key(sk)
+    x = np.random.default_rng(2).uniform(-1, 1, ctx.slots)
+    t = _device_array(x, ctx.device)
+    n, level, scale = ctx.params.n, ctx.max_level, ctx.scale_at(ctx.max_level)
+    tables = _numpy_embedding(n)
+    idx, _, twist = tables
+
+    def old_encrypt():
+        # The host path before: the values to the host, numpy's FFT, encode_coeffs uploads.
+        host = t.cpu().numpy() if hasattr(t, "cpu") else np.asarray(t)
+        coeffs = _numpy_slots_to_coeffs(host, tables)
+        poly = ctx._raw.encode_coeffs(coeffs, level, scale)
+        raw = ctx._raw.encrypt(poly, pk._raw, ctx._sampler)
+        raw.scale = scale
+        return raw
+
+    def new_encrypt():
+        return ctx.encrypt(t, pk)
+
+    ct = new_encrypt()
+
+    def old_decrypt():
+        m = ctx._raw.decrypt_core(ct._raw, sk._raw, ct.level + 1)
+        z = (n * np.fft.ifft(ctx._raw.decode_coeffs(m, ct.scale, True) * twist))[idx].real
+        out = _device_array(np.ascontiguousarray(z), ctx.device)
+        _synchronize(out)
+        return out
+
+    def new_decrypt():
+        out = ctx.decrypt(ct, sk, like=t)
+        _synchronize(out)
+        return out
+
+    got_new = new_decrypt()
+    got_old = old_decrypt()
+    as_host = lambda a: a.cpu().numpy() if hasattr(a, "cpu") else np.asarray(a)
+    new_host, old_host = as_host(got_new), as_host(got_old)
+    old_words = ctx._raw.encode_coeffs(_numpy_slots_to_coeffs(x, tables), level, scale).to_numpy()
+    new_words = ctx.encode(t)._poly.to_numpy()
+    return {
+        "values": f"{type(t).__module__.split('.')[0]} array of {ctx.slots} float64 on "
+        + (str(t.device) if hasattr(t, "device") else "cpu"),
+        "encoded_on_device": bool(ctx.encode(t).encoded_on_device),
+        "seconds": {
+            "encode_encrypt_host_path": round(_seconds(old_encrypt, repeat), 6),
+            "encode_encrypt_device_path": round(_seconds(new_encrypt, repeat), 6),
+            "decrypt_decode_host_path": round(_seconds(old_decrypt, repeat), 6),
+            "decrypt_decode_device_path": round(_seconds(new_decrypt, repeat), 6),
+        },
+        "correct": {
+            "device_path_error": float(np.max(np.abs(new_host - x))),
+            "device_path_within_1e-5": bool(np.max(np.abs(new_host - x)) < 1e-5),
+            "paths_agree_within_1e-9": bool(np.max(np.abs(new_host - old_host)) < 1e-9),
+            "encoded_words_equal_fraction": float(np.mean(old_words == new_words)),
+        },
+        "gpu": [g.name for g in _ember.cuda_devices() if f"cuda:{g.index}" == ctx.device],
+    }
+
+
+def run_encoding(
+    device: str | None = None, devices=None, preset: str = "N16_L35", repeat: int = 5
+) -> dict:
+    """CKKS encode+encrypt and decrypt+decode of a full-slot array (a torch tensor on the
+    device when torch is installed, else numpy) through the old host path (values to the host,
+    numpy's FFT, encode_coeffs / decode_coeffs, result back to the device) against the device
+    path (ctx.encrypt(tensor) / ctx.decrypt(ct, sk, like=tensor): encoding and decoding on the
+    context's device); best of `repeat` seconds each, per device of `devices` (default: the
+    device; "all": every GPU), one after another. Preset: N16_L35 (N = 2^16, no bootstrapping).
+    Correctness flags: the device path's error, the two paths' agreement, the fraction of
+    equal encoded words (a rounding tie may flip one)."""
+    names = dist.device_set(devices if devices is not None else ckks.resolve_device(device))
+    per_device = {name: _encoding_on(name, preset, repeat) for name in names}
+    params = ckks.Params.preset(preset)
+    return {
+        "benchmark": "ckks_encoding",
+        "device": names[0],
+        "devices": names,
+        "parameters": {
+            "preset": preset,
+            "log_n": params.log_n,
+            "levels": params.levels,
+            "slots": params.slots,
+        },
+        "per_device": per_device,
+        "correct": all(
+            r["correct"]["device_path_within_1e-5"] and r["correct"]["paths_agree_within_1e-9"]
+            for r in per_device.values()
+        ),
+    }

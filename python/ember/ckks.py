@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _ember, resolve_device, ring
+from . import arrays as _arrays
 from . import ckks_error as _err
 from . import serialize as _ser
 from ._ops import CiphertextOps
@@ -347,9 +348,20 @@ def _positive_scale(scale) -> float:
 
 
 class Plaintext(Persistent):
-    """Encoded values at a level and scale (eval form); `shape`: an n-dimensional input's."""
+    """Encoded values at a level and scale (eval form); `shape`: an n-dimensional input's.
+    `values` is what was encoded (for a GPU array read in place, that array: it never comes to
+    the host); `encoded_on_device` says whether the values were read in the GPU's memory."""
 
     shape: tuple | None = None
+    encoded_on_device: bool = False
+    _is_complex: bool | None = None  # a nonzero imaginary part, as the encoder saw
+
+    @property
+    def is_complex(self) -> bool:
+        if self._is_complex is None:
+            v = self.values
+            self._is_complex = bool(np.iscomplexobj(v) and np.any(np.imag(v) != 0))
+        return self._is_complex
 
     def __init__(self, ctx: Context, poly, level: int, scale: float, values: np.ndarray):
         self._ctx, self._poly, self.level, self.scale, self.values = ctx, poly, level, scale, values
@@ -363,7 +375,9 @@ class Plaintext(Persistent):
         ctx = self._ctx.to(device)
         if ctx is self._ctx:
             return self
-        return Plaintext(ctx, self._poly.to(ctx.device), self.level, self.scale, self.values)
+        pt = Plaintext(ctx, self._poly.to(ctx.device), self.level, self.scale, self.values)
+        pt.shape, pt._is_complex = self.shape, self._is_complex
+        return pt
 
 
 class Ciphertext(CiphertextOps):
@@ -460,18 +474,10 @@ class Context(KeyedContext):
             q *= self._raw.prime(lv)
             bounds.append(q // 4 - 2 ** (params.log_n + 6))
         self._value_bounds = bounds
-        n = params.n
-        # Slot j <-> evaluation at zeta^(5^j): index t of the length-N transform with 2t+1 = 5^j.
-        idx = np.empty(self.slots, dtype=np.int64)
-        idx_conj = np.empty(self.slots, dtype=np.int64)
-        e = 1
-        for j in range(self.slots):
-            idx[j] = (e - 1) // 2
-            idx_conj[j] = ((2 * n - e) - 1) // 2
-            e = e * 5 % (2 * n)
-        self._idx, self._idx_conj = idx, idx_conj
-        k = np.arange(n)
-        self._twist = np.exp(1j * np.pi * k / n)  # zeta^k
+        # The GPU whose memory encode/decrypt read and write in place (None: a CPU context).
+        self._cuda_index = (
+            int(self.device.split(":")[1]) if self.device.startswith("cuda") else None
+        )
 
     def _replica_options(self) -> dict:
         return {"auto_rescale": self.auto_rescale}
@@ -549,7 +555,26 @@ class Context(KeyedContext):
     def scale_at(self, level: int) -> float:
         return self._scales[level]
 
+    def _host_values(self, values, sparse: bool = False) -> np.ndarray:
+        """values as a checked 1-D numpy vector (what encode_slots reads on the host)."""
+        z = self._numeric_values(values)
+        if z.ndim != 1:
+            raise ParameterError(f"expected a 1-D vector of values, got shape {z.shape}")
+        if z.size > self.slots and not sparse:
+            raise ParameterError(f"{z.size} values do not fit in {self.slots} slots")
+        if not np.all(np.isfinite(z)):
+            raise ParameterError("values must be finite (no NaN or infinity)")
+        if sparse and (z.size == 0 or self.slots % z.size):
+            raise ParameterError(
+                f"sparse packing needs a length dividing {self.slots}, got {z.size}"
+            )
+        if z.dtype.name not in ("float32", "float64", "complex64", "complex128"):
+            z = z.astype(complex if np.iscomplexobj(z) else float)
+        return np.ascontiguousarray(z)
+
     def _slots_to_coeffs(self, values, sparse: bool = False) -> tuple[np.ndarray, bool]:
+        """The encoding's coefficients before the scale (the C++ special FFT, as encode runs
+        it on the device) and whether a value is complex."""
         z = self._numeric_values(values)
         if z.ndim != 1:
             raise ParameterError(f"expected a 1-D vector of values, got shape {z.shape}")
@@ -570,17 +595,28 @@ class Context(KeyedContext):
             full[: z.size] = z
             z = full
         is_complex = bool(np.iscomplexobj(z) and np.any(np.imag(z) != 0))
-        n = self.params.n
-        e = np.zeros(n, dtype=complex)
-        e[self._idx] = z
-        e[self._idx_conj] = np.conj(z)
-        coeffs = (np.fft.fft(e) / n * np.conj(self._twist)).real
-        return np.ascontiguousarray(coeffs), is_complex
+        coeffs = self._raw.slots_to_coeffs(np.ascontiguousarray(z, dtype=complex))
+        return coeffs, is_complex
 
     def _coeffs_to_slots(self, coeffs: np.ndarray) -> np.ndarray:
-        n = self.params.n
-        e = n * np.fft.ifft(coeffs * self._twist)
-        return e[self._idx]
+        """The slots (complex) of N coefficients: the C++ special FFT, as decrypt runs it."""
+        return self._raw.coeffs_to_slots(np.ascontiguousarray(coeffs, dtype=float))
+
+    def _gpu_values(self, values):
+        """(flat values in this context's GPU memory, shape) for a GPU array that this context
+        reads in place, else None. A GPU array on a CPU context is copied to the host (None);
+        one on another GPU than this context's is refused."""
+        index = _arrays.cuda_index(values)
+        if index is None or self._cuda_index is None:
+            return None
+        if index != self._cuda_index:
+            raise ParameterError(
+                f"the values are on cuda:{index} but the context is on {self.device}: move them "
+                f"(tensor.to('{self.device}')) or use ctx.to('cuda:{index}')"
+            )
+        flat, shape = _arrays.device_values(values)
+        _arrays.synchronize_producer(flat)
+        return flat, shape
 
     def encode(
         self, values, level: int | None = None, scale: float | None = None, sparse: bool = False
@@ -590,26 +626,48 @@ class Context(KeyedContext):
         repeated (its length must divide the slot count; rotations then act modulo it)."""
         level = self.max_level if level is None else self._level_arg(level)
         scale = self._scales[level] if scale is None else _positive_scale(scale)
-        values, shape = flatten_input(values)
-        coeffs, _ = self._slots_to_coeffs(values, sparse)
-        poly = self._raw.encode_coeffs(coeffs, level, scale)
-        pt = Plaintext(self, poly, level, scale, np.asarray(values))
-        pt.shape = shape
+        on_gpu = self._gpu_values(values)
+        if on_gpu is not None:
+            # Read in place on this context's GPU: only the encoder's flags come to the host.
+            flat, shape = on_gpu
+            poly, is_complex, largest = self._raw.encode_slots(flat, level, scale, sparse)
+            pt = Plaintext(self, poly, level, scale, flat)
+            pt.encoded_on_device = self._cuda_index is not None
+            # largest is max(|re|, |im|); |z| is at most sqrt(2) times that.
+            pt._magnitude = largest * (math.sqrt(2) if is_complex else 1.0)
+        else:
+            values, shape = flatten_input(values)
+            z = self._host_values(values, sparse)
+            poly, is_complex, _ = self._raw.encode_slots(z, level, scale, sparse)
+            pt = Plaintext(self, poly, level, scale, np.asarray(values))
+        pt.shape, pt._is_complex = shape, is_complex
         return pt
 
-    def decode(self, pt: Plaintext, complex: bool = False) -> np.ndarray:
-        """Decodes the plaintext polynomial back to its slots (float64, or complex128)."""
+    def decode(self, pt: Plaintext, complex: bool = False, *, out: str | None = None, like=None):
+        """Decodes the plaintext polynomial back to its slots (float64, or complex128); out= and
+        like= as for decrypt (on a GPU context, like= a GPU array decodes on the GPU)."""
         self._check_plaintext(pt, "decode")
         limbs = pt.level + 1
-        coeff = pt._poly.intt()
-        rows = ring.RnsPoly.from_numpy(
-            self._raw.q_basis(limbs - 1),
-            np.ascontiguousarray(coeff.to_numpy()[:limbs]),
-            "coeff",
-            self.device,
-        )
-        z = self._coeffs_to_slots(self._raw.decode_coeffs(rows, pt.scale))
-        return z if complex else z.real.copy()
+        rows = pt._poly.intt()
+        if rows.limbs != limbs or pt._ctx._raw is not self._raw:
+            # Over Q_level u P, or another context's ring (an equal one, e.g. unpickled): the
+            # first level + 1 rows over this context's basis.
+            rows = ring.RnsPoly.from_numpy(
+                self._raw.q_basis(limbs - 1),
+                np.ascontiguousarray(rows.to_numpy()[:limbs]),
+                "coeff",
+                self.device,
+            )
+        if _arrays.device_output_wanted(out, like, self._cuda_index):
+            shape = pt.shape if pt.shape is not None else (self.slots,)
+            array = self._raw.decode_slots(
+                rows, pt.scale, True, math.prod(shape), bool(complex), True, shape
+            )
+            return _arrays.from_device(array, like)
+        z = self._raw.decode_slots(rows, pt.scale, True, self.slots, bool(complex), False)
+        if out is None and like is None:
+            return z  # every slot, as before
+        return to_output(reshape_output(z, pt.shape), out, like)
 
     # ---------------------------------------------------------------- encryption
     def encrypt(
@@ -617,7 +675,7 @@ class Context(KeyedContext):
     ) -> Ciphertext:
         self._check_key(key, (PublicKey, SecretKey), "encrypt")
         pt = values if isinstance(values, Plaintext) else self.encode(values, level, sparse=sparse)
-        is_complex = bool(np.iscomplexobj(pt.values) and np.any(np.imag(pt.values) != 0))
+        is_complex = pt.is_complex
         if isinstance(key, PublicKey):
             raw = self._raw.encrypt(pt._poly, key._raw, self._sampler)
         else:
@@ -672,9 +730,13 @@ class Context(KeyedContext):
             bits = noise_bits if noise_bits is not None else self._estimated_noise_bits(ct, m)
             sigma = self._flooding_sigma(bits, security_bits, queries)
             m = m + self._sampler.wide_gaussian(m.basis, self.device, sigma)
-        coeffs = self._raw.decode_coeffs(m, ct.scale, check)
-        z = self._coeffs_to_slots(coeffs)
-        z = z if want_complex else z.real.copy()
+        if _arrays.device_output_wanted(out, like, self._cuda_index):
+            # Decoded on the GPU into a buffer handed over through DLPack (no host round trip).
+            shape = ct.shape if ct.shape is not None else (self.slots,)
+            count = math.prod(shape)
+            array = self._raw.decode_slots(m, ct.scale, check, count, want_complex, True, shape)
+            return _arrays.from_device(array, like)
+        z = self._raw.decode_slots(m, ct.scale, check, self.slots, want_complex, False)
         return to_output(reshape_output(z, ct.shape), out, like)
 
     def noise_bits(self, ct: Ciphertext, sk: SecretKey, expected) -> float:
@@ -828,7 +890,7 @@ class Context(KeyedContext):
             return self._wrap(self._raw.add_scalar(a._raw, self._residues(value, a.level)), a)
         pt = self._as_plain(b, a.level, a.scale)
         out = self._wrap(self._raw.add_plain(a._raw, pt._poly), a)
-        out.is_complex = out.is_complex or bool(np.iscomplexobj(pt.values))
+        out.is_complex = out.is_complex or _arrays.is_complex_dtype(pt.values)
         return out
 
     def sub(self, a: Ciphertext, b) -> Ciphertext:
@@ -836,8 +898,14 @@ class Context(KeyedContext):
         if isinstance(b, CiphertextOps):
             return self.add(a, self.negate(b))
         if isinstance(b, Plaintext):
-            return self.add(a, Plaintext(self, None, -1, 0.0, -np.asarray(b.values)))
-        return self.add(a, -b if _is_scalar(b) else -self._numeric_values(b))
+            negated = b.values if _arrays.cuda_index(b.values) is not None else np.asarray(b.values)
+            return self.add(a, Plaintext(self, None, -1, 0.0, -negated))
+        if _is_scalar(b):
+            return self.add(a, -b)
+        if self._cuda_index is not None and _arrays.cuda_index(b) == self._cuda_index:
+            flat, shape = _arrays.device_values(b)  # negated on the GPU
+            return self.add(a, -flat if shape is None else -flat.reshape(shape))
+        return self.add(a, -self._numeric_values(b))
 
     @_err.track(_err.negate_rule)
     def negate(self, a: Ciphertext) -> Ciphertext:
@@ -883,7 +951,7 @@ class Context(KeyedContext):
         raw = self._raw.multiply_plain(a._raw, pt._poly)
         raw.scale = a.scale * pt.scale
         out = self._finish_product(raw, a)
-        out.is_complex = out.is_complex or bool(np.iscomplexobj(pt.values))
+        out.is_complex = out.is_complex or _arrays.is_complex_dtype(pt.values)
         return out
 
     def _multiply_scalar(self, a: Ciphertext, c) -> Ciphertext:

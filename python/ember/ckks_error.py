@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .arrays import as_array
+from .arrays import as_array, cuda_index, magnitude_on_device
 
 K_SIGMA = 6.0
 ERROR_SIGMA = 3.2  # the samplers' Gaussian (include/ember/ring/sampler.h)
@@ -93,6 +93,8 @@ def _magnitude(values) -> float:
         return cached
     if _is_scalar(values):
         return abs(complex(values))
+    if cuda_index(values) is not None:  # a GPU array: its library reduces it there
+        return magnitude_on_device(values)
     v = as_array(values)
     return float(np.max(np.abs(v))) if v.size else 0.0
 

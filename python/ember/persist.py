@@ -23,6 +23,7 @@ import struct
 import numpy as np
 
 from . import serialize as _ser
+from .arrays import as_array
 from .errors import Error, MismatchError, ParameterError, SerializationError
 
 __all__ = ["dump_bytes", "load", "load_bytes", "save"]
@@ -165,7 +166,7 @@ def _object_from_parts(ctx, name: str, blob: bytes, extra: dict):
 
 def _npy_bytes(values) -> bytes:
     buf = io.BytesIO()
-    np.save(buf, np.asarray(values), allow_pickle=False)
+    np.save(buf, as_array(values), allow_pickle=False)  # a GPU array: copied to the host
     return buf.getvalue()
 
 

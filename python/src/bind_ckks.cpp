@@ -1,4 +1,12 @@
 // Python bindings of the CKKS context (encoding, products, rescaling; the rest is shared).
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <complex>
+#include <cstring>
+#include <memory>
+#include <string>
+
 #include "bind_rlwe.h"
 #include "convert.h"
 #include "ember/ckks/context.h"
@@ -12,6 +20,55 @@ using ember::rlwe::SecretKey;
 
 namespace {
 using F64Vector = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using C128Vector =
+    nb::ndarray<const std::complex<double>, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+/// Slot values of any float or complex type on any device (DLPack), flat and contiguous.
+using AnyValues = nb::ndarray<nb::ndim<1>, nb::c_contig>;
+using Memory = Context::Memory;
+using SlotType = Context::SlotType;
+
+SlotType slot_type_of(const AnyValues& a) {
+  const auto d = a.dtype();
+  const bool fl = d.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float);
+  const bool cx = d.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Complex);
+  if (d.lanes == 1 && fl && d.bits == 32) return SlotType::f32;
+  if (d.lanes == 1 && fl && d.bits == 64) return SlotType::f64;
+  if (d.lanes == 1 && cx && d.bits == 64) return SlotType::c64;
+  if (d.lanes == 1 && cx && d.bits == 128) return SlotType::c128;
+  throw ParameterError(
+      "encode: values must be float32, float64, complex64 or complex128 (convert them first)");
+}
+
+std::string device_name(int dlpack_type, int id) {
+  return (dlpack_type == nb::device::cuda::value
+              ? "cuda:"
+              : "device type " + std::to_string(dlpack_type) + ":") +
+         std::to_string(id);
+}
+
+/// Where the context reads `a`: host memory, or its own GPU's memory. Throws ParameterError for
+/// memory of another device.
+Memory memory_of(const Context& x, const AnyValues& a) {
+  if (a.device_type() == nb::device::cpu::value) return Memory::host;
+  const backend::Device d = x.rlwe().device();
+  if (a.device_type() == nb::device::cuda::value && d.kind == backend::DeviceKind::cuda &&
+      a.device_id() == d.index)
+    return Memory::device;
+  throw ParameterError("encode: the values are on " + device_name(a.device_type(), a.device_id()) +
+                       " but the context is on " + d.str() +
+                       ": move them there first (tensor.to(...)) or use ctx.to(...)");
+}
+
+/// An array of `count` values of `type` in this context's device memory, owning its buffer, for
+/// any DLPack consumer (torch.from_dlpack, cupy.from_dlpack) to take without a copy.
+nb::ndarray<> device_array(const Context& x, backend::Buffer* buffer,
+                           const std::vector<std::size_t>& shape, SlotType type) {
+  nb::capsule owner(buffer, [](void* p) noexcept { delete static_cast<backend::Buffer*>(p); });
+  const auto dtype =
+      type == SlotType::c128 ? nb::dtype<std::complex<double>>() : nb::dtype<double>();
+  return nb::ndarray<>(buffer->as<void>(), shape.size(), shape.data(), owner, nullptr, dtype,
+                       nb::device::cuda::value, x.rlwe().device().index);
+}
 }  // namespace
 
 void bind_ckks(nb::module_& m) {
@@ -37,6 +94,85 @@ void bind_ckks(nb::module_& m) {
          return x.encode_coeffs(py::aligned(v, copy), level, scale, extended);
        },
        nb::arg("coeffs"), nb::arg("level"), nb::arg("scale"), nb::arg("extended") = false)
+      .def(
+          "encode_slots",
+          // (plaintext, is_complex, largest |re| or |im|): values on the host or this GPU.
+          [](const Context& x, AnyValues v, std::size_t level, double scale, bool repeat,
+             bool extended) {
+            const SlotType type = slot_type_of(v);
+            const Memory where = memory_of(x, v);
+            const void* data = v.data();
+            const std::size_t count = v.shape(0);
+            nb::gil_scoped_release unlocked;
+            auto e = x.encode_slots(data, type, count, where, level, scale, repeat, extended);
+            return std::make_tuple(std::move(e.poly), e.is_complex, e.magnitude);
+          },
+          nb::arg("values"), nb::arg("level"), nb::arg("scale"), nb::arg("repeat") = false,
+          nb::arg("extended") = false)
+      .def(
+          "decode_slots",
+          // The first `count` slots of m / scale: a numpy array, or (on_device) an array of
+          // `shape` (prod(shape) = count; default: 1-D) in this GPU's memory that DLPack
+          // consumers take without a copy.
+          [](const Context& x, const ring::RnsPoly& m, double scale, bool check, std::size_t count,
+             bool complex, bool on_device, std::vector<std::size_t> shape) -> nb::object {
+            const SlotType type = complex ? SlotType::c128 : SlotType::f64;
+            if (on_device) {
+              if (x.rlwe().device().kind != backend::DeviceKind::cuda)
+                throw ParameterError("decode: device output needs a CUDA context");
+              auto buffer = std::make_unique<backend::Buffer>(
+                  x.rlwe().backend(), std::max<std::size_t>(count, 1) * (complex ? 16 : 8),
+                  m.stream());
+              {
+                nb::gil_scoped_release unlocked;
+                x.decode_slots(m, scale, check, buffer->as<void>(), type, count, Memory::device);
+              }
+              if (shape.empty()) shape = {count};
+              std::size_t total = 1;
+              for (std::size_t d : shape) total *= d;
+              if (total != count)
+                throw ParameterError("decode: the shape does not hold count values");
+              return nb::cast(device_array(x, buffer.release(), shape, type));
+            }
+            if (complex) {
+              std::vector<std::complex<double>> out(count);
+              {
+                nb::gil_scoped_release unlocked;
+                x.decode_slots(m, scale, check, out.data(), type, count, Memory::host);
+              }
+              return nb::cast(py::owned(std::move(out)));
+            }
+            std::vector<double> out(count);
+            {
+              nb::gil_scoped_release unlocked;
+              x.decode_slots(m, scale, check, out.data(), type, count, Memory::host);
+            }
+            return nb::cast(py::owned(std::move(out)));
+          },
+          nb::arg("poly"), nb::arg("scale"), nb::arg("check"), nb::arg("count"), nb::arg("complex"),
+          nb::arg("on_device"), nb::arg("shape") = std::vector<std::size_t>{})
+      .def("slots_to_coeffs",
+           // The encoding's coefficients before the scale of N/2 complex slot values (host).
+           [](const Context& x, C128Vector z) {
+             if (z.shape(0) != x.n() / 2)
+               throw ParameterError("slots_to_coeffs: expected " + std::to_string(x.n() / 2) +
+                                    " values, got " + std::to_string(z.shape(0)));
+             std::vector<std::complex<double>> copy;
+             const auto* p = py::aligned(z, copy);
+             return py::owned(x.slots_to_coeffs(reinterpret_cast<const Context::Cx*>(p)));
+           })
+      .def("coeffs_to_slots",
+           // The N/2 slots (complex, host) of N coefficients (host).
+           [](const Context& x, F64Vector c) {
+             if (c.shape(0) != x.n())
+               throw ParameterError("coeffs_to_slots: expected " + std::to_string(x.n()) +
+                                    " coefficients, got " + std::to_string(c.shape(0)));
+             std::vector<double> copy;
+             const auto z = x.coeffs_to_slots(py::aligned(c, copy));
+             std::vector<std::complex<double>> out(z.size());
+             std::memcpy(out.data(), z.data(), z.size() * sizeof(Context::Cx));
+             return py::owned(std::move(out));
+           })
       .def("linear_transform_hoisted",
            // babies: Galois keys of baby steps 1..; giant_keys: a key or None per giant step;
            // terms: per giant step, (baby index, plaintext over Q_level u P) pairs.

@@ -49,6 +49,7 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
     // cannot let a value at the exact edge through.
     coefficient_bound_.push_back(q / 4 * (1 - std::ldexp(1.0L, -50)) - error_bound);
   }
+  twiddles_ = backend::ckks::ckks_slot_twiddles(n / 2);
 }
 
 RnsPoly Context::encode_coeffs(const double* coeffs, std::size_t level, double scale,
@@ -113,6 +114,25 @@ const ring::CrtConverter& Context::crt_converter(const ring::RnsBasis& basis) co
   return *conv;
 }
 
+bool Context::two_rows_hold(const RnsPoly& m) const {
+  const std::size_t limbs = m.limbs();
+  if (limbs <= 2) return true;
+  const auto primes = m.basis().primes();
+  const u64 q0_inv = inverse_mod(primes[0] % primes[1], primes[1]);
+  auto& be = m.backend();
+  const auto s = m.stream();
+  // With three primes or more, the backend checks on the device that every coefficient's value
+  // is the one its first two residues give (backend::rows::two_prime_value_holds): then only those
+  // two rows are needed, and |v| < q0 q1 / 4 <= Q_l / 4 needs no wrap check.
+  backend::Buffer count(be, sizeof(u64), s);
+  u64 wide = 0;
+  be.copy_from_host_async(count.as<u64>(), &wide, sizeof(u64), s);
+  be.count_wide_coefficients_async(count.as<u64>(), m.data(), q0_inv, m.view(), s);
+  be.copy_to_host_async(&wide, count.as<const u64>(), sizeof(u64), s);
+  be.synchronize(s);
+  return wide == 0;
+}
+
 std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale, bool check) const {
   const std::size_t limbs = m.limbs();
   if (m.form() != Form::coeff || limbs == 0 || limbs > max_level() + 1 ||
@@ -140,16 +160,7 @@ std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale, bool 
   // With three primes or more, the backend checks on the device that every coefficient's value
   // is the one its first two residues give (backend::rows::two_prime_value_holds): then only those
   // two rows travel, and |v| < q0 q1 / 4 <= Q_l / 4 needs no wrap check.
-  bool two_rows = limbs <= 2;
-  if (!two_rows) {
-    backend::Buffer count(be, sizeof(u64), s);
-    u64 wide = 0;
-    be.copy_from_host_async(count.as<u64>(), &wide, sizeof(u64), s);
-    be.count_wide_coefficients_async(count.as<u64>(), m.data(), q0_inv, m.view(), s);
-    be.copy_to_host_async(&wide, count.as<const u64>(), sizeof(u64), s);
-    be.synchronize(s);
-    two_rows = wide == 0;
-  }
+  const bool two_rows = two_rows_hold(m);
   std::vector<double> out(n);
   if (two_rows) {
     std::vector<u64> w(std::min<std::size_t>(limbs, 2) * n);

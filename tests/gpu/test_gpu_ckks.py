@@ -18,6 +18,7 @@ import ember
 import numpy as np
 import pytest
 from ember import ckks, ring
+from ember.errors import ParameterError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from ckksref import bound_bits, check, complex_uniform, rot, uniform
@@ -307,3 +308,83 @@ def test_full_size_preset_on_gpu(gpu):
         np.testing.assert_allclose(got, want, rtol=0, atol=2.0**-10)
     for got, want, depth in rotated:
         check(got, want, bound_bits(p, depth, keyswitches=1), f"{name} rotate")
+
+
+# ---------------------------------------------------------------- encoding on the device
+# The GPU context reads the values in its own memory (numpy input is uploaded first) and runs the
+# special FFT, rounding, residues and NTT there (CkksEncodeOps); decoding runs the two-prime CRT
+# and the FFT there. Both must equal the CPU backend's words and doubles bit for bit.
+
+ENCODE_PARAMS = _test_params(13, 40, 5, 2, dnum=3)  # Q_5: 60 + 5 x 40 bits
+
+
+@pytest.fixture(scope="module")
+def encoders(gpu):
+    return ckks.Context(ENCODE_PARAMS, device="cpu"), ckks.Context(ENCODE_PARAMS, device=gpu)
+
+
+ENCODE_CASES = {
+    # (level, log2 scale or None for the level's standard one, values, sparse)
+    "real_top": (5, None, "real", False),
+    "complex_l2": (2, None, "complex", False),
+    "real_l0": (0, 30, "real", False),
+    "short_padded": (3, None, "short", False),
+    "sparse": (4, None, "sparse", False),
+    "float32": (5, None, "float32", False),
+    "scale_2^70": (3, 70, "complex", False),
+    "scale_2^150_wide_decode": (5, 150, "real", False),
+}
+
+
+def _encode_values(kind, slots, rng):
+    if kind == "complex":
+        return rng.uniform(-1, 1, slots) + 1j * rng.uniform(-1, 1, slots)
+    if kind == "short":
+        return rng.uniform(-1, 1, 37)
+    if kind == "sparse":
+        return rng.uniform(-1, 1, 16)
+    if kind == "float32":
+        return rng.uniform(-1, 1, slots).astype(np.float32)
+    return rng.uniform(-1, 1, slots)
+
+
+@pytest.mark.parametrize("case", list(ENCODE_CASES))
+def test_device_encode_and_decode_bit_identical(encoders, case):
+    cpu, dev = encoders
+    level, scale_bits, kind, _ = ENCODE_CASES[case]
+    values = _encode_values(kind, cpu.slots, np.random.default_rng(len(case)))
+    scale = None if scale_bits is None else 2.0**scale_bits
+    sparse = kind == "sparse"
+    c = cpu.encode(values, level, scale, sparse=sparse)
+    g = dev.encode(values, level, scale, sparse=sparse)
+    same_poly(c._poly, g._poly, f"encode {case}")
+    assert g.is_complex == c.is_complex
+    for complex_out in (False, True):
+        np.testing.assert_array_equal(
+            dev.decode(g, complex=complex_out), cpu.decode(c, complex=complex_out), err_msg=case
+        )
+
+
+def test_device_decrypt_bit_identical_at_every_level(encoders):
+    cpu, dev = encoders
+    for ctx in (cpu, dev):
+        ctx._sampler = ring.Sampler(KEY)
+    sk_c, sk_g = cpu.keygen(), dev.keygen()
+    rng = np.random.default_rng(9)
+    values = rng.uniform(-1, 1, cpu.slots) + 1j * rng.uniform(-1, 1, cpu.slots)
+    for level in range(cpu.max_level + 1):
+        cpu._sampler, dev._sampler = ring.Sampler(KEY, level), ring.Sampler(KEY, level)
+        c = cpu.encrypt(values, sk_c, level=level)
+        g = dev.encrypt(values, sk_g, level=level)
+        same_ct(c, g, f"encrypt at level {level}")
+        np.testing.assert_array_equal(
+            dev.decrypt(g, sk_g), cpu.decrypt(c, sk_c), err_msg=f"level {level}"
+        )
+
+
+def test_device_encode_errors(encoders):
+    _, dev = encoders
+    with pytest.raises(ParameterError, match="finite"):
+        dev._raw.encode_slots(np.array([1.0, np.nan]), 1, 2.0**40)
+    with pytest.raises(ParameterError, match="reaches 2\\^"):
+        dev._raw.encode_slots(np.array([1e30]), 0, 2.0**40)

@@ -1,6 +1,7 @@
-"""ember.bench_everyday.run on two CPU devices: a JSON-ready report whose correctness flags hold
-(load equals before, the error bound holds over the squarings, every device decrypts the
-ciphertext saved on the first to the same values)."""
+"""ember.bench_everyday.run and run_encoding on two CPU devices: JSON-ready reports whose
+correctness flags hold (load equals before, the error bound holds over the squarings, every device
+decrypts the ciphertext saved on the first to the same values; the host and device encoding paths
+agree)."""
 
 from __future__ import annotations
 
@@ -20,3 +21,14 @@ def test_report_is_json_and_correct():
         "cpu:1",
     }
     assert all(v > 0 for v in report["seconds"].values())
+
+
+def test_encoding_report_is_json_and_correct():
+    """run_encoding on two CPU devices (a small preset): both paths agree, the words too."""
+    report = bench_everyday.run_encoding(devices=["cpu", "cpu:1"], preset="N13_L3", repeat=1)
+    json.dumps(report)
+    assert report["benchmark"] == "ckks_encoding" and report["correct"]
+    assert set(report["per_device"]) == {"cpu", "cpu:1"}
+    for result in report["per_device"].values():
+        assert result["correct"]["encoded_words_equal_fraction"] > 0.999
+        assert all(v > 0 for v in result["seconds"].values())

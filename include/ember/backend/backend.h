@@ -1,5 +1,5 @@
 // The backend interface: a device's runtime (runtime.h) with every operation family (ring_ops.h,
-// key_switch_ops.h, cggi_ops.h, big_int_ops.h), implemented by cpu and cuda.
+// key_switch_ops.h, cggi_ops.h, ckks_encode_ops.h, big_int_ops.h), implemented by cpu and cuda.
 //
 // Everything above `ring` is backend-neutral; a backend is the only code that knows where memory
 // lives. A scheme with operations of its own adds a family (its own interface and a base here)
@@ -12,6 +12,7 @@
 
 #include "ember/backend/big_int_ops.h"
 #include "ember/backend/cggi_ops.h"
+#include "ember/backend/ckks_encode_ops.h"
 #include "ember/backend/key_switch_ops.h"
 #include "ember/backend/options.h"
 #include "ember/backend/ring_ops.h"
@@ -30,6 +31,8 @@ class Backend : public Runtime, public RingOps, public KeySwitchOps {
   void set_options(const BackendOptions& options);
   /// The CGGI family (cggi_ops.h): its own interface, not methods of the RLWE families.
   virtual CggiOps& cggi() = 0;
+  /// The CKKS encoding family (ckks_encode_ops.h): slot values <-> coefficients on the device.
+  virtual CkksEncodeOps& ckks_encode() = 0;
   /// The big-integer family (big_int_ops.h): HEAAN's multi-word coefficients.
   virtual BigIntOps& big_int() = 0;
 
