@@ -201,15 +201,6 @@ class Context(Persistent):
         self._sampler = Sampler()
         self._relin: RelinKey | None = None
         self._relin_on: dict = {}
-        n = params.n
-        idx = np.empty(self.slots, dtype=np.int64)
-        e = 1
-        for j in range(self.slots):  # slot j <-> evaluation at zeta^(5^j), as ckks
-            idx[j] = (e - 1) // 2
-            e = e * 5 % (2 * n)
-        self._idx = idx
-        self._idx_conj = ((2 * n - (2 * idx + 1)) - 1) // 2
-        self._twist = np.exp(1j * np.pi * np.arange(n) / n)
 
     # ------------------------------------------------------------------ keys
     def keygen(self) -> SecretKey:
@@ -299,13 +290,9 @@ class Context(Persistent):
             raise ParameterError(f"{z.size} values do not fit in {self.slots} slots")
         if not np.all(np.isfinite(z)):
             raise ParameterError("values must be finite (no NaN or infinity)")
-        n = self.params.n
         full = np.zeros(self.slots, dtype=complex)
         full[: z.size] = z
-        e = np.zeros(n, dtype=complex)
-        e[self._idx] = full
-        e[self._idx_conj] = np.conj(full)
-        coeffs = (np.fft.fft(e) / n * np.conj(self._twist)).real
+        coeffs = self._raw.slots_to_coeffs(full)  # CKKS's special FFT (C++), as ckks encodes
         scaled = np.rint(coeffs * 2.0**self.params.log_p)
         if not np.all(np.abs(scaled) < 2.0**62):
             raise ParameterError(
@@ -318,9 +305,7 @@ class Context(Persistent):
     def decode(self, poly, scale_bits: int) -> np.ndarray:
         """The slots of a message polynomial (read signed) divided by 2^scale_bits."""
         coeffs = _words_to_floats(poly.to_numpy(), poly.bits, scale_bits)
-        n = self.params.n
-        e = n * np.fft.ifft(coeffs * self._twist)
-        return e[self._idx].real.copy()
+        return self._raw.coeffs_to_slots(coeffs).real.copy()
 
     # ------------------------------------------------------------------ encryption
     def encrypt(self, values, key: PublicKey | SecretKey) -> Ciphertext:

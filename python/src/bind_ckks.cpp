@@ -19,9 +19,8 @@ using ember::rlwe::PublicKey;
 using ember::rlwe::SecretKey;
 
 namespace {
-using F64Vector = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using C128Vector =
-    nb::ndarray<const std::complex<double>, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using py::C128Vector;
+using py::F64Vector;
 /// Slot values of any float or complex type on any device (DLPack), flat and contiguous.
 using AnyValues = nb::ndarray<nb::ndim<1>, nb::c_contig>;
 using Memory = Context::Memory;

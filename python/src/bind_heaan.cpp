@@ -3,6 +3,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <complex>
+#include <cstring>
+
 #include "convert.h"
 #include "ember/core/errors.h"
 #include "ember/heaan/context.h"
@@ -92,6 +95,26 @@ void bind_heaan(nb::module_& m) {
           nb::arg("n"), nb::arg("log_q"), nb::arg("primes"), nb::arg("device"))
       .def_prop_ro("n", &heaan::Context::n)
       .def_prop_ro("log_q", &heaan::Context::log_q)
+      .def("slots_to_coeffs",
+           [](const heaan::Context& x, py::C128Vector z) {
+             if (z.shape(0) != x.n() / 2)
+               throw ParameterError("slots_to_coeffs: expected " + std::to_string(x.n() / 2) +
+                                    " values, got " + std::to_string(z.shape(0)));
+             std::vector<std::complex<double>> copy;
+             const auto* p = py::aligned(z, copy);
+             return py::owned(x.slots_to_coeffs(reinterpret_cast<const heaan::Context::Cx*>(p)));
+           })
+      .def("coeffs_to_slots",
+           [](const heaan::Context& x, py::F64Vector c) {
+             if (c.shape(0) != x.n())
+               throw ParameterError("coeffs_to_slots: expected " + std::to_string(x.n()) +
+                                    " coefficients, got " + std::to_string(c.shape(0)));
+             std::vector<double> copy;
+             const auto z = x.coeffs_to_slots(py::aligned(c, copy));
+             std::vector<std::complex<double>> out(z.size());
+             std::memcpy(out.data(), z.data(), z.size() * sizeof(heaan::Context::Cx));
+             return py::owned(std::move(out));
+           })
       .def_prop_ro("relin_primes", [](const heaan::Context& x) { return x.relin_basis().size(); })
       .def("tensor_primes",
            [](const heaan::Context& x, int bits) { return x.tensor_basis(bits).size(); })

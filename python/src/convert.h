@@ -4,6 +4,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -15,6 +16,9 @@ namespace nb = nanobind;
 
 using U64Matrix = nb::ndarray<const std::uint64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using I64Vector = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using F64Vector = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using C128Vector =
+    nb::ndarray<const std::complex<double>, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 /// The array's elements at an address aligned for T: `a.data()`, or a copy in `copy` when the array
 /// is misaligned. numpy views of bytes (np.frombuffer at an odd offset, as the deserializer makes

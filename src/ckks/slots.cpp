@@ -153,25 +153,11 @@ void Context::decode_slots(const RnsPoly& m, double scale, bool check, void* out
 }
 
 std::vector<double> Context::slots_to_coeffs(const Cx* slots) const {
-  const std::size_t n = twiddles_.size();
-  int log_n = 0;
-  while ((std::size_t{1} << log_n) < n) ++log_n;
-  std::vector<Cx> w(slots, slots + n);
-  fft::special_fft_stages(w.data(), n, twiddles_.data(), true);
-  std::vector<double> coeffs(2 * n);
-  for (std::size_t k = 0; k < 2 * n; ++k)
-    coeffs[k] = fft::encoded_coefficient(w.data(), n, log_n, k);
-  return coeffs;
+  return fft::slots_to_coeffs(slots, twiddles_);
 }
 
 std::vector<Context::Cx> Context::coeffs_to_slots(const double* coeffs) const {
-  const std::size_t n = twiddles_.size();
-  int log_n = 0;
-  while ((std::size_t{1} << log_n) < n) ++log_n;
-  std::vector<Cx> z(n);
-  for (std::size_t k = 0; k < n; ++k) z[fft::bit_reverse(k, log_n)] = Cx{coeffs[k], coeffs[k + n]};
-  fft::special_fft_stages(z.data(), n, twiddles_.data(), false);
-  return z;
+  return fft::coeffs_to_slots(coeffs, twiddles_);
 }
 
 }  // namespace ember::ckks

@@ -21,7 +21,8 @@ Context::Context(std::size_t n, int log_q, const std::vector<u64>& primes, Devic
       device_(device),
       mult_(ring::RingContext::create(n, primes)),
       relin_basis_(mult_.basis_for(log_q, 2 * log_q)),
-      small_basis_(mult_.ring(), {0}) {
+      small_basis_(mult_.ring(), {0}),
+      twiddles_(backend::ckks::ckks_slot_twiddles(n / 2)) {
   if (log_q < 2) throw ParameterError("HEAAN: log Q must be at least 2");
 }
 

@@ -250,4 +250,28 @@ EMBER_HD double two_prime_coefficient(const u64* a, std::size_t n, std::size_t c
   return (negative ? -mag : mag) / scale;
 }
 
+/// The encoding's coefficients before the scale (2n doubles) of n = N/2 complex slot values, on
+/// the host: the special FFT as the encoding kernels run it (tw: ckks_slot_twiddles(n)).
+inline std::vector<double> slots_to_coeffs(const Cx* slots, const std::vector<Cx>& tw) {
+  const std::size_t n = tw.size();
+  int log_n = 0;
+  while ((std::size_t{1} << log_n) < n) ++log_n;
+  std::vector<Cx> w(slots, slots + n);
+  special_fft_stages(w.data(), n, tw.data(), true);
+  std::vector<double> coeffs(2 * n);
+  for (std::size_t k = 0; k < 2 * n; ++k) coeffs[k] = encoded_coefficient(w.data(), n, log_n, k);
+  return coeffs;
+}
+
+/// The n slots (complex) of 2n coefficients, on the host: the decoding's special FFT.
+inline std::vector<Cx> coeffs_to_slots(const double* coeffs, const std::vector<Cx>& tw) {
+  const std::size_t n = tw.size();
+  int log_n = 0;
+  while ((std::size_t{1} << log_n) < n) ++log_n;
+  std::vector<Cx> z(n);
+  for (std::size_t k = 0; k < n; ++k) z[bit_reverse(k, log_n)] = Cx{coeffs[k], coeffs[k + n]};
+  special_fft_stages(z.data(), n, tw.data(), false);
+  return z;
+}
+
 }  // namespace ember::backend::ckks

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/backend/ckks_fft.h"
 #include "ember/ring/big_poly.h"
 #include "ember/ring/sampler.h"
 
@@ -47,6 +48,8 @@ struct MulPhases {
 
 class Context {
  public:
+  using Cx = backend::ckks::Cx;
+
   /// N, log2 Q and the NTT-friendly primes of the products, enough for the relinearization
   /// product (N 2^(3 log Q) and a sign); ParameterError otherwise.
   Context(std::size_t n, int log_q, const std::vector<u64>& primes, Device device);
@@ -58,6 +61,15 @@ class Context {
   /// The primes of the tensor products at `bits` and of the relinearization products.
   ring::RnsBasis tensor_basis(int bits) const { return mult_.basis_for(bits, bits); }
   const ring::RnsBasis& relin_basis() const { return relin_basis_; }
+
+  /// CKKS's slot encoding (the special FFT of ckks::Context, on the host): the 2n = N
+  /// coefficients before the scale of n = N/2 complex slots, and back.
+  std::vector<double> slots_to_coeffs(const Cx* slots) const {
+    return backend::ckks::slots_to_coeffs(slots, twiddles_);
+  }
+  std::vector<Cx> coeffs_to_slots(const double* coeffs) const {
+    return backend::ckks::coeffs_to_slots(coeffs, twiddles_);
+  }
 
   /// Uniform ternary (hamming_weight 0) or exactly hamming_weight nonzero coefficients.
   SecretKey generate_secret(ring::Sampler& sampler, std::size_t hamming_weight = 0) const;
@@ -109,6 +121,7 @@ class Context {
   ring::BigMultiplier mult_;
   ring::RnsBasis relin_basis_;
   ring::RnsBasis small_basis_;  // the first prime: small polynomials before their lift
+  std::vector<Cx> twiddles_;    // backend::ckks::ckks_slot_twiddles(N / 2)
 };
 
 }  // namespace ember::heaan
