@@ -11,6 +11,9 @@ SHELL       := /bin/bash
 # GPU are both there, see cmake/cuda.cmake).
 NVCC_FOUND := $(shell command -v nvcc >/dev/null 2>&1 && echo yes)
 test: export EMBER_CUDA ?= $(if $(NVCC_FOUND),ON,OFF)
+# The GoogleTest suite is built in the wheel's own build tree (EMBER_BUILD_TESTS=ON), so the
+# library is compiled once for both suites.
+test test-cpp: export EMBER_BUILD_TESTS := ON
 
 .PHONY: venv install demo test test-cpp test-python gpu-check multi-gpu-check sanitize gpu-sanitize format lint clean
 
@@ -39,10 +42,8 @@ demo: install
 # CI runs this: the C++ and Python suites, then both again under ASan and UBSan (make sanitize).
 test: install test-cpp test-python sanitize
 
-test-cpp:
-	cmake -S . -B build/cpp -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build build/cpp -j2
-	cd build/cpp && ctest --output-on-failure
+test-cpp: install
+	cd "$$(dirname "$$(ls -t $(VENV)/build/*/CTestTestfile.cmake | head -1)")" && ctest --output-on-failure
 
 test-python: install
 	cd tests && ../$(PY) -m pytest -q python
