@@ -66,6 +66,32 @@ def bench_ntt(device: str | None = None, quick: bool = False, prime_bits: int = 
     }
 
 
+def bench_ntt32(device: str | None = None, quick: bool = False) -> dict:
+    """The NTT on 32-bit words against the same code on 64-bit words, over the same 30-bit primes
+    (N = 2^12..2^17, 1..64 limbs): microseconds per batch, bytes per pass, and whether both give
+    the same words. Big-integer CKKS's residue products use the 32-bit transforms."""
+    dev = resolve_device(device)
+    cuda = dev.startswith("cuda")
+    log_ns = [12, 13] if quick else NTT_LOG_N
+    limbs_list = [1, 8] if quick else (NTT_LIMBS if cuda else [1, 8])
+    warmup, iters = (5, 50) if cuda else (1, 3)
+    rows = []
+    for log_n in log_ns:
+        for limbs in limbs_list:
+            r = _ember_bench.bench_ntt32(log_n, limbs, dev, warmup, iters)
+            for key in ("forward", "inverse"):
+                r[f"{key}_speedup"] = r[f"{key}64_us"] / r[f"{key}32_us"]
+            rows.append(r)
+    return {
+        "benchmark": "ntt32",
+        "date": time.strftime("%Y-%m-%d"),
+        "device": dev,
+        "device_name": _device_name(dev),
+        "results": rows,
+        "all_equal": all(r["forward_equal_64"] and r["roundtrip_ok"] for r in rows),
+    }
+
+
 # (name, log N, bits of Q's primes, bits of P's primes, dnum). The two N = 2^16 sets are Phantom's
 # own CKKS benchmark sets ({60, 35 x 40} + 4 x 60 with dnum 9, and {60, 41 x 40} + 1 x 60).
 CKKS_SETS = [
@@ -358,6 +384,8 @@ def run_bench(
         return bench_dist(devices, quick)
     if what == "ntt":
         return bench_ntt(device, quick, prime_bits)
+    if what == "ntt32":
+        return bench_ntt32(device, quick)
     if what == "ckks":
         return bench_ckks(device, quick)
     if what == "boot":
@@ -385,6 +413,6 @@ def run_bench(
 
         return bench_circuit(devices or "all", quick, circuit, function, params)
     raise ParameterError(
-        f"unknown benchmark '{what}': available: ntt, ckks, boot, bfv, bgv, cggi, heaan, multi, "
+        f"unknown benchmark '{what}': available: ntt, ntt32, ckks, boot, bfv, bgv, cggi, heaan, multi, "
         "split, dist, circuit"
     )

@@ -258,6 +258,7 @@ def main(argv=None) -> int:
         "what",
         choices=[
             "ntt",
+            "ntt32",
             "ckks",
             "boot",
             "bfv",

@@ -8,22 +8,39 @@
 
 namespace ember {
 
-Modulus make_modulus(u64 q) {
-  if (q < 2 || q >= (u64{1} << kMaxModulusBits))
-    throw ParameterError("modulus " + std::to_string(q) + " is out of range: use 2 <= q < 2^61");
-  Modulus m;
-  m.value = q;
-  // floor(2^128 / q) = floor((2^128 - 1) / q) unless q divides 2^128, impossible for odd q > 1;
-  // for even q (powers of two are allowed as plain moduli) the correction below is exact.
-  unsigned __int128 all_ones = ~static_cast<unsigned __int128>(0);
+namespace {
+
+/// make_modulus on words of type W: floor(2^(2 bits) / q) and floor(2^(k + bits - 2) / q).
+template <class W>
+ModulusT<W> make_modulus_of(u64 q) {
+  constexpr int kMax = kMaxModulusBitsOf<W>;
+  if (q < 2 || q >= (u64{1} << kMax))
+    throw ParameterError("modulus " + std::to_string(q) + " is out of range: use 2 <= q < 2^" +
+                         std::to_string(kMax) + " on " + std::to_string(kWordBits<W>) +
+                         "-bit words");
+  constexpr int kBits = kWordBits<W>;
+  ModulusT<W> m;
+  m.value = static_cast<W>(q);
+  // floor(2^(2 bits) / q) = floor((2^(2 bits) - 1) / q) unless q divides 2^(2 bits), impossible
+  // for odd q > 1; for even q (powers of two are allowed as plain moduli) the correction below is
+  // exact.
+  const unsigned __int128 all_ones = kBits == 64
+                                         ? ~static_cast<unsigned __int128>(0)
+                                         : (static_cast<unsigned __int128>(1) << (2 * kBits)) - 1;
   unsigned __int128 ratio = all_ones / q;
   if (all_ones % q == q - 1) ratio += 1;
-  m.ratio_hi = static_cast<u64>(ratio >> 64);
-  m.ratio_lo = static_cast<u64>(ratio);
+  m.ratio_hi = static_cast<W>(ratio >> kBits);
+  m.ratio_lo = static_cast<W>(ratio);
   const int k = bit_length(q);
-  m.product_ratio = static_cast<u64>((static_cast<unsigned __int128>(1) << (k + 62)) / q);
+  m.product_ratio = static_cast<W>((static_cast<unsigned __int128>(1) << (k + kBits - 2)) / q);
   return m;
 }
+
+}  // namespace
+
+Modulus make_modulus(u64 q) { return make_modulus_of<u64>(q); }
+
+Modulus32 make_modulus32(u64 q) { return make_modulus_of<u32>(q); }
 
 u64 inverse_mod(u64 a, u64 q) {
   // Extended Euclid on signed 128-bit values.

@@ -41,12 +41,71 @@ PrimeTables build_prime_tables(u64 q, std::size_t n, int log_n) {
   return t;
 }
 
+/// The tables on 32-bit words of the primes below 2^30 (the others' rows zero).
+struct Tables32 {
+  Buffer moduli, psi_rev, psi_rev_shoup, psi_inv_rev, psi_inv_rev_shoup, n_inv, n_inv_shoup;
+  std::vector<Modulus32> host_moduli;
+  RingTablesView32 view;
+};
+
+/// Tables32 of `primes` in be's memory: the 64-bit tables' roots narrowed, their Shoup
+/// companions and Barrett constants computed for 32-bit words.
+std::unique_ptr<Tables32> build_tables32(const std::vector<PrimeTables>& primes, std::size_t n,
+                                         int log_n, Backend& be) {
+  auto t = std::make_unique<Tables32>();
+  const std::size_t p = primes.size();
+  std::vector<Modulus32> moduli(p);
+  std::vector<u32> fw(p * n), fws(p * n), iv(p * n), ivs(p * n), ni(p), nis(p);
+  for (std::size_t i = 0; i < p; ++i) {
+    const auto& pt = primes[i];
+    const u64 q = pt.modulus.value;
+    if (q >> kMaxModulusBitsOf<u32>) continue;
+    moduli[i] = make_modulus32(q);
+    const u32 q32 = static_cast<u32>(q);
+    for (std::size_t j = 0; j < n; ++j) {
+      fw[i * n + j] = static_cast<u32>(pt.psi_rev[j]);
+      iv[i * n + j] = static_cast<u32>(pt.psi_inv_rev[j]);
+      fws[i * n + j] = shoup_precompute<u32>(fw[i * n + j], q32);
+      ivs[i * n + j] = shoup_precompute<u32>(iv[i * n + j], q32);
+    }
+    ni[i] = static_cast<u32>(pt.n_inv);
+    nis[i] = shoup_precompute<u32>(ni[i], q32);
+  }
+  const auto s = backend::Stream{};
+  auto up = [&](const auto& v) {
+    return Buffer::from_host(be, v.data(), v.size() * sizeof(v[0]), s);
+  };
+  t->moduli = up(moduli);
+  t->psi_rev = up(fw);
+  t->psi_rev_shoup = up(fws);
+  t->psi_inv_rev = up(iv);
+  t->psi_inv_rev_shoup = up(ivs);
+  t->n_inv = up(ni);
+  t->n_inv_shoup = up(nis);
+  be.synchronize(s);
+  t->host_moduli = std::move(moduli);
+  auto& v = t->view;
+  v.n = n;
+  v.log_n = log_n;
+  v.prime_count = p;
+  v.moduli = t->moduli.as<const Modulus32>();
+  v.host_moduli = t->host_moduli.data();
+  v.psi_rev = t->psi_rev.as<const u32>();
+  v.psi_rev_shoup = t->psi_rev_shoup.as<const u32>();
+  v.psi_inv_rev = t->psi_inv_rev.as<const u32>();
+  v.psi_inv_rev_shoup = t->psi_inv_rev_shoup.as<const u32>();
+  v.n_inv = t->n_inv.as<const u32>();
+  v.n_inv_shoup = t->n_inv_shoup.as<const u32>();
+  return t;
+}
+
 }  // namespace
 
 struct RingContext::DeviceTables {
   Buffer moduli, psi_rev, psi_rev_shoup, psi_inv_rev, psi_inv_rev_shoup, n_inv, n_inv_shoup;
   std::vector<Modulus> host_moduli;
   RingTablesView view;
+  std::unique_ptr<Tables32> words32;  // built on the first basis32_on
   struct Ids {
     Buffer device;
     std::vector<u32> host;
@@ -131,9 +190,9 @@ const RingTablesView& RingContext::tables_on(Backend& be) const {
   return device_tables(be).view;
 }
 
-BasisView RingContext::basis_on(Backend& be, const std::vector<u32>& ids) const {
-  std::lock_guard lock(mutex_);
-  auto& dt = device_tables(be);
+const std::vector<u32>& RingContext::basis_ids(DeviceTables& dt, Backend& be,
+                                               const std::vector<u32>& ids,
+                                               const u32*& device_ids) const {
   auto it = dt.bases.find(ids);
   if (it == dt.bases.end()) {
     auto entry = std::make_unique<DeviceTables::Ids>();
@@ -143,10 +202,31 @@ BasisView RingContext::basis_on(Backend& be, const std::vector<u32>& ids) const 
     be.synchronize(s);
     it = dt.bases.emplace(ids, std::move(entry)).first;
   }
+  device_ids = it->second->device.as<const u32>();
+  return it->second->host;
+}
+
+BasisView RingContext::basis_on(Backend& be, const std::vector<u32>& ids) const {
+  std::lock_guard lock(mutex_);
+  auto& dt = device_tables(be);
   BasisView view;
   view.ring = &dt.view;
-  view.ids = it->second->device.as<const u32>();
-  view.host_ids = it->second->host.data();
+  view.host_ids = basis_ids(dt, be, ids, view.ids).data();
+  view.limbs = ids.size();
+  return view;
+}
+
+BasisView32 RingContext::basis32_on(Backend& be, const std::vector<u32>& ids) const {
+  for (u32 id : ids)
+    if (id >= primes_.size() || prime(id) >> kMaxModulusBitsOf<u32>)
+      throw ParameterError("32-bit-word transforms need primes below 2^30; prime index " +
+                           std::to_string(id) + " is not one");
+  std::lock_guard lock(mutex_);
+  auto& dt = device_tables(be);
+  if (!dt.words32) dt.words32 = build_tables32(primes_, n_, log_n_, be);
+  BasisView32 view;
+  view.ring = &dt.words32->view;
+  view.host_ids = basis_ids(dt, be, ids, view.ids).data();
   view.limbs = ids.size();
   return view;
 }

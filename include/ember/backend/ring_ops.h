@@ -15,29 +15,36 @@
 
 namespace ember::backend {
 
-/// Precomputed per-prime tables of a ring, laid out in a backend's memory.
+/// Precomputed per-prime tables of a ring, laid out in a backend's memory, on words of type W
+/// (u64: every ring; u32: rings whose primes are below 2^30, see RingContext::tables32_on).
 /// Prime `id` owns rows [id * n, (id + 1) * n) of each twiddle array.
-struct RingTablesView {
+template <class W>
+struct RingTablesViewT {
   std::size_t n = 0;
   int log_n = 0;
   std::size_t prime_count = 0;
-  const Modulus* moduli = nullptr;
-  const Modulus* host_moduli = nullptr;  // the same moduli in host memory
-  const u64* psi_rev = nullptr;          // forward twiddles: psi^bitrev(i)
-  const u64* psi_rev_shoup = nullptr;
-  const u64* psi_inv_rev = nullptr;  // inverse twiddles: psi^-bitrev(i)
-  const u64* psi_inv_rev_shoup = nullptr;
-  const u64* n_inv = nullptr;  // N^-1 mod q
-  const u64* n_inv_shoup = nullptr;
+  const ModulusT<W>* moduli = nullptr;
+  const ModulusT<W>* host_moduli = nullptr;  // the same moduli in host memory
+  const W* psi_rev = nullptr;                // forward twiddles: psi^bitrev(i)
+  const W* psi_rev_shoup = nullptr;
+  const W* psi_inv_rev = nullptr;  // inverse twiddles: psi^-bitrev(i)
+  const W* psi_inv_rev_shoup = nullptr;
+  const W* n_inv = nullptr;  // N^-1 mod q
+  const W* n_inv_shoup = nullptr;
 };
+using RingTablesView = RingTablesViewT<u64>;
+using RingTablesView32 = RingTablesViewT<u32>;
 
 /// A basis as seen by a kernel: which primes of the ring each limb uses.
-struct BasisView {
-  const RingTablesView* ring = nullptr;  // host-side struct whose pointers are backend memory
-  const u32* ids = nullptr;              // [limbs], backend memory
-  const u32* host_ids = nullptr;         // [limbs], host memory (same values)
+template <class W>
+struct BasisViewT {
+  const RingTablesViewT<W>* ring = nullptr;  // host-side struct whose pointers are backend memory
+  const u32* ids = nullptr;                  // [limbs], backend memory
+  const u32* host_ids = nullptr;             // [limbs], host memory (same values)
   std::size_t limbs = 0;
 };
+using BasisView = BasisViewT<u64>;
+using BasisView32 = BasisViewT<u32>;
 
 /// ModUp's one-prime digits as a forward NTT's input (Backend::ntt_forward_lifted_async): row r
 /// of the transformed polynomial starts as row r / rows_per_source of `words` reduced modulo row
@@ -89,6 +96,12 @@ class RingOps {
   virtual void ntt_forward_async(u64* data, const BasisView& b, std::size_t count,
                                  Stream stream) = 0;
   virtual void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count,
+                                 Stream stream) = 0;
+  // The same on 32-bit words (primes below 2^30): one code with the 64-bit transforms,
+  // instantiated for u32 (cpu_ntt.cpp, kernels/ntt.cuh's column and chunk kernels).
+  virtual void ntt_forward_async(u32* data, const BasisView32& b, std::size_t count,
+                                 Stream stream) = 0;
+  virtual void ntt_inverse_async(u32* data, const BasisView32& b, std::size_t count,
                                  Stream stream) = 0;
   // Out of place: out = NTT / INTT of the `count` polynomials in[0..count) (each limbs x N words,
   // anywhere in backend memory, unchanged: the first pass reads them, so no copy), written back

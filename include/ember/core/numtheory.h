@@ -10,6 +10,8 @@ namespace ember {
 
 /// Builds a Modulus (value and Barrett constant). Throws ParameterError for q < 2 or q >= 2^61.
 Modulus make_modulus(u64 q);
+/// The same for 32-bit words. Throws ParameterError for q < 2 or q >= 2^30.
+Modulus32 make_modulus32(u64 q);
 
 /// Modular inverse of a mod q; throws ParameterError if it does not exist.
 u64 inverse_mod(u64 a, u64 q);

@@ -15,7 +15,9 @@ namespace ember::ring {
 
 using backend::Backend;
 using backend::BasisView;
+using backend::BasisView32;
 using backend::RingTablesView;
+using backend::RingTablesView32;
 
 /// NTT tables of one prime, on the host.
 struct PrimeTables {
@@ -43,6 +45,10 @@ class RingContext : public std::enable_shared_from_this<RingContext> {
   const RingTablesView& tables_on(Backend& be) const;
   /// Kernel view of the basis made of primes `ids` on `be` (cached per id list and device).
   BasisView basis_on(Backend& be, const std::vector<u32>& ids) const;
+  /// The same on 32-bit words: tables of every prime below 2^30 (built once per device; rows of
+  /// larger primes are left zero). Throws ParameterError when a prime of `ids` has 30 bits or
+  /// more.
+  BasisView32 basis32_on(Backend& be, const std::vector<u32>& ids) const;
 
   RingContext(std::size_t n, int log_n, std::vector<PrimeTables> primes);
 
@@ -54,6 +60,9 @@ class RingContext : public std::enable_shared_from_this<RingContext> {
   mutable std::mutex mutex_;
   mutable std::map<std::pair<int, int>, std::shared_ptr<DeviceTables>> device_tables_;
   DeviceTables& device_tables(Backend& be) const;
+  /// The ids' entry of dt (its device copy built on first use); mutex_ held.
+  const std::vector<u32>& basis_ids(DeviceTables& dt, Backend& be, const std::vector<u32>& ids,
+                                    const u32*& device_ids) const;
 };
 
 /// An ordered list of primes of one ring: the moduli of a polynomial's limbs.
@@ -75,6 +84,8 @@ class RnsBasis {
   u64 prime(std::size_t limb) const { return ctx_->prime(ids_[limb]); }
   std::vector<u64> primes() const;
   BasisView on(Backend& be) const { return ctx_->basis_on(be, ids_); }
+  /// The 32-bit-word view (primes below 2^30, see RingContext::basis32_on).
+  BasisView32 on32(Backend& be) const { return ctx_->basis32_on(be, ids_); }
   /// Concatenation (this, other); throws MismatchError for other rings or shared primes.
   RnsBasis concat(const RnsBasis& other) const;
   bool operator==(const RnsBasis& o) const { return ctx_ == o.ctx_ && ids_ == o.ids_; }

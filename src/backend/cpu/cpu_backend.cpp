@@ -87,6 +87,12 @@ class CpuBackend final : public Backend {
   void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count, Stream) override {
     ntt_limbs(data, nullptr, b, count, false);
   }
+  void ntt_forward_async(u32* data, const BasisView32& b, std::size_t count, Stream) override {
+    ntt_limbs<u32>(data, nullptr, b, count, true);
+  }
+  void ntt_inverse_async(u32* data, const BasisView32& b, std::size_t count, Stream) override {
+    ntt_limbs<u32>(data, nullptr, b, count, false);
+  }
   void ntt_forward_async(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
                          Stream, std::size_t source_rows) override {
     ntt_limbs(out, in, b, count, true, source_rows);
@@ -114,16 +120,18 @@ class CpuBackend final : public Backend {
   }
   /// Every limb of `count` polynomials, in place or (in != nullptr) from in[k].
   /// With `in`, polynomial k's rows below source_rows (all when 0) come from in[k].
-  void ntt_limbs(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
+  /// On 64- or 32-bit words (W: u64 or u32).
+  template <class W>
+  void ntt_limbs(W* out, const Word<W>* const* in, const BasisViewT<W>& b, std::size_t count,
                  bool forward, std::size_t source_rows = 0) {
     const auto& r = *b.ring;
     const long total = static_cast<long>(count * b.limbs);
 #pragma omp parallel for schedule(static) num_threads(threads_.team())
     for (long t = 0; t < total; ++t) {
       const u32 id = b.host_ids[t % b.limbs];
-      u64* limb = out + t * r.n;
+      W* limb = out + t * r.n;
       if (in && (source_rows == 0 || static_cast<std::size_t>(t) % b.limbs < source_rows)) {
-        const u64* src = in[t / b.limbs] + (t % b.limbs) * r.n;
+        const W* src = in[t / b.limbs] + (t % b.limbs) * r.n;
         if (src != limb) std::copy(src, src + r.n, limb);
       }
       if (forward)

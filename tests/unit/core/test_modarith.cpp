@@ -503,20 +503,22 @@ TEST(NumTheory, BitReverseAndLog2) {
   EXPECT_THROW(ember::log2_exact(3), ember::ParameterError);
 }
 
-/// A Cooley-Tukey butterfly maps X, Y < bound q to X + wY, X - wY, both < bound q.
-template <class Butterfly>
-void check_ct_butterfly(Butterfly butterfly, u64 bound, unsigned seed) {
+/// A Cooley-Tukey butterfly on words of type W maps X, Y < bound q to X + wY, X - wY, both <
+/// bound q, for each modulus of `moduli`.
+template <class W, class Butterfly>
+void check_ct_butterfly(Butterfly butterfly, u64 bound, unsigned seed,
+                        const std::vector<u64>& moduli) {
   std::mt19937_64 rng(seed);
-  for (u64 q : test_moduli()) {
+  for (u64 q : moduli) {
     std::uniform_int_distribution<u64> din(0, bound * q - 1), dq(0, q - 1);
     for (int i = 0; i < 300; ++i) {
       const u64 w = i == 0 ? q - 1 : (i == 1 ? 0 : dq(rng));
-      const u64 ws = ember::shoup_precompute(w, q);
+      const W ws = ember::shoup_precompute<W>(static_cast<W>(w), static_cast<W>(q));
       u64 X = din(rng), Y = din(rng);
       if (i == 2) X = Y = bound * q - 1;
       if (i == 3) X = Y = 0;
-      u64 x = X, y = Y;
-      butterfly(x, y, w, ws, q);
+      W x = static_cast<W>(X), y = static_cast<W>(Y);
+      butterfly(x, y, static_cast<W>(w), ws, static_cast<W>(q));
       ASSERT_LT(x, bound * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
       ASSERT_LT(y, bound * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
       const u64 wy = ref_mul(Y % q, w, q);
@@ -526,23 +528,25 @@ void check_ct_butterfly(Butterfly butterfly, u64 bound, unsigned seed) {
   }
 }
 
-/// A Gentleman-Sande butterfly maps X, Y < bound q to X + Y, (X - Y) w, both < bound q.
-template <class Butterfly>
-void check_gs_butterfly(Butterfly butterfly, u64 bound, unsigned seed) {
+/// A Gentleman-Sande butterfly on words of type W maps X, Y < bound q to X + Y, (X - Y) w, both
+/// < bound q, for each modulus of `moduli`.
+template <class W, class Butterfly>
+void check_gs_butterfly(Butterfly butterfly, u64 bound, unsigned seed,
+                        const std::vector<u64>& moduli) {
   std::mt19937_64 rng(seed);
-  for (u64 q : test_moduli()) {
+  for (u64 q : moduli) {
     std::uniform_int_distribution<u64> din(0, bound * q - 1), dq(0, q - 1);
     for (int i = 0; i < 300; ++i) {
       const u64 w = i == 0 ? q - 1 : (i == 1 ? 0 : dq(rng));
-      const u64 ws = ember::shoup_precompute(w, q);
+      const W ws = ember::shoup_precompute<W>(static_cast<W>(w), static_cast<W>(q));
       u64 X = din(rng), Y = din(rng);
       if (i == 2) X = Y = bound * q - 1;
       if (i == 3) {
         X = 0;
         Y = bound * q - 1;
       }
-      u64 x = X, y = Y;
-      butterfly(x, y, w, ws, q);
+      W x = static_cast<W>(X), y = static_cast<W>(Y);
+      butterfly(x, y, static_cast<W>(w), ws, static_cast<W>(q));
       ASSERT_LT(x, bound * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
       ASSERT_LT(y, bound * q) << "X=" << X << " Y=" << Y << " w=" << w << " q=" << q;
       ASSERT_EQ(x % q, (X % q + Y % q) % q);
@@ -551,16 +555,93 @@ void check_gs_butterfly(Butterfly butterfly, u64 bound, unsigned seed) {
   }
 }
 
-TEST(Butterflies, CooleyTukeyLazyRange) { check_ct_butterfly(ember::ct_butterfly, 4, 12); }
+/// Moduli of 32-bit words below 2^max_bits: of every size 12..max_bits, random odd, 2^b - 1,
+/// 2^(b-1) + 1 and an NTT prime.
+std::vector<u64> test_moduli32(int max_bits = 30) {
+  std::mt19937_64 rng(0x5eed0032);
+  std::vector<u64> out;
+  for (int bits = 12; bits <= max_bits; ++bits) {
+    const u64 top = u64{1} << (bits - 1);
+    const u64 mask = top - 1;
+    out.push_back(top | (rng() & mask) | 1);
+    out.push_back(top | mask);
+    out.push_back(top + 1);
+    out.push_back(ember::generate_ntt_primes(bits, 16, 1)[0]);
+  }
+  return out;
+}
 
-TEST(Butterflies, GentlemanSandeLazyRange) { check_gs_butterfly(ember::gs_butterfly, 2, 13); }
+TEST(Butterflies, CooleyTukeyLazyRange) {
+  check_ct_butterfly<u64>(ember::ct_butterfly<u64>, 4, 12, test_moduli());
+}
+
+TEST(Butterflies, GentlemanSandeLazyRange) {
+  check_gs_butterfly<u64>(ember::gs_butterfly<u64>, 2, 13, test_moduli());
+}
 
 TEST(Butterflies, CooleyTukeyApproximateRange) {
-  check_ct_butterfly(ember::ct_butterfly_8q, 8, 14);
+  check_ct_butterfly<u64>(ember::ct_butterfly_8q<u64>, 8, 14, test_moduli());
 }
 
 TEST(Butterflies, GentlemanSandeApproximateRange) {
-  check_gs_butterfly(ember::gs_butterfly_4q, 4, 15);
+  check_gs_butterfly<u64>(ember::gs_butterfly_4q<u64>, 4, 15, test_moduli());
+}
+
+// The same code on 32-bit words: Harvey's ranges for moduli below 2^30, the approximate ones
+// (exact on 32-bit words) below 2^29, where their sums below 8q fit a word.
+TEST(Butterflies32, CooleyTukeyLazyRange) {
+  check_ct_butterfly<u32>(ember::ct_butterfly<u32>, 4, 22, test_moduli32());
+}
+
+TEST(Butterflies32, GentlemanSandeLazyRange) {
+  check_gs_butterfly<u32>(ember::gs_butterfly<u32>, 2, 23, test_moduli32());
+}
+
+TEST(Butterflies32, CooleyTukeyApproximateRange) {
+  check_ct_butterfly<u32>(ember::ct_butterfly_8q<u32>, 8, 24, test_moduli32(29));
+}
+
+TEST(Butterflies32, GentlemanSandeApproximateRange) {
+  check_gs_butterfly<u32>(ember::gs_butterfly_4q<u32>, 4, 25, test_moduli32(29));
+}
+
+TEST(ModArith32, MakeModulusRangeAndConstants) {
+  EXPECT_THROW(ember::make_modulus32(1), ember::ParameterError);
+  EXPECT_THROW(ember::make_modulus32(u64{1} << 30), ember::ParameterError);
+  for (u64 q : test_moduli32()) {
+    const ember::Modulus32 m = ember::make_modulus32(q);
+    const u128 ratio = (u128{1} << 64) / q;
+    ASSERT_EQ(m.value, q);
+    ASSERT_EQ(m.ratio_hi, static_cast<u32>(ratio >> 32));
+    ASSERT_EQ(m.ratio_lo, static_cast<u32>(ratio));
+    const int k = 64 - __builtin_clzll(q);
+    ASSERT_EQ(m.product_ratio, static_cast<u32>((u128{1} << (k + 30)) / q));
+  }
+}
+
+TEST(ModArith32, ProductsReductionsAndPowersMatchReference) {
+  std::mt19937_64 rng(32);
+  for (u64 q : test_moduli32()) {
+    const ember::Modulus32 m = ember::make_modulus32(q);
+    const auto a = samples_below(rng, q, 60), b = samples_below(rng, q, 60);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const u32 x = static_cast<u32>(a[i]), y = static_cast<u32>(b[i]);
+      ASSERT_EQ(ember::mul_mod<u32>(x, y, m), ref_mul(x, y, q)) << "q=" << q;
+      ASSERT_EQ(ember::add_mod<u32>(x, y, static_cast<u32>(q)), (a[i] + b[i]) % q);
+      ASSERT_EQ(ember::sub_mod<u32>(x, y, static_cast<u32>(q)), (a[i] + q - b[i]) % q);
+      ASSERT_EQ(ember::barrett_reduce_64<u32>(static_cast<u32>(rng()), m) < q, true);
+      const u64 wide = (static_cast<u64>(rng() % q) << 32) | static_cast<u32>(rng());
+      ASSERT_EQ(
+          ember::barrett_reduce_128<u32>(static_cast<u32>(wide >> 32), static_cast<u32>(wide), m),
+          wide % q);
+      const u32 ys = ember::shoup_precompute<u32>(y, static_cast<u32>(q));
+      const u32 any = static_cast<u32>(rng());
+      ASSERT_EQ(ember::mul_shoup<u32>(any, y, ys, static_cast<u32>(q)), ref_mul(any, y, q));
+      if (q < (u64{1} << 29))
+        ASSERT_EQ(ember::mul_add_mul_mod<u32>(x, y, y, x, m), (2 * ref_mul(x, y, q)) % q);
+      ASSERT_EQ(ember::pow_mod<u32>(x, i + 3, m), ref_pow(x, i + 3, q));
+    }
+  }
 }
 
 /// The unreduced butterfly adds at most 4q to its inputs' bound at each stage: from inputs below

@@ -13,6 +13,10 @@
 // IntPath (64-bit words, Shoup products) or FloatPath (primes below 2^50 on the FP64 pipe, see
 // ember/core/float_modarith.h); NttPaths says which a launch compiles in. The per-stage kernel
 // is integer only: both paths hand each other words in the integer path's lazy ranges.
+//
+// Word type: the column and chunk kernels are templates on it (NttBatchT<W>, IntegerPath<.., W>):
+// 64-bit words for the RNS schemes, 32-bit ones (primes below 2^30, Harvey's [0, 4q) butterflies)
+// for big-integer CKKS's residues, the same code instantiated twice.
 #pragma once
 
 #include <cstdint>
@@ -37,22 +41,26 @@ enum LiftKind : int { kNoLift = 0, kReduceLift = 1, kConvertLift = 2 };
 
 /// kReduceLift (or kNoLift with m == nullptr): the word modulo the row's prime m (`at`, the
 /// word's offset from the kernel's base, is not needed).
-struct ReduceLift {
-  const Modulus* m;
-  __device__ __forceinline__ u64 operator()(u64 x, std::size_t) const {
-    return m ? barrett_reduce_64(x, *m) : x;
+template <class WordT = u64>
+struct ReduceLiftT {
+  const ModulusT<WordT>* m;
+  __device__ __forceinline__ WordT operator()(WordT x, std::size_t) const {
+    return m ? barrett_reduce_64<WordT>(x, *m) : x;
   }
 };
+using ReduceLift = ReduceLiftT<u64>;
 
-/// Everything an NTT kernel needs about the batch: data, tables, and which prime each limb uses.
-struct NttBatch {
-  u64* data;
-  const Modulus* moduli;
+/// Everything an NTT kernel needs about the batch: data, tables, and which prime each limb uses,
+/// on words of type WordT (the lifts and conversions are 64-bit only).
+template <class WordT>
+struct NttBatchT {
+  WordT* data;
+  const ModulusT<WordT>* moduli;
   const u32* ids;
-  const u64* tw;  // psi_rev (forward) or psi_inv_rev (inverse), [primes][n]
-  const u64* tw_shoup;
-  const u64* n_inv;
-  const u64* n_inv_shoup;
+  const WordT* tw;  // psi_rev (forward) or psi_inv_rev (inverse), [primes][n]
+  const WordT* tw_shoup;
+  const WordT* n_inv;
+  const WordT* n_inv_shoup;
   u32 n;
   u32 limbs;  // limbs per polynomial; blockIdx.y runs over count * limbs
   // Limbs whose prime has at most this many bits run on the FP64 pipe (FloatPath); 0 keeps every
@@ -68,10 +76,10 @@ struct NttBatch {
   // data in place. Scalars, not an array: a dynamically indexed parameter array would be copied
   // to every thread's stack.
   static constexpr int kMaxSources = 4;
-  const u64* src0 = nullptr;
-  const u64* src1 = nullptr;
-  const u64* src2 = nullptr;
-  const u64* src3 = nullptr;
+  const WordT* src0 = nullptr;
+  const WordT* src1 = nullptr;
+  const WordT* src2 = nullptr;
+  const WordT* src3 = nullptr;
   // Out of place with source_rows > 0: only each polynomial's first source_rows rows come from
   // its source; its other rows are read in place (see Backend::ntt_forward_async).
   u32 source_rows = 0;
@@ -101,7 +109,7 @@ struct NttBatch {
   /// Where the first pass reads the word at `offset` of the batch (kLifted: a kernel compiled
   /// for lifted batches; the others carry no lifting code).
   template <bool kLifted>
-  __device__ __forceinline__ const u64* input(std::size_t offset) const {
+  __device__ __forceinline__ const WordT* input(std::size_t offset) const {
     if (!src0) return data + offset;
     if (kLifted) {
       const u32 row = static_cast<u32>(offset >> (__ffs(n) - 1));
@@ -110,13 +118,13 @@ struct NttBatch {
     // Once per block or warp: the polynomial, then the offset within it.
     const u32 row = static_cast<u32>(offset >> (__ffs(n) - 1)), k = row / limbs;
     if (source_rows && row - k * limbs >= source_rows) return data + offset;
-    const u64* src = k == 0 ? src0 : k == 1 ? src1 : k == 2 ? src2 : src3;
+    const WordT* src = k == 0 ? src0 : k == 1 ? src1 : k == 2 ? src2 : src3;
     return src + (offset - static_cast<std::size_t>(k) * limbs * n);
   }
   /// The modulus a lifted first load reduces by (nullptr: the words are already in range).
   template <bool kLifted>
-  __device__ __forceinline__ ReduceLift lift(u32 id) const {
-    return ReduceLift{kLifted && lift_reduce ? moduli + id : nullptr};
+  __device__ __forceinline__ ReduceLiftT<WordT> lift(u32 id) const {
+    return ReduceLiftT<WordT>{kLifted && lift_reduce ? moduli + id : nullptr};
   }
   /// Limb `limb`'s conversion from lift_maps (kConvertLift kernels), for a kernel whose words
   /// start at `offset` of the batch.
@@ -134,41 +142,57 @@ struct NttBatch {
       return lift<kLift == kReduceLift>(id);
   }
 };
+using NttBatch = NttBatchT<u64>;
 
 /// The integer path: 64-bit words lazily reduced ([0, 8q) forward, [0, 4q) inverse), Shoup
 /// products with (w, w_shoup) twiddle pairs. kUnreduced (forward transforms over primes below
 /// 2^kUnreducedCtMaxBits, see NttBatch::unreduced_bits): the butterflies never reduce, words grow
 /// by at most 4q a stage (below 76q after 17 stages) and leave the transform through one Barrett
 /// reduction. Kernels of one transform take the same path for a limb, so the words they hand each
-/// other stay within that bound.
-template <bool kUnreduced>
+/// other stay within that bound. On 32-bit words (WordT = u32, primes below 2^30) Harvey's
+/// butterflies keep [0, 4q) forward and [0, 2q) inverse: there is no room for 8q.
+template <bool kUnreduced, class WordT = u64>
 struct IntegerPath {
-  using V = u64;
-  using Tw = ulonglong2;
+  static constexpr bool kNarrow = sizeof(WordT) == 4;
+  static_assert(!(kNarrow && kUnreduced), "32-bit words have no room for unreduced butterflies");
+  using Word = WordT;
+  using V = WordT;
+  using Tw = std::conditional_t<kNarrow, uint2, ulonglong2>;
   /// Whether a forward transform's words (word(), before finish) may enter a key product's
   /// 128-bit sums as they are: 32 products of words below 76q < 2^63.3 and key words below
   /// q < 2^57 stay below 2^125.3. Reduced words of larger primes (below 8q < 2^64) may not.
   static constexpr bool kWordsFitKeyProduct = kUnreduced;
-  u64 q, ninv, ninv_s;
-  u64 ratio;  // floor(2^64 / q), Barrett's constant (kUnreduced only)
-  __device__ __forceinline__ V first(u64 x) const { return x; }
-  __device__ __forceinline__ u64 word(V v) const { return v; }
+  WordT q, ninv, ninv_s;
+  WordT ratio;  // floor(2^64 / q), Barrett's constant (kUnreduced only)
+  __device__ __forceinline__ V first(WordT x) const { return x; }
+  __device__ __forceinline__ WordT word(V v) const { return v; }
   template <bool kForward>
-  __device__ __forceinline__ u64 finish(V v) const {
-    if constexpr (!kForward) return mul_shoup(v, ninv, ninv_s, q);
+  __device__ __forceinline__ WordT finish(V v) const {
+    if constexpr (!kForward) return mul_shoup<WordT>(v, ninv, ninv_s, q);
     if constexpr (kUnreduced) return barrett_reduce_64(v, Modulus{q, ratio, 0});
-    return reduce_8q(v, q);
+    if constexpr (kNarrow) return reduce_4q<WordT>(v, q);
+    return reduce_8q<WordT>(v, q);
   }
-  __device__ __forceinline__ Tw twiddle(u64 w, u64 ws) const { return make_ulonglong2(w, ws); }
+  __device__ __forceinline__ Tw twiddle(WordT w, WordT ws) const {
+    if constexpr (kNarrow)
+      return make_uint2(w, ws);
+    else
+      return make_ulonglong2(w, ws);
+  }
   __device__ __forceinline__ void ct(V& x, V& y, Tw w) const {
     if constexpr (kUnreduced)
       ct_butterfly_unreduced(x, y, w.x, w.y, q);
+    else if constexpr (kNarrow)
+      ct_butterfly<WordT>(x, y, w.x, w.y, q);
     else
       ct_butterfly_8q(x, y, w.x, w.y, q);
   }
   __device__ __forceinline__ void gs(V& x, V& y, Tw w) const {
     static_assert(!kUnreduced, "inverse transforms reduce their sums");
-    gs_butterfly_4q(x, y, w.x, w.y, q);
+    if constexpr (kNarrow)
+      gs_butterfly<WordT>(x, y, w.x, w.y, q);
+    else
+      gs_butterfly_4q(x, y, w.x, w.y, q);
   }
   template <int kCount>
   __device__ __forceinline__ void before_stage(int, V (&)[kCount]) const {}
@@ -209,6 +233,7 @@ __device__ __forceinline__ RowChunk row_chunk(u32 index, u32 n) {
 /// `period`-th stage of a kernel (bit s of `due`), and leave as words in [0, 2q) between kernels
 /// or canonical.
 struct FloatPath {
+  using Word = u64;
   using V = double;
   using Tw = double2;
   /// Words below 2q < 2^51 (see IntegerPath::kWordsFitKeyProduct).
@@ -381,9 +406,9 @@ __device__ __forceinline__ void gs_round(typename Path::V (&x)[8], const u32 (&b
 /// global entries base * m + i: local entry k = m + i (m the largest power of two <= k).
 template <class Path>
 __device__ __forceinline__ void load_local_twiddles(typename Path::Tw* local, u32 log_s, u32 base,
-                                                    const u64* __restrict__ tw,
-                                                    const u64* __restrict__ tws, u32 thread,
-                                                    u32 threads, const Path& path) {
+                                                    const typename Path::Word* __restrict__ tw,
+                                                    const typename Path::Word* __restrict__ tws,
+                                                    u32 thread, u32 threads, const Path& path) {
   for (u32 k = thread + 1; k < (1u << log_s); k += threads) {
     const u32 m = 1u << (31 - __clz(k));
     const u32 g = base * m + (k - m);
@@ -490,7 +515,8 @@ __device__ __forceinline__ void ntt_rounds(u32 tau, const Table& tw, Mem& mem) {
 
 /// A value leaving a kernel: the path's word (the last kernel's fix-up included, see finish).
 template <bool kForward, class Path>
-__device__ __forceinline__ u64 leave(const Path& path, typename Path::V v, bool last) {
+__device__ __forceinline__ typename Path::Word leave(const Path& path, typename Path::V v,
+                                                     bool last) {
   return last ? path.template finish<kForward>(v) : path.word(v);
 }
 
@@ -499,14 +525,15 @@ template <bool kForward, int kLogSubs, class P, class Lift>
 struct ColumnMem {
   using Path = P;
   using V = typename P::V;
-  u64* __restrict__ d;
-  const u64* __restrict__ in;  // d, or the out-of-place source at the same offset
+  using Wd = typename P::Word;
+  Wd* __restrict__ d;
+  const Wd* __restrict__ in;  // d, or the out-of-place source at the same offset
   V* sm;
   u32 h, log_n2;
   bool last;
   P path;
   Lift lift;  // see NttBatch::row_lift
-  __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
+  __device__ __forceinline__ Wd first_load(u32 base, u32 off) const {
     const std::size_t at = ((base + off) << log_n2) + h;
     return lift(in[at], at);
   }
@@ -527,13 +554,14 @@ template <bool kForward, class P>
 struct ChunkMem {
   using Path = P;
   using V = typename P::V;
-  u64* __restrict__ d;
-  const u64* __restrict__ in;  // d, or the out-of-place source at the same offset
+  using Wd = typename P::Word;
+  Wd* __restrict__ d;
+  const Wd* __restrict__ in;  // d, or the out-of-place source at the same offset
   V* s;
   bool last;
   P path;
-  ReduceLift lift;  // see NttBatch::lift
-  __device__ __forceinline__ u64 first_load(u32 base, u32 off) const {
+  ReduceLiftT<Wd> lift;  // see NttBatch::lift
+  __device__ __forceinline__ Wd first_load(u32 base, u32 off) const {
     return lift(in[base + off], base + off);
   }
   __device__ __forceinline__ V load(u32 p) const { return s[chunk_swizzle(p)]; }
@@ -546,10 +574,13 @@ struct ChunkMem {
 
 /// Calls f(path) with the limb's arithmetic: FloatPath for primes of at most a.float_bits bits,
 /// IntPath otherwise (in mixed launches a warp-uniform branch: a block or warp works on one limb).
-template <bool kForward, NttPaths kPaths, class F>
-__device__ __forceinline__ void with_path(const NttBatch& a, u32 id, F&& f) {
-  const u64 q = a.moduli[id].value;
-  if constexpr (kPaths == NttPaths::kFloat) {
+template <bool kForward, NttPaths kPaths, class WordT, class F>
+__device__ __forceinline__ void with_path(const NttBatchT<WordT>& a, u32 id, F&& f) {
+  const WordT q = a.moduli[id].value;
+  if constexpr (sizeof(WordT) == 4) {
+    static_assert(kPaths == NttPaths::kInt, "32-bit words take the integer path only");
+    f(IntegerPath<false, WordT>{q, a.n_inv[id], a.n_inv_shoup[id], 0});
+  } else if constexpr (kPaths == NttPaths::kFloat) {
     f(FloatPath::make<kForward>(q, a.n_inv[id]));
   } else if constexpr (kPaths == NttPaths::kInt) {
     // Forward only, and for the integer-only launches (the big integer schemes' primes): a
@@ -578,10 +609,10 @@ template <int kThreads>
 inline constexpr int kColumnMinBlocks = kThreads >= 1536 ? 1
                                                          : (kThreads >= 48 ? 1536 / kThreads : 32);
 
-template <bool kForward, int kLogRows, int kLogSubs, NttPaths kPaths, int kLift>
+template <bool kForward, int kLogRows, int kLogSubs, NttPaths kPaths, int kLift, class WordT = u64>
 __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
                                   kColumnMinBlocks<(1 << (kLogRows + kLogSubs - 3))>)
-    ntt_column_kernel(NttBatch a, bool last) {
+    ntt_column_kernel(NttBatchT<WordT> a, bool last) {
   extern __shared__ u64 sm[];
   const u32 limb = blockIdx.y;
   const u32 id = a.ids[row_limb(limb, a.limbs)];
@@ -591,10 +622,10 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
   with_path<kForward, kPaths>(a, id, [&](const auto& path) {
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;
-    const auto lift = a.row_lift<kLift>(limb, id, offset);
+    const auto lift = a.template row_lift<kLift>(limb, id, offset);
     ColumnMem<kForward, kLogSubs, P, std::decay_t<decltype(lift)>> mem{
         a.data + offset,
-        a.input<kLift != kNoLift>(offset),
+        a.template input<kLift != kNoLift>(offset),
         reinterpret_cast<V*>(sm),
         h,
         static_cast<u32>(__ffs(a.n) - 1 - kLogRows),
@@ -603,7 +634,8 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
         lift};
     // Column stages use global entries m + i (base 1): the first N1 entries, shared by all
     // columns.
-    auto* twl = reinterpret_cast<typename P::Tw*>(sm + (1u << (kLogRows + kLogSubs)));
+    auto* twl =
+        reinterpret_cast<typename P::Tw*>(reinterpret_cast<V*>(sm) + (1u << (kLogRows + kLogSubs)));
     load_local_twiddles(twl, kLogRows, 1u, a.tw + static_cast<std::size_t>(id) * a.n,
                         a.tw_shoup + static_cast<std::size_t>(id) * a.n, threadIdx.x, blockDim.x,
                         path);
@@ -614,8 +646,8 @@ __global__ void __launch_bounds__(1 << (kLogRows + kLogSubs - 3),
 
 /// Chunk phase: a block transforms `subs` chunks of 2^kLogS contiguous values (chunk index
 /// blockIdx.x * subs + h, N1 = N >> kLogS chunks per limb), each with its own twiddle table.
-template <bool kForward, int kLogS, NttPaths kPaths, bool kLifted>
-__global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
+template <bool kForward, int kLogS, NttPaths kPaths, bool kLifted, class WordT = u64>
+__global__ void ntt_chunk_kernel(NttBatchT<WordT> a, u32 subs, bool last) {
   extern __shared__ u64 sm[];
   const u32 limb = blockIdx.y;
   const u32 id = a.ids[row_limb(limb, a.limbs)];
@@ -630,13 +662,14 @@ __global__ void ntt_chunk_kernel(NttBatch a, u32 subs, bool last) {
     using P = std::decay_t<decltype(path)>;
     using V = typename P::V;
     ChunkMem<kForward, P> mem{a.data + offset,
-                              a.input<kLifted>(offset),
+                              a.template input<kLifted>(offset),
                               reinterpret_cast<V*>(sm) + (static_cast<std::size_t>(h) << kLogS),
-                              kForward ? a.finishes<P>(last) : last,
+                              kForward ? a.template finishes<P>(last) : last,
                               path,
-                              a.lift<kLifted>(id)};
+                              a.template lift<kLifted>(id)};
     // Chunk j's stage with m local groups uses global entries (N1 + j) m + i: gathered per chunk.
-    auto* twl = reinterpret_cast<typename P::Tw*>(sm + (static_cast<std::size_t>(subs) << kLogS)) +
+    auto* twl = reinterpret_cast<typename P::Tw*>(reinterpret_cast<V*>(sm) +
+                                                  (static_cast<std::size_t>(subs) << kLogS)) +
                 (static_cast<std::size_t>(h) << kLogS);
     load_local_twiddles(twl, kLogS, n1 + chunk, a.tw + static_cast<std::size_t>(id) * a.n,
                         a.tw_shoup + static_cast<std::size_t>(id) * a.n, tau, kPerSub, path);

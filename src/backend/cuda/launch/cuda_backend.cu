@@ -289,6 +289,30 @@ class CudaBackend final : public Backend {
   void ntt_inverse_async(u64* data, const BasisView& b, std::size_t count, Stream s) override {
     ntt(data, nullptr, b, count, false, s);
   }
+  void ntt_forward_async(u32* data, const BasisView32& b, std::size_t count, Stream s) override {
+    ntt32(data, b, count, true, s);
+  }
+  void ntt_inverse_async(u32* data, const BasisView32& b, std::size_t count, Stream s) override {
+    ntt32(data, b, count, false, s);
+  }
+  /// The 32-bit-word transforms: the integer path's column and chunk kernels on u32.
+  void ntt32(u32* data, const BasisView32& b, std::size_t count, bool forward, Stream s) {
+    ctx_.activate();
+    const auto& r = *b.ring;
+    k::NttBatchT<u32> batch{data,
+                            r.moduli,
+                            b.ids,
+                            forward ? r.psi_rev : r.psi_inv_rev,
+                            forward ? r.psi_rev_shoup : r.psi_inv_rev_shoup,
+                            r.n_inv,
+                            r.n_inv_shoup,
+                            static_cast<u32>(r.n),
+                            static_cast<u32>(b.limbs),
+                            0u};
+    batch.unreduced_bits = 0;
+    batch.paths = k::NttPaths::kInt;
+    cuda::launch_ntt32(batch, count, forward, raw(s));
+  }
   void ntt_forward_async(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
                          Stream s, std::size_t source_rows) override {
     ntt(out, in, b, count, true, s, source_rows);

@@ -20,6 +20,7 @@
 namespace ember::cuda {
 
 using kernels::NttBatch;
+using kernels::NttBatchT;
 
 namespace ntt_detail {
 
@@ -59,7 +60,8 @@ namespace {
 using namespace ntt_detail;
 
 /// The batch the kernels after a schedule's first one take: in place on the output.
-NttBatch in_place(NttBatch a) {
+template <class WordT>
+NttBatchT<WordT> in_place(NttBatchT<WordT> a) {
   a.src0 = a.src1 = a.src2 = a.src3 = nullptr;
   a.lift_rows = 0;
   a.lift_maps = nullptr;
@@ -86,8 +88,10 @@ void stage(const NttBatch& a, std::size_t rows, bool forward, u32 t, bool last, 
            "ntt_stage_kernel", a, log2u(t), m, last);
 }
 
-/// Chunk phase: n / s_size chunks of s_size contiguous values (16 <= s_size <= 8192).
-void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool last,
+/// Chunk phase: n / s_size chunks of s_size contiguous values (16 <= s_size <= 8192), on 64- or
+/// 32-bit words (the latter on the integer path, without lifts).
+template <class WordT>
+void chunks(const NttBatchT<WordT>& a, std::size_t rows, bool forward, u32 s_size, bool last,
             cudaStream_t s) {
   // Conversions in the first load run in the column, stage and cluster kernels only (the
   // schedules launch_ntt_forward_affine takes).
@@ -98,22 +102,32 @@ void chunks(const NttBatch& a, std::size_t rows, bool forward, u32 s_size, bool 
   while (subs > 1 && std::size_t{n1 / subs} * rows < busy_blocks()) subs /= 2;
   const u32 threads = subs * s_size / 8;
   // Values plus each chunk's local twiddle table of (w, w_shoup) pairs.
-  const std::size_t smem = std::size_t{subs} * s_size * 3 * sizeof(u64);
+  const std::size_t smem = std::size_t{subs} * s_size * 3 * sizeof(WordT);
   const dim3 grid(n1 / subs, static_cast<u32>(rows));
   dispatch_log<4, 13>(log2u(s_size), [&](auto L) {
     constexpr int kLog = decltype(L)::value;
-    dispatch_paths(a.paths, [&](auto P) {
-      constexpr kernels::NttPaths kP = decltype(P)::value;
-      if (forward && a.lift_rows)  // ModUp's lifted rows (see ntt_columns.cu)
-        launch_smem(kernels::ntt_chunk_kernel<true, kLog, kP, true>, grid, threads, smem, s, a,
-                    subs, last);
-      else if (forward)
-        launch_smem(kernels::ntt_chunk_kernel<true, kLog, kP, false>, grid, threads, smem, s, a,
-                    subs, last);
+    if constexpr (sizeof(WordT) == 4) {
+      constexpr auto kInt = kernels::NttPaths::kInt;
+      if (forward)
+        launch_smem(kernels::ntt_chunk_kernel<true, kLog, kInt, false, WordT>, grid, threads, smem,
+                    s, a, subs, last);
       else
-        launch_smem(kernels::ntt_chunk_kernel<false, kLog, kP, false>, grid, threads, smem, s, a,
-                    subs, last);
-    });
+        launch_smem(kernels::ntt_chunk_kernel<false, kLog, kInt, false, WordT>, grid, threads, smem,
+                    s, a, subs, last);
+    } else {
+      dispatch_paths(a.paths, [&](auto P) {
+        constexpr kernels::NttPaths kP = decltype(P)::value;
+        if (forward && a.lift_rows)  // ModUp's lifted rows (see ntt_columns.cu)
+          launch_smem(kernels::ntt_chunk_kernel<true, kLog, kP, true>, grid, threads, smem, s, a,
+                      subs, last);
+        else if (forward)
+          launch_smem(kernels::ntt_chunk_kernel<true, kLog, kP, false>, grid, threads, smem, s, a,
+                      subs, last);
+        else
+          launch_smem(kernels::ntt_chunk_kernel<false, kLog, kP, false>, grid, threads, smem, s, a,
+                      subs, last);
+      });
+    }
   });
 }
 
@@ -175,7 +189,8 @@ void run_hybrid(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_t s) {
   }
 }
 
-void run_two_kernel(const NttBatch& a, std::size_t rows, bool fwd, cudaStream_t s) {
+template <class WordT>
+void run_two_kernel(const NttBatchT<WordT>& a, std::size_t rows, bool fwd, cudaStream_t s) {
   if (a.n <= 8192) return chunks(a, rows, fwd, a.n, true, s);
   const u32 log_n = log2u(a.n);
   const u32 n2 = 1u << ((log_n + 1) / 2);
@@ -391,6 +406,17 @@ bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,
            "ntt_warp_chunk_affine_kernel", b, warps, args, mul, mul_companion);
   });
   return true;
+}
+
+void launch_ntt32(const kernels::NttBatchT<u32>& batch, std::size_t count, bool forward,
+                  cudaStream_t stream) {
+  const std::size_t rows = count * batch.limbs;
+  if (rows == 0) return;
+  if (rows > 65535)
+    throw ParameterError("NTT batch of " + std::to_string(rows) +
+                         " limbs is too large for one launch: split it below 65536 limbs");
+  if (batch.n < 16) throw ParameterError("32-bit-word NTTs need N >= 16");
+  run_two_kernel(batch, rows, forward, stream);
 }
 
 void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const NttSchedule& schedule,

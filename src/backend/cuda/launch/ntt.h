@@ -63,6 +63,11 @@ bool launch_ntt_key_product(const kernels::NttBatch& batch, std::size_t rows,
 /// fuse whenever N >= 2^11 (tests).
 bool launch_ntt_forward_tensor(const kernels::NttBatch& batch, u64* d0, u64* d1, u64* d2,
                                const NttSchedule& schedule, bool always, cudaStream_t stream);
+/// A forward or inverse NTT over count * limbs limbs of 32-bit words (primes below 2^30): the
+/// two-kernel schedule (one chunk up to N = 2^13, columns then chunks above), the same column and
+/// chunk kernels as the 64-bit words' instantiated for u32.
+void launch_ntt32(const kernels::NttBatchT<u32>& batch, std::size_t count, bool forward,
+                  cudaStream_t stream);
 /// Runs a forward or inverse NTT over count * limbs limbs with the named schedule.
 void launch_ntt(const kernels::NttBatch& batch, std::size_t count, bool forward,
                 const NttSchedule& schedule, cudaStream_t stream);

@@ -18,6 +18,7 @@
 namespace ember::cuda::ntt_detail {
 
 using kernels::NttBatch;
+using kernels::NttBatchT;
 
 /// Blocks that keep every SM of the current device busy twice over: below this, a schedule's
 /// kernels split their work into smaller blocks, since small transforms are bound by the latency
@@ -68,7 +69,10 @@ void dispatch_log(u32 log, F&& f) {
 
 /// Column phase: n2 columns of n1 = n / n2 values (8 <= n1 <= 512), 16 columns per block (whole
 /// 128-byte rows), or 4 when that leaves SMs idle.
-void columns(const NttBatch& a, std::size_t rows, bool forward, u32 n1, bool last, cudaStream_t s);
+/// On 64- or 32-bit words (NttBatchT<u64> = NttBatch, NttBatchT<u32>).
+template <class WordT>
+void columns(const kernels::NttBatchT<WordT>& a, std::size_t rows, bool forward, u32 n1, bool last,
+             cudaStream_t s);
 
 /// The one-pass transform of one limb per thread-block cluster (launch/ntt_cluster.cu) for
 /// 2^12 <= N <= 2^16; returns false, launching nothing, for other sizes and on devices that
