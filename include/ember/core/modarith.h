@@ -35,9 +35,15 @@ template <class W>
 inline constexpr int kMaxModulusBitsOf = sizeof(W) == 8 ? 61 : 30;
 inline constexpr int kMaxModulusBits = kMaxModulusBitsOf<u64>;
 
+/// W itself, in a form that does not take part in template argument deduction (std::type_identity
+/// is C++20; the CUDA sources build as C++17).
+template <class W>
+struct WordIdentity {
+  using type = W;
+};
 /// A parameter of type W that does not take part in deducing W.
 template <class W>
-using Word = std::type_identity_t<W>;
+using Word = typename WordIdentity<W>::type;
 
 /// floor(a * b / 2^bits).
 template <class W = u64>
