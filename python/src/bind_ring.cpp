@@ -34,30 +34,12 @@ void check_shape(const RnsBasis& b, std::size_t rows, std::size_t cols, const ch
 
 using U32Matrix = nb::ndarray<const u32, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
-/// The forward or inverse NTT of the rows of `words` (limbs x N, canonical residues of the
-/// basis's primes, all below 2^30) on 32-bit words, run on `device`: the u32 instantiation of the
-/// transforms (tests compare it with the 64-bit ones and with the CPU).
-nb::ndarray<nb::numpy, u32, nb::ndim<2>> ntt32(const RnsBasis& b, const U32Matrix& words,
-                                               bool forward, const std::string& device) {
-  check_shape(b, words.shape(0), words.shape(1), "ntt32");
-  std::vector<u32> host = py::to_vector<u32>(words);
-  for (std::size_t r = 0; r < b.size(); ++r)
-    for (std::size_t c = 0; c < b.n(); ++c)
-      if (host[r * b.n() + c] >= b.prime(r))
-        throw ParameterError("ntt32: words must be below their row's prime");
-  auto& be = backend::backend_for(backend::parse_device(device));
-  const auto view = b.on32(be);  // checks the primes
-  const backend::Stream s = be.default_stream();
-  backend::Buffer buf = backend::Buffer::from_host(be, host.data(), host.size() * sizeof(u32), s);
-  if (forward)
-    be.ntt_forward_async(buf.as<u32>(), view, 1, s);
-  else
-    be.ntt_inverse_async(buf.as<u32>(), view, 1, s);
-  be.copy_to_host_async(host.data(), buf.as<const void>(), host.size() * sizeof(u32), s);
-  be.synchronize(s);
-  auto* owned = new std::vector<u32>(std::move(host));
+/// A new numpy array (rows x cols, uint32) that owns `data`.
+nb::ndarray<nb::numpy, u32, nb::ndim<2>> to_numpy32(std::vector<u32>&& data, std::size_t rows,
+                                                    std::size_t cols) {
+  auto* owned = new std::vector<u32>(std::move(data));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<u32>*>(p); });
-  std::size_t shape[2] = {b.size(), b.n()};
+  std::size_t shape[2] = {rows, cols};
   return nb::ndarray<nb::numpy, u32, nb::ndim<2>>(owned->data(), 2, shape, owner);
 }
 
@@ -105,8 +87,32 @@ void bind_ring(nb::module_& m) {
       .def_prop_ro("context", &RnsBasis::context)
       .def("__len__", &RnsBasis::size)
       .def("concat", &RnsBasis::concat)
-      .def("ntt32", &ntt32, nb::arg("words"), nb::arg("forward"), nb::arg("device") = "cpu")
       .def("__eq__", [](const RnsBasis& a, const RnsBasis& b) { return a == b; });
+
+  // The same polynomials on 32-bit words (primes below 2^30): the transforms and pointwise
+  // arithmetic that big-integer CKKS's residues use; tests compare them with RnsPoly's.
+  nb::class_<RnsPoly32>(m, "RnsPoly32")
+      .def_static(
+          "from_numpy",
+          [](const RnsBasis& b, U32Matrix a, const std::string& form, const std::string& device) {
+            check_shape(b, a.shape(0), a.shape(1), "RnsPoly32.from_numpy");
+            std::vector<u32> copy;
+            return RnsPoly32::from_host(b, form_from_name(form), backend::parse_device(device),
+                                        py::aligned(a, copy));
+          },
+          nb::arg("basis"), nb::arg("array"), nb::arg("form") = "coeff", nb::arg("device") = "cpu")
+      .def("to_numpy", [](const RnsPoly32& p) { return to_numpy32(p.to_host(), p.limbs(), p.n()); })
+      .def_prop_ro("form", [](const RnsPoly32& p) { return std::string(form_name(p.form())); })
+      .def_prop_ro("device", [](const RnsPoly32& p) { return p.device().str(); })
+      .def("ntt", &RnsPoly32::ntt)
+      .def("intt", &RnsPoly32::intt)
+      .def("add", &RnsPoly32::add)
+      .def("sub", &RnsPoly32::sub)
+      .def("negate", &RnsPoly32::negate)
+      .def("multiply", &RnsPoly32::multiply)
+      .def("multiply_accumulate_inplace", [](RnsPoly32& p, const RnsPoly32& a, const RnsPoly32& b) {
+        p.multiply_accumulate_inplace(a, b);
+      });
 
   nb::class_<RnsPoly>(m, "RnsPoly")
       .def_static(

@@ -1,4 +1,4 @@
-// RnsPoly: storage on a device and the backend-neutral polynomial operations.
+// RnsPoly (and RnsPoly32): storage on a device and the backend-neutral polynomial operations.
 #include "ember/ring/rns_poly.h"
 
 #include <string>
@@ -16,14 +16,21 @@ Form form_from_name(const std::string& name) {
   throw ParameterError("unknown form '" + name + "': use 'coeff' or 'eval'");
 }
 
-RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device, backend::Stream stream)
+template <class W>
+RnsPolyT<W>::RnsPolyT(RnsBasis basis, Form form, Device device, backend::Stream stream)
     : basis_(std::move(basis)), form_(form), device_(device), stream_(stream) {
+  if constexpr (sizeof(W) == 4)
+    for (std::size_t l = 0; l < basis_.size(); ++l)
+      if (basis_.prime(l) >> kMaxModulusBitsOf<u32>)
+        throw ParameterError("a polynomial of 32-bit words needs primes below 2^30; limb " +
+                             std::to_string(l) + " has " + std::to_string(basis_.prime(l)));
   auto& be = backend::backend_for(device_);
-  storage_ = std::make_shared<backend::Buffer>(be, words() * sizeof(u64), stream_);
+  storage_ = std::make_shared<backend::Buffer>(be, words() * sizeof(W), stream_);
 }
 
-RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device, backend::Stream stream,
-                 std::shared_ptr<backend::Buffer> storage, std::size_t offset)
+template <class W>
+RnsPolyT<W>::RnsPolyT(RnsBasis basis, Form form, Device device, backend::Stream stream,
+                      std::shared_ptr<backend::Buffer> storage, std::size_t offset)
     : basis_(std::move(basis)),
       form_(form),
       device_(device),
@@ -31,29 +38,35 @@ RnsPoly::RnsPoly(RnsBasis basis, Form form, Device device, backend::Stream strea
       storage_(std::move(storage)),
       offset_(offset) {}
 
-std::vector<RnsPoly> RnsPoly::batch(const RnsBasis& basis, Form form, Device device,
-                                    std::size_t count, backend::Stream stream) {
+template <class W>
+std::vector<RnsPolyT<W>> RnsPolyT<W>::batch(const RnsBasis& basis, Form form, Device device,
+                                            std::size_t count, backend::Stream stream) {
   auto& be = backend::backend_for(device);
   const std::size_t words = basis.size() * basis.n();
-  const auto storage = std::make_shared<backend::Buffer>(be, count * words * sizeof(u64), stream);
-  std::vector<RnsPoly> polys;
+  const auto storage = std::make_shared<backend::Buffer>(be, count * words * sizeof(W), stream);
+  std::vector<RnsPolyT> polys;
   for (std::size_t k = 0; k < count; ++k)
-    polys.push_back(RnsPoly(basis, form, device, stream, storage, k * words));
+    polys.push_back(RnsPolyT(basis, form, device, stream, storage, k * words));
   return polys;
 }
 
-backend::Backend& RnsPoly::backend() const { return backend::backend_for(device_); }
+template <class W>
+backend::Backend& RnsPolyT<W>::backend() const {
+  return backend::backend_for(device_);
+}
 
-RnsPoly RnsPoly::zeros(RnsBasis basis, Form form, Device device) {
-  std::vector<u64> z(basis.size() * basis.n(), 0);
-  RnsPoly p(std::move(basis), form, device);
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::zeros(RnsBasis basis, Form form, Device device) {
+  std::vector<W> z(basis.size() * basis.n(), 0);
+  RnsPolyT p(std::move(basis), form, device);
   auto& be = p.backend();
-  be.copy_from_host_async(p.data(), z.data(), z.size() * sizeof(u64), p.stream_);
+  be.copy_from_host_async(p.data(), z.data(), z.size() * sizeof(W), p.stream_);
   be.synchronize(p.stream_);
   return p;
 }
 
-RnsPoly RnsPoly::from_host(RnsBasis basis, Form form, Device device, const u64* data) {
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::from_host(RnsBasis basis, Form form, Device device, const W* data) {
   const std::size_t n = basis.n();
   for (std::size_t l = 0; l < basis.size(); ++l) {
     const u64 q = basis.prime(l);
@@ -63,59 +76,83 @@ RnsPoly RnsPoly::from_host(RnsBasis basis, Form form, Device device, const u64* 
                              " is not reduced modulo " + std::to_string(q) +
                              ": reduce values into [0, q) first");
   }
-  RnsPoly p(std::move(basis), form, device);
+  RnsPolyT p(std::move(basis), form, device);
   auto& be = p.backend();
-  be.copy_from_host_async(p.data(), data, p.words() * sizeof(u64), p.stream_);
+  be.copy_from_host_async(p.data(), data, p.words() * sizeof(W), p.stream_);
   be.synchronize(p.stream_);
   return p;
 }
 
-RnsPoly RnsPoly::from_signed(RnsBasis basis, Form form, Device device, const std::int64_t* values) {
-  RnsPoly p(std::move(basis), Form::coeff, device);
-  auto& be = p.backend();
-  be.embed_signed_async(p.data(), values, p.view(), p.stream_);
-  be.synchronize(p.stream_);
-  if (form == Form::eval) p.ntt_inplace();
-  return p;
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::from_signed(RnsBasis basis, Form form, Device device,
+                                     const std::int64_t* values) {
+  if constexpr (sizeof(W) == 4) {
+    // 32-bit words: the residues on the host (keys and masks, not a hot path).
+    const std::size_t n = basis.n();
+    std::vector<W> words(basis.size() * n);
+    for (std::size_t l = 0; l < basis.size(); ++l) {
+      const auto q = static_cast<std::int64_t>(basis.prime(l));
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t r = values[i] % q;
+        words[l * n + i] = static_cast<W>(r < 0 ? r + q : r);
+      }
+    }
+    RnsPolyT p = from_host(std::move(basis), Form::coeff, device, words.data());
+    if (form == Form::eval) p.ntt_inplace();
+    return p;
+  } else {
+    RnsPolyT p(std::move(basis), Form::coeff, device);
+    auto& be = p.backend();
+    be.embed_signed_async(p.data(), values, p.view(), p.stream_);
+    be.synchronize(p.stream_);
+    if (form == Form::eval) p.ntt_inplace();
+    return p;
+  }
 }
 
-RnsPoly RnsPoly::copy() const {
-  RnsPoly p(basis_, form_, device_, stream_);
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::copy() const {
+  RnsPolyT p(basis_, form_, device_, stream_);
   auto& be = backend();
-  be.copy_async(p.data(), data(), words() * sizeof(u64), stream_);
+  be.copy_async(p.data(), data(), words() * sizeof(W), stream_);
   return p;
 }
 
-RnsPoly RnsPoly::on_stream(backend::Stream stream) const {
-  RnsPoly p(basis_, form_, device_, stream);
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::on_stream(backend::Stream stream) const {
+  RnsPolyT p(basis_, form_, device_, stream);
   auto& be = backend();
   const backend::StreamJoin join(be, stream, {stream_});
-  be.copy_async(p.data(), data(), words() * sizeof(u64), stream);
+  be.copy_async(p.data(), data(), words() * sizeof(W), stream);
   return p;
 }
 
-RnsPoly RnsPoly::to(Device device) const {
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::to(Device device) const {
   if (device == device_) return copy();
-  RnsPoly p(basis_, form_, device);
+  RnsPolyT p(basis_, form_, device);
   auto &dst = p.backend(), &src = backend();
   backend::copy_between_devices(dst, p.data(), p.stream_, src, data(), stream_,
-                                words() * sizeof(u64));
+                                words() * sizeof(W));
   return p;
 }
 
-void RnsPoly::to_host(u64* out) const {
+template <class W>
+void RnsPolyT<W>::to_host(W* out) const {
   auto& be = backend();
-  be.copy_to_host_async(out, data(), words() * sizeof(u64), stream_);
+  be.copy_to_host_async(out, data(), words() * sizeof(W), stream_);
   be.synchronize(stream_);
 }
 
-std::vector<u64> RnsPoly::to_host() const {
-  std::vector<u64> out(words());
+template <class W>
+std::vector<W> RnsPolyT<W>::to_host() const {
+  std::vector<W> out(words());
   to_host(out.data());
   return out;
 }
 
-void RnsPoly::check_same(const RnsPoly& o, const char* op) const {
+template <class W>
+void RnsPolyT<W>::check_same(const RnsPolyT& o, const char* op) const {
   if (basis_ != o.basis_)
     throw MismatchError(std::string(op) + ": operands have different RNS bases (" +
                         std::to_string(limbs()) + " vs " + std::to_string(o.limbs()) +
@@ -128,7 +165,8 @@ void RnsPoly::check_same(const RnsPoly& o, const char* op) const {
                         " vs " + o.device_.str() + "); move one with to()");
 }
 
-RnsPoly& RnsPoly::ntt_inplace() {
+template <class W>
+RnsPolyT<W>& RnsPolyT<W>::ntt_inplace() {
   if (form_ != Form::coeff) throw MismatchError("ntt: the polynomial is already in eval form");
   auto& be = backend();
   be.ntt_forward_async(data(), view(), 1, stream_);
@@ -136,7 +174,8 @@ RnsPoly& RnsPoly::ntt_inplace() {
   return *this;
 }
 
-RnsPoly& RnsPoly::intt_inplace() {
+template <class W>
+RnsPolyT<W>& RnsPolyT<W>::intt_inplace() {
   if (form_ != Form::eval) throw MismatchError("intt: the polynomial is already in coeff form");
   auto& be = backend();
   be.ntt_inverse_async(data(), view(), 1, stream_);
@@ -144,64 +183,78 @@ RnsPoly& RnsPoly::intt_inplace() {
   return *this;
 }
 
-RnsPoly RnsPoly::ntt() const {
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::ntt() const {
   if (form_ != Form::coeff) throw MismatchError("ntt: the polynomial is already in eval form");
   return transformed(true);
 }
 
-RnsPoly RnsPoly::intt() const {
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::intt() const {
   if (form_ != Form::eval) throw MismatchError("intt: the polynomial is already in coeff form");
   return transformed(false);
 }
 
-RnsPoly RnsPoly::transformed(bool forward) const {
-  RnsPoly r(basis_, forward ? Form::eval : Form::coeff, device_, stream_);
-  auto& be = backend();
-  const u64* src = data();
-  if (forward)
-    be.ntt_forward_async(r.data(), &src, view(), 1, stream_);
-  else
-    be.ntt_inverse_async(r.data(), &src, view(), 1, stream_);
-  return r;
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::transformed(bool forward) const {
+  if constexpr (sizeof(W) == 4) {
+    // 32-bit words have in-place transforms only: a copy, then the transform.
+    RnsPolyT r = copy();
+    return std::move(forward ? r.ntt_inplace() : r.intt_inplace());
+  } else {
+    RnsPolyT r(basis_, forward ? Form::eval : Form::coeff, device_, stream_);
+    auto& be = backend();
+    const u64* src = data();
+    if (forward)
+      be.ntt_forward_async(r.data(), &src, view(), 1, stream_);
+    else
+      be.ntt_inverse_async(r.data(), &src, view(), 1, stream_);
+    return r;
+  }
 }
 
-RnsPoly RnsPoly::add(const RnsPoly& o) const {
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::add(const RnsPolyT& o) const {
   check_same(o, "add");
-  RnsPoly r(basis_, form_, device_, stream_);
+  RnsPolyT r(basis_, form_, device_, stream_);
   auto& be = backend();
   const backend::StreamJoin join(be, stream_, {o.stream_});
   be.add_async(r.data(), data(), o.data(), view(), stream_);
   return r;
 }
 
-RnsPoly RnsPoly::sub(const RnsPoly& o) const {
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::sub(const RnsPolyT& o) const {
   check_same(o, "sub");
-  RnsPoly r(basis_, form_, device_, stream_);
+  RnsPolyT r(basis_, form_, device_, stream_);
   auto& be = backend();
   const backend::StreamJoin join(be, stream_, {o.stream_});
   be.sub_async(r.data(), data(), o.data(), view(), stream_);
   return r;
 }
 
-RnsPoly RnsPoly::negate() const {
-  RnsPoly r(basis_, form_, device_, stream_);
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::negate() const {
+  RnsPolyT r(basis_, form_, device_, stream_);
   auto& be = backend();
   be.negate_async(r.data(), data(), view(), stream_);
   return r;
 }
 
-RnsPoly RnsPoly::multiply(const RnsPoly& o) const {
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::multiply(const RnsPolyT& o) const {
   check_same(o, "multiply");
   if (form_ != Form::eval)
     throw MismatchError("multiply: pointwise product needs eval form; call ntt() on both first");
-  RnsPoly r(basis_, form_, device_, stream_);
+  RnsPolyT r(basis_, form_, device_, stream_);
   auto& be = backend();
   const backend::StreamJoin join(be, stream_, {o.stream_});
   be.multiply_async(r.data(), data(), o.data(), view(), stream_);
   return r;
 }
 
-RnsPoly& RnsPoly::multiply_accumulate_inplace(const RnsPoly& a, const RnsPoly& b) {
+template <class W>
+RnsPolyT<W>& RnsPolyT<W>::multiply_accumulate_inplace(const RnsPolyT& a, const RnsPolyT& b) {
   check_same(a, "multiply_accumulate");
   check_same(b, "multiply_accumulate");
   if (form_ != Form::eval)
@@ -212,28 +265,42 @@ RnsPoly& RnsPoly::multiply_accumulate_inplace(const RnsPoly& a, const RnsPoly& b
   return *this;
 }
 
-RnsPoly RnsPoly::multiply_scalar(u64 scalar) const {
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::multiply_scalar(u64 scalar) const {
   return multiply_scalar(std::vector<u64>(limbs(), scalar));
 }
 
-RnsPoly RnsPoly::multiply_scalar(const std::vector<u64>& per_limb) const {
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::multiply_scalar(const std::vector<u64>& per_limb) const {
+  if constexpr (sizeof(W) == 4)
+    throw ParameterError("multiply_scalar is not available on 32-bit words");
   if (per_limb.size() != limbs())
     throw ParameterError("multiply_scalar: got " + std::to_string(per_limb.size()) +
                          " scalars for " + std::to_string(limbs()) + " limbs; give one per limb");
-  RnsPoly r(basis_, form_, device_, stream_);
-  auto& be = backend();
-  be.multiply_scalar_async(r.data(), data(), per_limb, view(), stream_);
+  RnsPolyT r(basis_, form_, device_, stream_);
+  if constexpr (sizeof(W) == 8) {
+    auto& be = backend();
+    be.multiply_scalar_async(r.data(), data(), per_limb, view(), stream_);
+  }
   return r;
 }
 
-RnsPoly RnsPoly::automorphism(u64 k) const {
+template <class W>
+RnsPolyT<W> RnsPolyT<W>::automorphism(u64 k) const {
+  if constexpr (sizeof(W) == 4)
+    throw ParameterError("automorphism is not available on 32-bit words");
   if (k % 2 == 0 || k >= 2 * n())
     throw ParameterError("automorphism: exponent " + std::to_string(k) +
                          " must be odd and below 2N=" + std::to_string(2 * n()));
-  RnsPoly r(basis_, form_, device_, stream_);
-  auto& be = backend();
-  be.automorphism_async(r.data(), data(), k, form_ == Form::eval, view(), stream_);
+  RnsPolyT r(basis_, form_, device_, stream_);
+  if constexpr (sizeof(W) == 8) {
+    auto& be = backend();
+    be.automorphism_async(r.data(), data(), k, form_ == Form::eval, view(), stream_);
+  }
   return r;
 }
+
+template class RnsPolyT<u64>;
+template class RnsPolyT<u32>;
 
 }  // namespace ember::ring

@@ -128,6 +128,17 @@ class RingOps {
   virtual void negate_async(u64* out, const u64* a, const BasisView& b, Stream stream) = 0;
   virtual void multiply_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                               Stream stream) = 0;
+  // The same on 32-bit words (primes below 2^30), from the same code as the 64-bit ones; out +=
+  // a * c as multiply_accumulate_async.
+  virtual void add_async(u32* out, const u32* a, const u32* c, const BasisView32& b,
+                         Stream stream) = 0;
+  virtual void sub_async(u32* out, const u32* a, const u32* c, const BasisView32& b,
+                         Stream stream) = 0;
+  virtual void negate_async(u32* out, const u32* a, const BasisView32& b, Stream stream) = 0;
+  virtual void multiply_async(u32* out, const u32* a, const u32* c, const BasisView32& b,
+                              Stream stream) = 0;
+  virtual void multiply_accumulate_async(u32* out, const u32* a, const u32* c, const BasisView32& b,
+                                         Stream stream) = 0;
   /// Tensor product of (a0, a1) and (b0, b1): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1. With
   /// `upper`, the limbs from upper->split on read the four operands from upper's (whose first
   /// limb is limb `split`): BFV's product over Q u R, whose R limbs were extended apart, in one

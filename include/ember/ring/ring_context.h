@@ -86,6 +86,14 @@ class RnsBasis {
   BasisView on(Backend& be) const { return ctx_->basis_on(be, ids_); }
   /// The 32-bit-word view (primes below 2^30, see RingContext::basis32_on).
   BasisView32 on32(Backend& be) const { return ctx_->basis32_on(be, ids_); }
+  /// on(be) for 64-bit words, on32(be) for 32-bit ones.
+  template <class W>
+  backend::BasisViewT<W> view_on(Backend& be) const {
+    if constexpr (sizeof(W) == 8)
+      return on(be);
+    else
+      return on32(be);
+  }
   /// Concatenation (this, other); throws MismatchError for other rings or shared primes.
   RnsBasis concat(const RnsBasis& other) const;
   bool operator==(const RnsBasis& o) const { return ctx_ == o.ctx_ && ids_ == o.ids_; }

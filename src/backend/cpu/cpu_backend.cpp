@@ -143,35 +143,73 @@ class CpuBackend final : public Backend {
     }
   }
 
-  template <class F>
-  void per_limb(const BasisView& b, F&& f) {
+  template <class W, class F>
+  void per_limb(const BasisViewT<W>& b, F&& f) {
 #pragma omp parallel for schedule(static) num_threads(threads_.team())
     for (long l = 0; l < static_cast<long>(b.limbs); ++l) f(l, b.ring->moduli[b.host_ids[l]]);
   }
+  /// out[i] = op(i, limb's modulus) over every word, on 64- or 32-bit words.
+  template <class W, class Op>
+  void per_word(W* out, const BasisViewT<W>& b, Op&& op) {
+    const std::size_t n = b.ring->n;
+    per_limb(b, [&](long l, const ModulusT<W>& m) {
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = op(i, m);
+    });
+  }
+  template <class W>
+  void add_words(W* out, const W* a, const W* c, const BasisViewT<W>& b) {
+    per_word(out, b,
+             [&](std::size_t i, const ModulusT<W>& m) { return add_mod<W>(a[i], c[i], m.value); });
+  }
+  template <class W>
+  void sub_words(W* out, const W* a, const W* c, const BasisViewT<W>& b) {
+    per_word(out, b,
+             [&](std::size_t i, const ModulusT<W>& m) { return sub_mod<W>(a[i], c[i], m.value); });
+  }
+  template <class W>
+  void negate_words(W* out, const W* a, const BasisViewT<W>& b) {
+    per_word(out, b,
+             [&](std::size_t i, const ModulusT<W>& m) { return neg_mod<W>(a[i], m.value); });
+  }
+  template <class W>
+  void multiply_words(W* out, const W* a, const W* c, const BasisViewT<W>& b) {
+    per_word(out, b,
+             [&](std::size_t i, const ModulusT<W>& m) { return mul_mod<W>(a[i], c[i], m); });
+  }
+  template <class W>
+  void multiply_accumulate_words(W* out, const W* a, const W* c, const BasisViewT<W>& b) {
+    per_word(out, b, [&](std::size_t i, const ModulusT<W>& m) {
+      return add_mod<W>(out[i], mul_mod<W>(a[i], c[i], m), m.value);
+    });
+  }
 
   void add_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream) override {
-    const std::size_t n = b.ring->n;
-    per_limb(b, [&](long l, const Modulus& m) {
-      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = add_mod(a[i], c[i], m.value);
-    });
+    add_words(out, a, c, b);
   }
   void sub_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream) override {
-    const std::size_t n = b.ring->n;
-    per_limb(b, [&](long l, const Modulus& m) {
-      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = sub_mod(a[i], c[i], m.value);
-    });
+    sub_words(out, a, c, b);
   }
   void negate_async(u64* out, const u64* a, const BasisView& b, Stream) override {
-    const std::size_t n = b.ring->n;
-    per_limb(b, [&](long l, const Modulus& m) {
-      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = neg_mod(a[i], m.value);
-    });
+    negate_words(out, a, b);
   }
   void multiply_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream) override {
-    const std::size_t n = b.ring->n;
-    per_limb(b, [&](long l, const Modulus& m) {
-      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = mul_mod(a[i], c[i], m);
-    });
+    multiply_words(out, a, c, b);
+  }
+  void add_async(u32* out, const u32* a, const u32* c, const BasisView32& b, Stream) override {
+    add_words(out, a, c, b);
+  }
+  void sub_async(u32* out, const u32* a, const u32* c, const BasisView32& b, Stream) override {
+    sub_words(out, a, c, b);
+  }
+  void negate_async(u32* out, const u32* a, const BasisView32& b, Stream) override {
+    negate_words(out, a, b);
+  }
+  void multiply_async(u32* out, const u32* a, const u32* c, const BasisView32& b, Stream) override {
+    multiply_words(out, a, c, b);
+  }
+  void multiply_accumulate_async(u32* out, const u32* a, const u32* c, const BasisView32& b,
+                                 Stream) override {
+    multiply_accumulate_words(out, a, c, b);
   }
   void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1, const u64* b0,
                     const u64* b1, const BasisView& b, Stream, const TensorUpper* upper) override {
@@ -192,11 +230,7 @@ class CpuBackend final : public Backend {
   }
   void multiply_accumulate_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                                  Stream) override {
-    const std::size_t n = b.ring->n;
-    per_limb(b, [&](long l, const Modulus& m) {
-      for (std::size_t i = l * n; i < (l + 1) * n; ++i)
-        out[i] = add_mod(out[i], mul_mod(a[i], c[i], m), m.value);
-    });
+    multiply_accumulate_words(out, a, c, b);
   }
   void dot_plain_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
                        const std::vector<const u64*>& a1, const std::vector<const u64*>& p,

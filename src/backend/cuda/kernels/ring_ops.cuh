@@ -14,34 +14,38 @@ using backend::CrtView;
 using backend::RingTablesView;
 using backend::SmallSampler;
 
-/// A basis as the kernels read it: moduli table, limb -> prime id, N.
-struct LimbMap {
-  const Modulus* moduli;
+/// A basis as the kernels read it: moduli table, limb -> prime id, N (moduli of 64- or 32-bit
+/// words).
+template <class W>
+struct LimbMapT {
+  const ModulusT<W>* moduli;
   const u32* ids;
   u32 log_n;
   u32 limbs;
-  __device__ __forceinline__ const Modulus& mod(u32 limb) const { return moduli[ids[limb]]; }
+  __device__ __forceinline__ const ModulusT<W>& mod(u32 limb) const { return moduli[ids[limb]]; }
 };
+using LimbMap = LimbMapT<u64>;
 
 enum class PointwiseOp { add, sub, negate, multiply, multiply_accumulate, multiply_scalar };
 
-template <PointwiseOp kOp>
-__global__ void pointwise_kernel(u64* out, const u64* a, const u64* b, const u64* scalars,
-                                 const u64* scalars_shoup, LimbMap map) {
+/// The pointwise primitives on 64- or 32-bit words (W), one code for both.
+template <PointwiseOp kOp, class W = u64>
+__global__ void pointwise_kernel(W* out, const W* a, const W* b, const W* scalars,
+                                 const W* scalars_shoup, LimbMapT<W> map) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> map.log_n);
-    const Modulus& m = map.mod(limb);
-    if constexpr (kOp == PointwiseOp::add) out[i] = add_mod(a[i], b[i], m.value);
-    if constexpr (kOp == PointwiseOp::sub) out[i] = sub_mod(a[i], b[i], m.value);
-    if constexpr (kOp == PointwiseOp::negate) out[i] = neg_mod(a[i], m.value);
-    if constexpr (kOp == PointwiseOp::multiply) out[i] = mul_mod(a[i], b[i], m);
+    const ModulusT<W>& m = map.mod(limb);
+    if constexpr (kOp == PointwiseOp::add) out[i] = add_mod<W>(a[i], b[i], m.value);
+    if constexpr (kOp == PointwiseOp::sub) out[i] = sub_mod<W>(a[i], b[i], m.value);
+    if constexpr (kOp == PointwiseOp::negate) out[i] = neg_mod<W>(a[i], m.value);
+    if constexpr (kOp == PointwiseOp::multiply) out[i] = mul_mod<W>(a[i], b[i], m);
     if constexpr (kOp == PointwiseOp::multiply_accumulate)
-      out[i] = add_mod(out[i], mul_mod(a[i], b[i], m), m.value);
+      out[i] = add_mod<W>(out[i], mul_mod<W>(a[i], b[i], m), m.value);
     if constexpr (kOp == PointwiseOp::multiply_scalar)
-      out[i] = mul_shoup(a[i], scalars[limb], scalars_shoup[limb], m.value);
+      out[i] = mul_shoup<W>(a[i], scalars[limb], scalars_shoup[limb], m.value);
   }
 }
 

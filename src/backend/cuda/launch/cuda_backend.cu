@@ -345,16 +345,18 @@ class CudaBackend final : public Backend {
       launch(std::integral_constant<int, 32>{});
   }
 
-  static k::LimbMap map_of(const BasisView& b) {
-    return k::LimbMap{b.ring->moduli, b.ids, static_cast<u32>(b.ring->log_n),
-                      static_cast<u32>(b.limbs)};
+  template <class W>
+  static k::LimbMapT<W> map_of(const backend::BasisViewT<W>& b) {
+    return k::LimbMapT<W>{b.ring->moduli, b.ids, static_cast<u32>(b.ring->log_n),
+                          static_cast<u32>(b.limbs)};
   }
 
-  template <k::PointwiseOp kOp>
-  void pointwise(u64* out, const u64* a, const u64* c, const u64* sc, const u64* scs,
-                 const BasisView& b, Stream s) {
+  /// On 64- or 32-bit words (W).
+  template <k::PointwiseOp kOp, class W>
+  void pointwise(W* out, const W* a, const Word<W>* c, const Word<W>* sc, const Word<W>* scs,
+                 const backend::BasisViewT<W>& b, Stream s) {
     ctx_.activate();
-    cuda::launch(k::pointwise_kernel<kOp>, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
+    cuda::launch(k::pointwise_kernel<kOp, W>, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
                  "pointwise_kernel", out, a, c, sc, scs, map_of(b));
   }
 
@@ -416,6 +418,23 @@ class CudaBackend final : public Backend {
   void multiply_accumulate_async(u64* out, const u64* a, const u64* c, const BasisView& b,
                                  Stream s) override {
     pointwise<k::PointwiseOp::multiply_accumulate>(out, a, c, nullptr, nullptr, b, s);
+  }
+  void add_async(u32* out, const u32* a, const u32* c, const BasisView32& b, Stream s) override {
+    pointwise<k::PointwiseOp::add, u32>(out, a, c, nullptr, nullptr, b, s);
+  }
+  void sub_async(u32* out, const u32* a, const u32* c, const BasisView32& b, Stream s) override {
+    pointwise<k::PointwiseOp::sub, u32>(out, a, c, nullptr, nullptr, b, s);
+  }
+  void negate_async(u32* out, const u32* a, const BasisView32& b, Stream s) override {
+    pointwise<k::PointwiseOp::negate, u32>(out, a, nullptr, nullptr, nullptr, b, s);
+  }
+  void multiply_async(u32* out, const u32* a, const u32* c, const BasisView32& b,
+                      Stream s) override {
+    pointwise<k::PointwiseOp::multiply, u32>(out, a, c, nullptr, nullptr, b, s);
+  }
+  void multiply_accumulate_async(u32* out, const u32* a, const u32* c, const BasisView32& b,
+                                 Stream s) override {
+    pointwise<k::PointwiseOp::multiply_accumulate, u32>(out, a, c, nullptr, nullptr, b, s);
   }
 
   /// Per-limb constants uploaded to a stream-ordered scratch buffer.

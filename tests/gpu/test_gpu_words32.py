@@ -1,0 +1,80 @@
+"""Polynomials on 32-bit words (RnsPoly32: big-integer CKKS's residues) on the GPU: the NTT and the
+pointwise arithmetic bit-identical to the CPU's, and to the 64-bit RnsPoly's over the same primes
+(the same code instantiated for u32)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ember import _ember
+
+# N = 2^10 .. 2^13 run as one chunk kernel, 2^14 .. 2^17 as columns then chunks.
+SIZES = [(10, 3), (12, 5), (13, 2), (14, 7), (15, 4), (16, 9), (17, 3)]
+
+
+def _basis(log_n: int, limbs: int):
+    n = 1 << log_n
+    bits = [30, 29, 28, 24, 20]
+    primes = []
+    for i in range(limbs):
+        primes += _ember.generate_ntt_primes(bits[i % len(bits)], n, 1, primes)
+    return _ember.RnsBasis.all(_ember.RingContext.create(n, primes)), primes
+
+
+def _words(primes, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    w = np.stack([rng.integers(0, q, n, dtype=np.uint64) for q in primes]).astype(np.uint32)
+    w[:, 0] = np.array(primes, dtype=np.uint64) - 1  # the largest residue of each row
+    return w
+
+
+def _both(basis, words, form, device):
+    """The same words as an RnsPoly32 and as an RnsPoly on `device`."""
+    return (
+        _ember.RnsPoly32.from_numpy(basis, words, form, device),
+        _ember.RnsPoly.from_numpy(basis, words.astype(np.uint64), form, device),
+    )
+
+
+@pytest.mark.parametrize("log_n,limbs", SIZES)
+def test_transforms_equal_the_cpu_and_the_64_bit_ones(gpu, log_n, limbs):
+    basis, primes = _basis(log_n, limbs)
+    words = _words(primes, 1 << log_n, log_n * 100 + limbs)
+    narrow, wide = _both(basis, words, "coeff", gpu)
+    fwd = narrow.ntt().to_numpy()
+    np.testing.assert_array_equal(fwd, _ember.RnsPoly32.from_numpy(basis, words).ntt().to_numpy())
+    np.testing.assert_array_equal(fwd.astype(np.uint64), wide.ntt().to_numpy())
+    inv = _ember.RnsPoly32.from_numpy(basis, words, "eval", gpu).intt().to_numpy()
+    cpu = _ember.RnsPoly32.from_numpy(basis, words, "eval").intt().to_numpy()
+    np.testing.assert_array_equal(inv, cpu)
+    back = _ember.RnsPoly32.from_numpy(basis, fwd, "eval", gpu).intt().to_numpy()
+    np.testing.assert_array_equal(back, words)
+
+
+@pytest.mark.parametrize("log_n,limbs", [(12, 5), (16, 9)])
+def test_pointwise_arithmetic_equals_the_cpu_and_the_64_bit_ones(gpu, log_n, limbs):
+    basis, primes = _basis(log_n, limbs)
+    n = 1 << log_n
+    x, y, z = (_words(primes, n, s) for s in (1, 2, 3))
+    results = {}
+    for device in ("cpu", gpu):
+        a32, a64 = _both(basis, x, "eval", device)
+        b32, b64 = _both(basis, y, "eval", device)
+        c32, c64 = _both(basis, z, "eval", device)
+        c32.multiply_accumulate_inplace(a32, b32)
+        c64.multiply_accumulate_inplace(a64, b64)
+        got = [a32.add(b32), a32.sub(b32), a32.negate(), a32.multiply(b32), c32]
+        want = [a64.add(b64), a64.sub(b64), a64.negate(), a64.multiply(b64), c64]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.to_numpy().astype(np.uint64), w.to_numpy())
+        results[device] = [g.to_numpy() for g in got]
+    for g, c in zip(results[gpu], results["cpu"]):
+        np.testing.assert_array_equal(g, c)
+
+
+def test_primes_of_30_bits_or_more_are_refused(gpu):
+    n = 1024
+    primes = _ember.generate_ntt_primes(31, n, 1)
+    basis = _ember.RnsBasis.all(_ember.RingContext.create(n, primes))
+    with pytest.raises(ValueError, match="below 2\\^30"):
+        _ember.RnsPoly32.from_numpy(basis, np.zeros((1, n), dtype=np.uint32), "coeff", gpu)
