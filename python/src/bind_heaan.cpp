@@ -26,6 +26,16 @@ BigPoly big_from_numpy(py::U64Matrix words, int bits, const std::string& device)
                             py::aligned(words, copy));
 }
 
+nb::dict phases_dict(const heaan::MulPhases& ph) {
+  nb::dict d;
+  d["crt"] = ph.crt;
+  d["ntt"] = ph.ntt;
+  d["intt"] = ph.intt;
+  d["icrt"] = ph.icrt;
+  d["other"] = ph.other;
+  return d;
+}
+
 }  // namespace
 
 void bind_heaan(nb::module_& m) {
@@ -45,7 +55,8 @@ void bind_heaan(nb::module_& m) {
       .def("sub", &BigPoly::sub)
       .def("negate", &BigPoly::negate)
       .def("shifted", &BigPoly::shifted, nb::arg("out_bits"), nb::arg("left") = 0,
-           nb::arg("right") = 0);
+           nb::arg("right") = 0)
+      .def("automorphism", &BigPoly::automorphism, nb::arg("galois"));
 
   nb::class_<ring::BigMultiplier>(m, "BigMultiplier")
       .def(nb::init<std::shared_ptr<const ring::RingContext>>())
@@ -66,13 +77,17 @@ void bind_heaan(nb::module_& m) {
            })
       .def_prop_ro("b", [](const heaan::PublicKey& k) { return k.b.copy(); })
       .def_prop_ro("a", [](const heaan::PublicKey& k) { return k.a.copy(); });
-  nb::class_<heaan::RelinKey>(m, "HeaanRelinKey")
-      .def("__init__",
-           [](heaan::RelinKey* k, const ring::RnsPoly& b, const ring::RnsPoly& a) {
-             new (k) heaan::RelinKey{b.copy(), a.copy()};
-           })
-      .def_prop_ro("b", [](const heaan::RelinKey& k) { return k.b.copy(); })
-      .def_prop_ro("a", [](const heaan::RelinKey& k) { return k.a.copy(); });
+  nb::class_<heaan::SwitchKey>(m, "HeaanSwitchKey")
+      .def(
+          "__init__",
+          [](heaan::SwitchKey* k, const ring::RnsPoly& b, const ring::RnsPoly& a, u64 galois) {
+            new (k) heaan::SwitchKey{b.copy(), a.copy(), galois};
+          },
+          nb::arg("b"), nb::arg("a"), nb::arg("galois") = 0)
+      .def_prop_ro("b", [](const heaan::SwitchKey& k) { return k.b.copy(); })
+      .def_prop_ro("a", [](const heaan::SwitchKey& k) { return k.a.copy(); })
+      .def_prop_ro("galois", [](const heaan::SwitchKey& k) { return k.galois; });
+  m.attr("HeaanRelinKey") = m.attr("HeaanSwitchKey");
   nb::class_<heaan::Ciphertext>(m, "HeaanCiphertext")
       .def("__init__",
            [](heaan::Ciphertext* c, const BigPoly& c0, const BigPoly& c1) {
@@ -122,15 +137,29 @@ void bind_heaan(nb::module_& m) {
            nb::arg("hamming_weight") = 0)
       .def("generate_public", &heaan::Context::generate_public)
       .def("generate_relin", &heaan::Context::generate_relin)
-      .def("relin_words",
-           [](const heaan::Context& x, const heaan::RelinKey& rk) {
-             auto [b, a] = x.relin_words(rk);
+      .def("generate_rotation", &heaan::Context::generate_rotation, nb::arg("sk"),
+           nb::arg("galois"), nb::arg("sampler"))
+      .def("key_words",
+           [](const heaan::Context& x, const heaan::SwitchKey& key) {
+             auto [b, a] = x.key_words(key);
              return nb::make_tuple(std::move(b), std::move(a));
            })
-      .def("relin_from_words", &heaan::Context::relin_from_words)
-      .def("relin_on",
-           [](const heaan::Context& x, const heaan::RelinKey& rk, const std::string& d) {
-             return x.relin_on(rk, backend::parse_device(d));
+      .def("key_from_words", &heaan::Context::key_from_words, nb::arg("b"), nb::arg("a"),
+           nb::arg("galois") = 0)
+      .def("key_on", [](const heaan::Context& x, const heaan::SwitchKey& key,
+                        const std::string& d) { return x.key_on(key, backend::parse_device(d)); })
+      .def("key_switch",
+           [](const heaan::Context& x, const BigPoly& d, const heaan::SwitchKey& key) {
+             auto [t0, t1] = x.key_switch(d, key);
+             return nb::make_tuple(std::move(t0), std::move(t1));
+           })
+      .def("apply_galois", [](const heaan::Context& x, const heaan::Ciphertext& a,
+                              const heaan::SwitchKey& key) { return x.apply_galois(a, key); })
+      .def("apply_galois_phases",
+           [](const heaan::Context& x, const heaan::Ciphertext& a, const heaan::SwitchKey& key) {
+             heaan::MulPhases ph;
+             heaan::Ciphertext c = x.apply_galois(a, key, &ph);
+             return nb::make_tuple(std::move(c), phases_dict(ph));
            })
       .def("multiply_spread",
            [](const heaan::Context& x, const heaan::Ciphertext& a, const heaan::Ciphertext& b,
@@ -159,12 +188,6 @@ void bind_heaan(nb::module_& m) {
                                  const heaan::Ciphertext& b, const heaan::RelinKey& rk) {
         heaan::MulPhases ph;
         heaan::Ciphertext c = x.multiply(a, b, rk, &ph);
-        nb::dict d;
-        d["crt"] = ph.crt;
-        d["ntt"] = ph.ntt;
-        d["intt"] = ph.intt;
-        d["icrt"] = ph.icrt;
-        d["other"] = ph.other;
-        return nb::make_tuple(std::move(c), d);
+        return nb::make_tuple(std::move(c), phases_dict(ph));
       });
 }

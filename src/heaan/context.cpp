@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include "ember/core/errors.h"
 
@@ -13,7 +14,30 @@ using ring::RnsBasis;
 
 namespace {
 constexpr double kErrorSigma = 3.2;
-}
+
+/// The seconds of each phase of an HE Mul or a rotation, when asked for (phases non-null): each
+/// lap synchronizes the device and adds the time since the last lap to one phase.
+class PhaseClock {
+ public:
+  PhaseClock(Device device, MulPhases* phases)
+      : be_(backend::backend_for(device)), phases_(phases) {}
+  void lap(double MulPhases::*phase) {
+    if (!phases_) return;
+    be_.synchronize(backend::Stream{});
+    const auto now = clock::now();
+    phases_->*phase += std::chrono::duration<double>(now - mark_).count();
+    mark_ = now;
+  }
+  /// Starts the next lap now (after a call that timed its own phases).
+  void restart() { mark_ = clock::now(); }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  backend::Backend& be_;
+  MulPhases* phases_;
+  clock::time_point mark_ = clock::now();
+};
+}  // namespace
 
 Context::Context(std::size_t n, int log_q, const std::vector<u64>& primes, Device device)
     : n_(n),
@@ -55,31 +79,61 @@ PublicKey Context::generate_public(const SecretKey& sk, ring::Sampler& sampler) 
   return PublicKey{small_error(sampler, log_q_).sub(as), std::move(a)};
 }
 
-RelinKey Context::generate_relin(const SecretKey& sk, ring::Sampler& sampler) const {
+SwitchKey Context::generate_switch(const SecretKey& sk, const BigPoly& target, u64 galois,
+                                   ring::Sampler& sampler) const {
   const int wide = 2 * log_q_;
   const BigPoly a = BigPoly::uniform(sampler, n_, wide, device_);
+  const BigPoly as =
+      mult_.product(mult_.transform(a, relin_basis_), secret_over(sk, relin_basis_), wide);
+  const BigPoly b = small_error(sampler, wide).sub(as).add(target.shifted(wide, log_q_, 0));
+  return SwitchKey{mult_.transform(b, relin_basis_), mult_.transform(a, relin_basis_), galois};
+}
+
+RelinKey Context::generate_relin(const SecretKey& sk, ring::Sampler& sampler) const {
+  // s^2 is small (|coefficients| <= N), exact over these primes.
   const RnsPoly s = secret_over(sk, relin_basis_);
-  const BigPoly as = mult_.product(mult_.transform(a, relin_basis_), s, wide);
-  // Q s^2: s^2 is small (|coefficients| <= N), exact over these primes; times Q = 2^log_q.
-  const BigPoly q_s2 = mult_.product(s, s, wide).shifted(wide, log_q_, 0);
-  const BigPoly b = small_error(sampler, wide).sub(as).add(q_s2);
-  return RelinKey{mult_.transform(b, relin_basis_), mult_.transform(a, relin_basis_)};
+  return generate_switch(sk, mult_.product(s, s, 2 * log_q_), 0, sampler);
 }
 
-std::pair<BigPoly, BigPoly> Context::relin_words(const RelinKey& rk) const {
-  if (rk.b.basis() != relin_basis_ || rk.a.basis() != relin_basis_)
-    throw MismatchError("HEAAN: the relinearization key belongs to another context");
+namespace {
+void check_galois(u64 galois, std::size_t n, const char* op) {
+  if (galois % 2 == 0 || galois <= 1 || galois >= 2 * n)
+    throw ParameterError(std::string("HEAAN ") + op + ": the Galois element " +
+                         std::to_string(galois) +
+                         " must be odd and in (1, 2N = " + std::to_string(2 * n) + ")");
+}
+}  // namespace
+
+SwitchKey Context::generate_rotation(const SecretKey& sk, u64 galois,
+                                     ring::Sampler& sampler) const {
+  check_galois(galois, n_, "rotation key");
+  const RnsPoly s = secret_over(sk, small_basis_).intt();
+  const BigPoly target = BigPoly::from_residues(s, 2 * log_q_).automorphism(galois);
+  return generate_switch(sk, target, galois, sampler);
+}
+
+void Context::check_key(const SwitchKey& key, const char* op) const {
+  if (key.b.basis() != relin_basis_ || key.a.basis() != relin_basis_)
+    throw MismatchError(std::string("HEAAN ") + op + ": the key belongs to another context");
+  if (key.b.device() != device_ || key.a.device() != device_)
+    throw MismatchError(std::string("HEAAN ") + op + ": the key is on another device than " +
+                        device_.str());
+}
+
+std::pair<BigPoly, BigPoly> Context::key_words(const SwitchKey& key) const {
+  check_key(key, "key_words");
   // The key's words are below Q^2, far below a quarter of the primes' product: exact.
-  return {mult_.from_rns(rk.b.intt(), 2 * log_q_), mult_.from_rns(rk.a.intt(), 2 * log_q_)};
+  return {mult_.from_rns(key.b.intt(), 2 * log_q_), mult_.from_rns(key.a.intt(), 2 * log_q_)};
 }
 
-RelinKey Context::relin_from_words(const BigPoly& b, const BigPoly& a) const {
+SwitchKey Context::key_from_words(const BigPoly& b, const BigPoly& a, u64 galois) const {
+  if (galois) check_galois(galois, n_, "key_from_words");
   for (const BigPoly* p : {&b, &a})
     if (p->n() != n_ || p->bits() != 2 * log_q_ || p->device() != device_)
-      throw MismatchError("HEAAN: a relinearization key half must have N=" + std::to_string(n_) +
+      throw MismatchError("HEAAN: a key-switching key half must have N=" + std::to_string(n_) +
                           " coefficients of 2 log Q = " + std::to_string(2 * log_q_) +
                           " bits on this context's device");
-  return RelinKey{mult_.transform(b, relin_basis_), mult_.transform(a, relin_basis_)};
+  return SwitchKey{mult_.transform(b, relin_basis_), mult_.transform(a, relin_basis_), galois};
 }
 
 Ciphertext Context::encrypt(const BigPoly& m, const SecretKey& sk, ring::Sampler& sampler) const {
@@ -160,6 +214,51 @@ Ciphertext Context::mod_down(const Ciphertext& a, int bits) const {
   return Ciphertext{a.c0.shifted(bits, 0, 0), a.c1.shifted(bits, 0, 0)};
 }
 
+std::pair<BigPoly, BigPoly> Context::key_switch(const BigPoly& d, const SwitchKey& key,
+                                                MulPhases* phases) const {
+  check_key(key, "key_switch");
+  const int bits = d.bits();
+  if (d.n() != n_ || bits > log_q_ || d.device() != device_)
+    throw MismatchError("HEAAN key_switch: the polynomial must have N=" + std::to_string(n_) +
+                        " coefficients of at most log Q = " + std::to_string(log_q_) + " bits on " +
+                        device_.str());
+  PhaseClock clock(device_, phases);
+  // d (b, a) over Z: below N 2^(bits + 2 log Q) <= N 2^(3 log Q), within the relinearization
+  // primes' quarter, so the inverse CRT is exact mod 2^(bits + log Q); then / Q, rounded.
+  RnsPoly r = mult_.to_rns(d, relin_basis_);
+  clock.lap(&MulPhases::crt);
+  r.ntt_inplace();
+  clock.lap(&MulPhases::ntt);
+  RnsPoly rb = r.multiply(key.b), ra = r.multiply(key.a);
+  clock.lap(&MulPhases::other);
+  rb.intt_inplace();
+  ra.intt_inplace();
+  clock.lap(&MulPhases::intt);
+  const int wide = bits + log_q_;
+  const BigPoly tb = mult_.from_rns(rb, wide), ta = mult_.from_rns(ra, wide);
+  clock.lap(&MulPhases::icrt);
+  std::pair<BigPoly, BigPoly> out{tb.shifted(bits, 0, log_q_), ta.shifted(bits, 0, log_q_)};
+  clock.lap(&MulPhases::other);
+  return out;
+}
+
+Ciphertext Context::apply_galois(const Ciphertext& a, const SwitchKey& key,
+                                 MulPhases* phases) const {
+  check(a, "rotate");
+  check_key(key, "rotate");
+  if (key.galois == 0)
+    throw MismatchError(
+        "HEAAN rotate: the relinearization key is not a rotation or conjugation key");
+  PhaseClock clock(device_, phases);
+  const BigPoly c0 = a.c0.automorphism(key.galois), c1 = a.c1.automorphism(key.galois);
+  clock.lap(&MulPhases::other);
+  auto [t0, t1] = key_switch(c1, key, phases);
+  clock.restart();
+  Ciphertext out{c0.add(t0), std::move(t1)};
+  clock.lap(&MulPhases::other);
+  return out;
+}
+
 Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b, const RelinKey& rk,
                              MulPhases* phases) const {
   check(a, "multiply");
@@ -168,49 +267,31 @@ Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b, const Rel
     throw MismatchError("HEAAN multiply: operands of " + std::to_string(a.bits()) + " and " +
                         std::to_string(b.bits()) +
                         " bits; bring them to the same width first (mod_down)");
-  if (rk.b.basis() != relin_basis_ || rk.a.basis() != relin_basis_)
-    throw MismatchError("HEAAN multiply: the relinearization key belongs to another context");
+  check_key(rk, "multiply");
+  if (rk.galois != 0)
+    throw MismatchError("HEAAN multiply: a rotation key is not the relinearization key");
   const int bits = a.bits();
-  auto& be = backend::backend_for(device_);
-  using clock = std::chrono::steady_clock;
-  auto mark = clock::now();
-  auto lap = [&](double MulPhases::*phase) {
-    if (!phases) return;
-    be.synchronize(backend::Stream{});
-    const auto now = clock::now();
-    phases->*phase += std::chrono::duration<double>(now - mark).count();
-    mark = now;
-  };
+  PhaseClock clock(device_, phases);
   // The tensor product: d0 = a0 b0, d2 = a1 b1, d1 = (a0 + a1)(b0 + b1) - d0 - d2.
   const RnsBasis tb = tensor_basis(bits);
   RnsPoly a0 = mult_.to_rns(a.c0, tb), a1 = mult_.to_rns(a.c1, tb);
   RnsPoly b0 = mult_.to_rns(b.c0, tb), b1 = mult_.to_rns(b.c1, tb);
-  lap(&MulPhases::crt);
+  clock.lap(&MulPhases::crt);
   for (RnsPoly* p : {&a0, &a1, &b0, &b1}) p->ntt_inplace();
-  lap(&MulPhases::ntt);
+  clock.lap(&MulPhases::ntt);
   RnsPoly p2 = a1.multiply(b1), p0 = a0.multiply(b0);
   RnsPoly p1 = a0.add(a1).multiply(b0.add(b1));
-  lap(&MulPhases::other);
+  clock.lap(&MulPhases::other);
   for (RnsPoly* p : {&p0, &p1, &p2}) p->intt_inplace();
-  lap(&MulPhases::intt);
+  clock.lap(&MulPhases::intt);
   const BigPoly d0 = mult_.from_rns(p0, bits), d1 = mult_.from_rns(p1, bits);
   const BigPoly d2 = mult_.from_rns(p2, bits);
-  lap(&MulPhases::icrt);
-  // Relinearization: d2 (b, a) mod 2^(bits + log Q), divided by Q.
-  RnsPoly r = mult_.to_rns(d2, relin_basis_);
-  lap(&MulPhases::crt);
-  r.ntt_inplace();
-  lap(&MulPhases::ntt);
-  RnsPoly rb = r.multiply(rk.b), ra = r.multiply(rk.a);
-  lap(&MulPhases::other);
-  rb.intt_inplace();
-  ra.intt_inplace();
-  lap(&MulPhases::intt);
-  const BigPoly tb0 = mult_.from_rns(rb, bits + log_q_), ta1 = mult_.from_rns(ra, bits + log_q_);
-  lap(&MulPhases::icrt);
-  Ciphertext out{d0.add(tb0.shifted(bits, 0, log_q_)),
-                 d1.sub(d0).sub(d2).add(ta1.shifted(bits, 0, log_q_))};
-  lap(&MulPhases::other);
+  clock.lap(&MulPhases::icrt);
+  // Relinearization: d2 s^2 switched to s.
+  auto [t0, t1] = key_switch(d2, rk, phases);
+  clock.restart();
+  Ciphertext out{d0.add(t0), d1.sub(d0).sub(d2).add(t1)};
+  clock.lap(&MulPhases::other);
   return out;
 }
 
@@ -218,10 +299,10 @@ Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b, const Rel
 
 namespace ember::heaan {
 
-RelinKey Context::relin_on(const RelinKey& rk, Device device) const {
-  if (rk.b.basis() != relin_basis_ || rk.a.basis() != relin_basis_)
-    throw MismatchError("HEAAN: the relinearization key belongs to another context");
-  return RelinKey{rk.b.to(device), rk.a.to(device)};
+SwitchKey Context::key_on(const SwitchKey& key, Device device) const {
+  if (key.b.basis() != relin_basis_ || key.a.basis() != relin_basis_)
+    throw MismatchError("HEAAN: the key belongs to another context");
+  return SwitchKey{key.b.to(device), key.a.to(device), key.galois};
 }
 
 Ciphertext Context::multiply_spread(const Ciphertext& a, const Ciphertext& b,
@@ -240,7 +321,7 @@ Ciphertext Context::multiply_spread(const Ciphertext& a, const Ciphertext& b,
   const RelinKey* key0 = keys[0];
   const RelinKey* key3 = count > 3 ? keys[3] : key0;
   for (const RelinKey* k : {key0, key3})
-    if (!k || k->b.basis() != relin_basis_)
+    if (!k || k->b.basis() != relin_basis_ || k->galois != 0)
       throw MismatchError("HEAAN multiply: a relinearization key of this context is needed on " +
                           dev0.str() + (count > 3 ? " and " + dev3.str() : std::string()));
   if (key0->b.device() != dev0 || key3->a.device() != dev3)

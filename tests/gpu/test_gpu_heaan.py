@@ -1,6 +1,7 @@
 """HEAAN (big-integer CKKS), CPU vs GPU: with the same fixed sampler key, contexts on "cpu" and on
-the GPU produce the same words for the keys, encryptions, BigPoly arithmetic, rescaling and HE Mul
-(CRT, NTT, Garner, centered reduction), at a small size and at N = 2^14 with log Q = 300.
+the GPU produce the same words for the keys, encryptions, BigPoly arithmetic, rescaling, HE Mul
+(CRT, NTT, Garner, centered reduction), the automorphism, rotation and conjugation keys and
+rotations, at a small size and at N = 2^14 with log Q = 300.
 
 Skipped without a GPU by this directory's conftest; EMBER_EQUIV_DEVICE=cpu runs it CPU against CPU.
 """
@@ -35,7 +36,17 @@ def run(device: str, n: int, log_q: int) -> dict:
     b = ctx.encrypt_public(py, pk, s)
     c = ctx.multiply(a, b, rk)
     r = ctx.rescale(c, 30)
+    rot_key = ctx.generate_rotation(sk, 5, s)  # a rotation by one slot
+    conj_key = ctx.generate_rotation(sk, 2 * n - 1, s)
+    rot, rot_low = ctx.apply_galois(a, rot_key), ctx.apply_galois(r, rot_key)
+    conj = ctx.apply_galois(b, conj_key)
     out = {
+        "rot_key": (rot_key.b.to_numpy(), rot_key.a.to_numpy()),
+        "conj_key": (conj_key.b.to_numpy(), conj_key.a.to_numpy()),
+        "rot": (rot.c0.to_numpy(), rot.c1.to_numpy()),
+        "rot_after_mul": (rot_low.c0.to_numpy(), rot_low.c1.to_numpy()),
+        "conj": (conj.c0.to_numpy(), conj.c1.to_numpy()),
+        "automorphism": px.automorphism(pow(5, 7, 2 * n)).to_numpy(),
         "pk": (pk.b.to_numpy(), pk.a.to_numpy()),
         "rk": (rk.b.to_numpy(), rk.a.to_numpy()),
         "a": (a.c0.to_numpy(), a.c1.to_numpy()),
@@ -85,7 +96,7 @@ def test_heaan_spread_over_gpus_equals_one_gpu():
     one = ctx.multiply(a, b, rk)
     for count in range(2, min(4, len(gpus)) + 1):
         devs = gpus[:count]
-        keys = [rk if d == gpus[0] else ctx.relin_on(rk, d) for d in devs]
+        keys = [rk if d == gpus[0] else ctx.key_on(rk, d) for d in devs]
         spread = ctx.multiply_spread(a, b, keys, devs)
         assert np.array_equal(spread.c0.to_numpy(), one.c0.to_numpy()), count
         assert np.array_equal(spread.c1.to_numpy(), one.c1.to_numpy()), count

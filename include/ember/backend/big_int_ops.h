@@ -23,6 +23,10 @@ class BigIntOps {
   /// the two is 0), mod 2^o.bits: big::shift for every coefficient.
   virtual void big_shift_async(u64* out, const BigShape& o, const u64* a, const BigShape& i,
                                int left, int right, Stream stream) = 0;
+  /// out = a(X^galois) mod (X^n + 1, 2^s.bits) for an odd galois (s.n a power of two; out and a
+  /// distinct): the automorphism of rotations and conjugation (big::automorphism).
+  virtual void big_automorphism_async(u64* out, const u64* a, const BigShape& s, u64 galois,
+                                      Stream stream) = 0;
   /// The CRT: out[i][c] = coefficient c of `words` (shape i) mod prime i of v (v.limbs32 =
   /// 2 i.words), coeff form.
   virtual void big_to_rns_async(u64* out, const u64* words, const BigShape& in, const BigRnsView& v,

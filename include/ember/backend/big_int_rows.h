@@ -223,6 +223,28 @@ EMBER_HD void from_residue(u64* out, const BigShape& o, u64 r, u64 q) {
   out[o.words - 1] &= o.top_mask();
 }
 
+/// The inverse of an odd g mod 2^64 (Newton's iteration x <- x (2 - g x): g is its own inverse
+/// mod 8, and each step doubles the correct low bits, 3 -> 96 in five steps).
+EMBER_HD u64 odd_inverse(u64 g) {
+  u64 x = g;
+  for (int step = 0; step < 5; ++step) x *= 2 - g * x;
+  return x;
+}
+
+/// Output coefficient j of a(X^g) in Z[X]/(X^n + 1), for an odd g with galois_inverse = g^-1 mod
+/// 2n (odd_inverse): X^i goes to X^(i g) = -X^(i g - n), so coefficient j is a's coefficient
+/// i = j g^-1 mod 2n when i < n, else the negation mod 2^bits of coefficient i - n. `a` is the
+/// whole polynomial (shape s), `out` coefficient j's words.
+EMBER_HD void automorphism(u64* out, const u64* a, const BigShape& s, std::size_t j,
+                           u64 galois_inverse) {
+  const u64 i = (static_cast<u64>(j) * galois_inverse) & (2 * static_cast<u64>(s.n) - 1);
+  if (i < s.n) {
+    for (std::size_t w = 0; w < s.words; ++w) out[w] = a[i * s.words + w];
+  } else {
+    negate(out, a + (i - s.n) * s.words, s);
+  }
+}
+
 /// Coefficient c of a uniform polynomial mod 2^bits: stream words c words .. c words + words - 1
 /// of ChaCha20 (key, nonce).
 EMBER_HD void uniform(u64* out, const BigShape& o, std::size_t c, const ChaChaKey& key, u64 nonce) {

@@ -28,11 +28,15 @@ struct PublicKey {
   BigPoly b, a;
 };
 
-/// HEAAN's evaluation key mod Q^2 (its special modulus P is Q): b = -a s + e + Q s^2, both halves
-/// as residues over the relinearization primes in NTT form (the transform every HE Mul reuses).
-struct RelinKey {
+/// A key-switching key mod Q^2 (HEAAN's special modulus P is Q) from a secret s' to s:
+/// b = -a s + e + Q s', both halves as residues over the relinearization primes in NTT form (the
+/// transform every use reuses). galois 0: s' = s^2, the relinearization key; an odd galois:
+/// s' = s(X^galois), the key of that rotation (5^k mod 2N) or of conjugation (2N - 1).
+struct SwitchKey {
   RnsPoly b, a;
+  u64 galois = 0;
 };
+using RelinKey = SwitchKey;
 
 /// c0 + c1 s = m + e mod 2^bits (both polynomials of the same width).
 struct Ciphertext {
@@ -75,9 +79,11 @@ class Context {
   SecretKey generate_secret(ring::Sampler& sampler, std::size_t hamming_weight = 0) const;
   PublicKey generate_public(const SecretKey& sk, ring::Sampler& sampler) const;
   RelinKey generate_relin(const SecretKey& sk, ring::Sampler& sampler) const;
-  /// The relinearization key's halves (b, a) as words mod Q^2, and back (serialization).
-  std::pair<BigPoly, BigPoly> relin_words(const RelinKey& rk) const;
-  RelinKey relin_from_words(const BigPoly& b, const BigPoly& a) const;
+  /// The key switching s(X^galois) to s, for an odd galois in (1, 2N) (ParameterError else).
+  SwitchKey generate_rotation(const SecretKey& sk, u64 galois, ring::Sampler& sampler) const;
+  /// A key's halves (b, a) as words mod Q^2, and back with its Galois element (serialization).
+  std::pair<BigPoly, BigPoly> key_words(const SwitchKey& key) const;
+  SwitchKey key_from_words(const BigPoly& b, const BigPoly& a, u64 galois = 0) const;
 
   /// m (log_q bits) under the secret key: c1 uniform, c0 = -c1 s + e + m.
   Ciphertext encrypt(const BigPoly& m, const SecretKey& sk, ring::Sampler& sampler) const;
@@ -98,6 +104,15 @@ class Context {
   /// relinearization by two against the key mod Q^2, then the division by Q. Not rescaled.
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const RelinKey& rk,
                       MulPhases* phases = nullptr) const;
+  /// Key switching of d (a polynomial mod 2^bits, bits <= log Q) by `key` (s' to s): (t0, t1) mod
+  /// 2^bits with t0 + t1 s = d s' + a small error, as round(d (b, a) / Q) computed mod
+  /// 2^(bits + log Q) over the relinearization primes. The relinearization and the rotations.
+  std::pair<BigPoly, BigPoly> key_switch(const BigPoly& d, const SwitchKey& key,
+                                         MulPhases* phases = nullptr) const;
+  /// The ciphertext's message at X^key.galois: both halves through the automorphism, then c1
+  /// switched back to s. A rotation of the slots (5^k) or their conjugation (2N - 1).
+  Ciphertext apply_galois(const Ciphertext& a, const SwitchKey& key,
+                          MulPhases* phases = nullptr) const;
   /// multiply with its four polynomial products placed on several devices (Jung et al.):
   /// devices[0] (this context's device, where a, b and the result live) takes a1 b1 and the
   /// relinearization by the key's b half; devices[1] a0 b0; devices[2] (else devices[1]) the
@@ -107,13 +122,17 @@ class Context {
   Ciphertext multiply_spread(const Ciphertext& a, const Ciphertext& b,
                              const std::vector<const RelinKey*>& keys,
                              const std::vector<Device>& devices) const;
-  /// A copy of the relinearization key on `device`.
-  RelinKey relin_on(const RelinKey& rk, Device device) const;
+  /// A copy of a key on `device`.
+  SwitchKey key_on(const SwitchKey& key, Device device) const;
 
  private:
   void check(const Ciphertext& a, const char* op) const;
   RnsPoly secret_over(const SecretKey& sk, const ring::RnsBasis& basis) const;
   BigPoly small_error(ring::Sampler& sampler, int bits) const;
+  /// b = -a s + e + Q target mod Q^2 (target: s' mod Q^2), both halves transformed.
+  SwitchKey generate_switch(const SecretKey& sk, const BigPoly& target, u64 galois,
+                            ring::Sampler& sampler) const;
+  void check_key(const SwitchKey& key, const char* op) const;
 
   std::size_t n_;
   int log_q_;

@@ -26,6 +26,11 @@ class CpuBigInt final : public BigIntOps {
     each(o.n,
          [&](std::size_t c) { big::shift(out + c * o.words, o, a + c * i.words, i, left, right); });
   }
+  void big_automorphism_async(u64* out, const u64* a, const BigShape& s, u64 galois,
+                              Stream) override {
+    const u64 inverse = big::odd_inverse(galois);
+    each(s.n, [&](std::size_t c) { big::automorphism(out + c * s.words, a, s, c, inverse); });
+  }
   void big_to_rns_async(u64* out, const u64* words, const BigShape& in, const BigRnsView& v,
                         Stream) override {
     each(in.n, [&](std::size_t c) {

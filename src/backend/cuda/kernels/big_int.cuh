@@ -36,6 +36,12 @@ __global__ void big_shift_kernel(u64* out, BigShape o, const u64* a, BigShape i,
   if (c < o.n) backend::big::shift(out + c * o.words, o, a + c * i.words, i, left, right);
 }
 
+__global__ void big_automorphism_kernel(u64* out, const u64* a, BigShape s, u64 galois_inverse) {
+  const std::size_t c = big_coefficient();
+  wait_for_previous_kernels();
+  if (c < s.n) backend::big::automorphism(out + c * s.words, a, s, c, galois_inverse);
+}
+
 /// The CRT's block: kBigCrtThreads coefficients, their limbs loaded together (coalesced) and
 /// transposed into shared memory, then each thread's residues written row by row (coalesced).
 inline constexpr std::size_t kBigRnsMaxLimbs = 160;

@@ -29,6 +29,11 @@ class CudaBigInt final : public BigIntOps {
                        int right, Stream stream) override {
     run(o.n, stream, k::big_shift_kernel, "big_shift_kernel", out, o, a, i, left, right);
   }
+  void big_automorphism_async(u64* out, const u64* a, const BigShape& s, u64 galois,
+                              Stream stream) override {
+    run(s.n, stream, k::big_automorphism_kernel, "big_automorphism_kernel", out, a, s,
+        backend::big::odd_inverse(galois));
+  }
   void big_to_rns_async(u64* out, const u64* words, const BigShape& in, const BigRnsView& v,
                         Stream stream) override {
     if (v.limbs32 > k::kBigRnsMaxLimbs)
