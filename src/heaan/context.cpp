@@ -2,10 +2,13 @@
 #include "ember/heaan/context.h"
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "ember/core/errors.h"
+#include "ember/core/modarith.h"
+#include "ember/core/numtheory.h"
 
 namespace ember::heaan {
 
@@ -37,6 +40,11 @@ class PhaseClock {
   MulPhases* phases_;
   clock::time_point mark_ = clock::now();
 };
+
+RnsPoly constant_one(const RnsBasis& basis, Device device, std::size_t n) {
+  const std::vector<std::int64_t> ones(n, 1);
+  return RnsPoly::from_signed(basis, Form::coeff, device, ones.data());
+}
 }  // namespace
 
 Context::Context(std::size_t n, int log_q, const std::vector<u64>& primes, Device device)
@@ -46,7 +54,9 @@ Context::Context(std::size_t n, int log_q, const std::vector<u64>& primes, Devic
       mult_(ring::RingContext::create(n, primes)),
       relin_basis_(mult_.basis_for(log_q, 2 * log_q)),
       small_basis_(mult_.ring(), {0}),
-      twiddles_(backend::ckks::ckks_slot_twiddles(n / 2)) {
+      twiddles_(backend::ckks::ckks_slot_twiddles(n / 2)),
+      ones_(constant_one(relin_basis_, device, n)),
+      ones_small_(constant_one(small_basis_, device, n)) {
   if (log_q < 2) throw ParameterError("HEAAN: log Q must be at least 2");
 }
 
@@ -223,9 +233,10 @@ std::pair<BigPoly, BigPoly> Context::key_switch(const BigPoly& d, const SwitchKe
                         " coefficients of at most log Q = " + std::to_string(log_q_) + " bits on " +
                         device_.str());
   PhaseClock clock(device_, phases);
-  // d (b, a) over Z: below N 2^(bits + 2 log Q) <= N 2^(3 log Q), within the relinearization
-  // primes' quarter, so the inverse CRT is exact mod 2^(bits + log Q); then / Q, rounded.
-  RnsPoly r = mult_.to_rns(d, relin_basis_);
+  // d (b, a) over Z, d centered: below N 2^(bits - 1 + 2 log Q) <= N 2^(3 log Q), within the
+  // relinearization primes' quarter, so the inverse CRT is exact mod 2^(bits + log Q); then / Q,
+  // rounded.
+  RnsPoly r = centered_residues(d);
   clock.lap(&MulPhases::crt);
   r.ntt_inplace();
   clock.lap(&MulPhases::ntt);
@@ -240,6 +251,26 @@ std::pair<BigPoly, BigPoly> Context::key_switch(const BigPoly& d, const SwitchKe
   std::pair<BigPoly, BigPoly> out{tb.shifted(bits, 0, log_q_), ta.shifted(bits, 0, log_q_)};
   clock.lap(&MulPhases::other);
   return out;
+}
+
+RnsPoly Context::centered_residues(const BigPoly& d) const {
+  // Read in [0, 2^bits), d would add 2^(bits - log Q) u e to the key switch's error d e / Q, for
+  // u the 0/1 polynomial of d's sign bits: its mean (e times the all-ones polynomial, halved) is
+  // large in the slots near 1 (2^-11 instead of 2^-16 for a rotation at N = 2^14, bits = log Q).
+  // d + 2^(bits - 1) mod 2^bits read unsigned, less 2^(bits - 1) in every residue, is d centered.
+  const int bits = d.bits();
+  std::optional<RnsPoly> far_small, far;  // the constants on another device (multiply_spread)
+  if (d.device() != device_) {
+    far_small = constant_one(small_basis_, d.device(), n_);
+    far = constant_one(relin_basis_, d.device(), n_);
+  }
+  const RnsPoly& one_small = far_small ? *far_small : ones_small_;
+  const RnsPoly& one = far ? *far : ones_;
+  const BigPoly half = BigPoly::from_residues(one_small, bits).shifted(bits, bits - 1, 0);
+  std::vector<u64> offset(relin_basis_.size());
+  for (std::size_t i = 0; i < offset.size(); ++i)
+    offset[i] = pow_mod(2, static_cast<u64>(bits - 1), make_modulus(relin_basis_.prime(i)));
+  return mult_.to_rns(d.add(half), relin_basis_).sub(one.multiply_scalar(offset));
 }
 
 Ciphertext Context::apply_galois(const Ciphertext& a, const SwitchKey& key,
@@ -343,11 +374,11 @@ Ciphertext Context::multiply_spread(const Ciphertext& a, const Ciphertext& b,
   const BigPoly d0_far = product(a0, b0);
   const BigPoly d1_far = product(sum_a, sum_b);
   const int wide = bits + log_q_;
-  const RnsPoly r0 = mult_.transform(d2, relin_basis_);
+  const RnsPoly r0 = centered_residues(d2).ntt();
   const BigPoly t0 = mult_.product(r0, key0->b, wide);
   const BigPoly t1_far = dev3 == dev0
                              ? mult_.product(r0, key0->a, wide)
-                             : mult_.product(mult_.transform(d2_on_3, relin_basis_), key3->a, wide);
+                             : mult_.product(centered_residues(d2_on_3).ntt(), key3->a, wide);
   const BigPoly d0 = d0_far.to(dev0), d1 = d1_far.to(dev0), t1 = t1_far.to(dev0);
   return Ciphertext{d0.add(t0.shifted(bits, 0, log_q_)),
                     d1.sub(d0).sub(d2).add(t1.shifted(bits, 0, log_q_))};

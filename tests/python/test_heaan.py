@@ -101,11 +101,12 @@ def rns_to_ints(poly):
 
 
 def switch_reference(d, key, bits, q_bits):
-    """Key switching of d (ints mod 2^bits) by one key half (RnsPoly, NTT form, mod Q^2): d times
-    the key mod 2^(bits + log Q), read signed and divided by Q = 2^q_bits with rounding."""
+    """Key switching of d (ints mod 2^bits) by one key half (RnsPoly, NTT form, mod Q^2): d read
+    signed times the key mod 2^(bits + log Q), read signed and divided by Q = 2^q_bits with
+    rounding."""
     wide = bits + q_bits
     words = [v % (1 << (2 * q_bits)) for v in rns_to_ints(key.intt())]
-    prod = negacyclic(d, words, 1 << wide)
+    prod = negacyclic([signed(v, bits) for v in d], words, 1 << wide)
     return [((signed(v, wide) + (1 << (q_bits - 1))) >> q_bits) % (1 << bits) for v in prod]
 
 

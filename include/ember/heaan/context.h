@@ -133,6 +133,9 @@ class Context {
   SwitchKey generate_switch(const SecretKey& sk, const BigPoly& target, u64 galois,
                             ring::Sampler& sampler) const;
   void check_key(const SwitchKey& key, const char* op) const;
+  /// d's residues over the relinearization primes (coeff form) as a centered value,
+  /// |d| <= 2^(bits - 1): the key switch's input.
+  RnsPoly centered_residues(const BigPoly& d) const;
 
   std::size_t n_;
   int log_q_;
@@ -141,6 +144,9 @@ class Context {
   ring::RnsBasis relin_basis_;
   ring::RnsBasis small_basis_;  // the first prime: small polynomials before their lift
   std::vector<Cx> twiddles_;    // backend::ckks::ckks_slot_twiddles(N / 2)
+  // Every coefficient 1, coeff form, over the relinearization primes and over the first prime:
+  // key_switch's centering of its input.
+  RnsPoly ones_, ones_small_;
 };
 
 }  // namespace ember::heaan
