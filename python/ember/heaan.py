@@ -25,9 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _ember, resolve_device
+from . import arrays as _arrays
 from . import serialize as _ser
 from ._persistent import Persistent
-from .arrays import as_array, flatten_input, reshape_output
+from .arrays import as_array, flatten_input, reshape_output, to_output
 from .errors import MismatchError, MissingKeyError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes
 from .rlwe import check_security, galois_element, integer_arg, rotation_steps
@@ -243,6 +244,10 @@ class Context(Persistent):
         self._relin: RelinKey | None = None
         self._relin_on: dict = {}
         self._rotation: RotationKeys | None = None
+        # The GPU whose memory encode/decrypt read and write in place (None: a CPU context).
+        self._cuda_index = (
+            int(self.device.split(":")[1]) if self.device.startswith("cuda") else None
+        )
 
     # ------------------------------------------------------------------ keys
     def keygen(self) -> SecretKey:
@@ -367,31 +372,52 @@ class Context(Persistent):
     # ------------------------------------------------------------------ encoding
     def encode(self, values) -> tuple[object, tuple | None]:
         """(the message polynomial mod Q, the input's shape): up to `slots` real or complex
-        values times 2^log_p, rounded."""
-        values, shape = flatten_input(values)
-        z = np.asarray(as_array(values), dtype=complex).reshape(-1)
-        if z.size > self.slots:
-            raise ParameterError(f"{z.size} values do not fit in {self.slots} slots")
-        if not np.all(np.isfinite(z)):
-            raise ParameterError("values must be finite (no NaN or infinity)")
-        full = np.zeros(self.slots, dtype=complex)
-        full[: z.size] = z
-        coeffs = self._raw.slots_to_coeffs(full)  # CKKS's special FFT (C++), as ckks encodes
-        scaled = np.rint(coeffs * 2.0**self.params.log_p)
-        if not np.all(np.abs(scaled) < 2.0**62):
-            raise ParameterError(
-                f"values times 2^{self.params.log_p} reach 2^"
-                f"{math.log2(float(np.max(np.abs(scaled)))):.1f}: use smaller values"
-            )
-        words = _signed_words(scaled.astype(np.int64), self.params.log_q)
-        return _ember.BigPoly.from_numpy(words, self.params.log_q, self.device), shape
+        values times 2^log_p, rounded. CKKS's special FFT, the scaling, the rounding and the
+        words run on the context's device; a CUDA torch tensor or CuPy array on this context's
+        GPU is read there in place (no host copy)."""
+        on_gpu = self._gpu_values(values)
+        if on_gpu is not None:
+            flat, shape = on_gpu
+        else:
+            values, shape = flatten_input(values)
+            flat = np.ascontiguousarray(np.asarray(as_array(values), dtype=complex).reshape(-1))
+        if flat.shape[0] > self.slots:
+            raise ParameterError(f"{flat.shape[0]} values do not fit in {self.slots} slots")
+        return self._raw.encode_slots(flat, self.params.log_p), shape
 
-    def decode(self, poly, scale_bits: int, complex: bool = False) -> np.ndarray:
+    def _gpu_values(self, values):
+        """(flat values in this context's GPU memory, shape) for a GPU array this context reads
+        in place, else None (a GPU array on a CPU context is copied to the host); one on another
+        GPU than this context's is refused."""
+        index = _arrays.cuda_index(values)
+        if index is None or self._cuda_index is None:
+            return None
+        if index != self._cuda_index:
+            raise ParameterError(
+                f"the values are on cuda:{index} but the context is on {self.device}: move them "
+                f"(tensor.to('{self.device}')) first"
+            )
+        flat, shape = _arrays.device_values(values)
+        _arrays.synchronize_producer(flat)
+        return flat, shape
+
+    def decode(
+        self, poly, scale_bits: int, complex: bool = False, *, shape=None, out=None, like=None
+    ):
         """The slots of a message polynomial (read signed) divided by 2^scale_bits: their real
-        parts, or the complex values with complex=True."""
-        coeffs = _words_to_floats(poly.to_numpy(), poly.bits, scale_bits)
-        slots = self._raw.coeffs_to_slots(coeffs)
-        return slots if complex else slots.real.copy()
+        parts, or the complex values with complex=True, on the context's device. out="dlpack"
+        or like= a CUDA torch tensor / CuPy array (a GPU context) keep them in GPU memory
+        (ember.arrays), in `shape` (default: every slot); otherwise a numpy array."""
+        if _arrays.device_output_wanted(out, like, self._cuda_index):
+            shape = tuple(shape) if shape is not None else (self.slots,)
+            array = self._raw.decode_slots(
+                poly, scale_bits, math.prod(shape), bool(complex), True, list(shape)
+            )
+            return _arrays.from_device(array, like)
+        z = self._raw.decode_slots(poly, scale_bits, self.slots, bool(complex), False)
+        if out is None and like is None:
+            return z
+        return to_output(reshape_output(z, shape), out, like)
 
     # ------------------------------------------------------------------ encryption
     def encrypt(self, values, key: PublicKey | SecretKey) -> Ciphertext:
@@ -402,11 +428,16 @@ class Context(Persistent):
             raw = self._raw.encrypt_public(m, self._key(key, PublicKey), self._sampler)
         return Ciphertext(self, raw, self.params.log_p, shape)
 
-    def decrypt(self, ct: Ciphertext, sk: SecretKey, complex: bool = False) -> np.ndarray:
-        """The slots (float64; complex128 with complex=True) in the encrypted array's shape."""
+    def decrypt(self, ct: Ciphertext, sk: SecretKey, complex: bool = False, *, out=None, like=None):
+        """The slots (float64; complex128 with complex=True) in the encrypted array's shape.
+        out="dlpack" or like= a CUDA tensor / CuPy array decode on the GPU into GPU memory (no
+        host round trip; ember.arrays)."""
         self._check(ct)
         m = self._raw.decrypt(ct._raw, self._key(sk, SecretKey))
-        return reshape_output(self.decode(m, ct.scale_bits, complex), ct.shape)
+        if _arrays.device_output_wanted(out, like, self._cuda_index):
+            return self.decode(m, ct.scale_bits, complex, shape=ct.shape, out=out, like=like)
+        z = self.decode(m, ct.scale_bits, complex)
+        return to_output(reshape_output(z, ct.shape), out, like)
 
     # ------------------------------------------------------------------ arithmetic
     def _check(self, ct) -> Ciphertext:
@@ -570,28 +601,3 @@ _ROTATION_ELEMENT = struct.Struct("<Q")  # each key's Galois element, before its
 
 def _words_bytes(poly) -> bytes:
     return np.ascontiguousarray(poly.to_numpy(), dtype="<u8").tobytes()
-
-
-def _signed_words(values: np.ndarray, bits: int) -> np.ndarray:
-    """int64 values as two's-complement words mod 2^bits (N x words)."""
-    words = (bits + 63) // 64
-    out = np.zeros((values.size, words), dtype=np.uint64)
-    out[:, 0] = values.view(np.uint64)
-    out[:, 1:] = np.where(values < 0, np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64(0))[:, None]
-    top = bits - 64 * (words - 1)
-    if top < 64:
-        out[:, -1] &= np.uint64((1 << top) - 1)
-    return out
-
-
-def _words_to_floats(words: np.ndarray, bits: int, scale_bits: int) -> np.ndarray:
-    """Each row of words read as a signed bits-bit integer, divided by 2^scale_bits (exactly
-    rounded: Python's int / int)."""
-    half, full, scale = 1 << (bits - 1), 1 << bits, 1 << scale_bits
-    out = np.empty(words.shape[0])
-    raw = np.ascontiguousarray(words).tobytes()
-    stride = words.shape[1] * 8
-    for i in range(words.shape[0]):
-        v = int.from_bytes(raw[i * stride : (i + 1) * stride], "little")
-        out[i] = (v - full if v >= half else v) / scale
-    return out

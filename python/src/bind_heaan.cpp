@@ -3,12 +3,15 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstring>
+#include <memory>
 
 #include "convert.h"
 #include "ember/core/errors.h"
 #include "ember/heaan/context.h"
+#include "slot_arrays.h"
 
 namespace nb = nanobind;
 using namespace ember;
@@ -130,6 +133,59 @@ void bind_heaan(nb::module_& m) {
              std::memcpy(out.data(), z.data(), z.size() * sizeof(heaan::Context::Cx));
              return py::owned(std::move(out));
            })
+      .def(
+          "encode_slots",
+          // The message polynomial of up to N/2 values on the host or this context's GPU.
+          [](const heaan::Context& x, py::AnyValues v, int scale_bits) {
+            const auto type = py::slot_type_of(v);
+            const bool on_device = py::in_device_memory(x.device(), v);
+            const void* data = v.data();
+            const std::size_t count = v.shape(0);
+            nb::gil_scoped_release unlocked;
+            return x.encode_slots(data, type, count, on_device, scale_bits);
+          },
+          nb::arg("values"), nb::arg("scale_bits"))
+      .def(
+          "decode_slots",
+          // The first `count` slots of m / 2^scale_bits: a numpy array, or (on_device) an array
+          // of `shape` (default: 1-D) in this GPU's memory that DLPack consumers take as it is.
+          [](const heaan::Context& x, const BigPoly& m, int scale_bits, std::size_t count,
+             bool complex, bool on_device, std::vector<std::size_t> shape) -> nb::object {
+            using SlotType = heaan::Context::SlotType;
+            const SlotType type = complex ? SlotType::c128 : SlotType::f64;
+            if (on_device) {
+              if (x.device().kind != backend::DeviceKind::cuda)
+                throw ParameterError("decode: device output needs a CUDA context");
+              if (shape.empty()) shape = {count};
+              std::size_t total = 1;
+              for (std::size_t d : shape) total *= d;
+              if (total != count)
+                throw ParameterError("decode: the shape does not hold count values");
+              auto buffer = std::make_unique<backend::Buffer>(
+                  m.backend(), std::max<std::size_t>(count, 1) * (complex ? 16 : 8), m.stream());
+              {
+                nb::gil_scoped_release unlocked;
+                x.decode_slots(m, scale_bits, buffer->as<void>(), type, count, true);
+              }
+              return nb::cast(py::device_array(x.device(), buffer.release(), shape, type));
+            }
+            if (complex) {
+              std::vector<std::complex<double>> out(count);
+              {
+                nb::gil_scoped_release unlocked;
+                x.decode_slots(m, scale_bits, out.data(), type, count, false);
+              }
+              return nb::cast(py::owned(std::move(out)));
+            }
+            std::vector<double> out(count);
+            {
+              nb::gil_scoped_release unlocked;
+              x.decode_slots(m, scale_bits, out.data(), type, count, false);
+            }
+            return nb::cast(py::owned(std::move(out)));
+          },
+          nb::arg("poly"), nb::arg("scale_bits"), nb::arg("count"), nb::arg("complex"),
+          nb::arg("on_device"), nb::arg("shape") = std::vector<std::size_t>{})
       .def_prop_ro("relin_primes", [](const heaan::Context& x) { return x.relin_basis().size(); })
       .def("tensor_primes",
            [](const heaan::Context& x, int bits) { return x.tensor_basis(bits).size(); })

@@ -2,6 +2,8 @@
 #include "ember/heaan/context.h"
 
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -56,7 +58,11 @@ Context::Context(std::size_t n, int log_q, const std::vector<u64>& primes, Devic
       small_basis_(mult_.ring(), {0}),
       twiddles_(backend::ckks::ckks_slot_twiddles(n / 2)),
       ones_(constant_one(relin_basis_, device, n)),
-      ones_small_(constant_one(small_basis_, device, n)) {
+      ones_small_(constant_one(small_basis_, device, n)),
+      device_twiddles_(backend::Buffer::from_host(backend::backend_for(device), twiddles_.data(),
+                                                  twiddles_.size() * sizeof(Cx),
+                                                  backend::Stream{})) {
+  backend::backend_for(device).synchronize(backend::Stream{});
   if (log_q < 2) throw ParameterError("HEAAN: log Q must be at least 2");
 }
 
@@ -256,7 +262,7 @@ std::pair<BigPoly, BigPoly> Context::key_switch(const BigPoly& d, const SwitchKe
 RnsPoly Context::centered_residues(const BigPoly& d) const {
   // Read in [0, 2^bits), d would add 2^(bits - log Q) u e to the key switch's error d e / Q, for
   // u the 0/1 polynomial of d's sign bits: its mean (e times the all-ones polynomial, halved) is
-  // large in the slots near 1 (2^-11 instead of 2^-16 for a rotation at N = 2^14, bits = log Q).
+  // large in the slots near 1 (2^-11 instead of 2^-14 for a rotation at N = 2^14, bits = log Q).
   // d + 2^(bits - 1) mod 2^bits read unsigned, less 2^(bits - 1) in every residue, is d centered.
   const int bits = d.bits();
   std::optional<RnsPoly> far_small, far;  // the constants on another device (multiply_spread)
@@ -382,6 +388,96 @@ Ciphertext Context::multiply_spread(const Ciphertext& a, const Ciphertext& b,
   const BigPoly d0 = d0_far.to(dev0), d1 = d1_far.to(dev0), t1 = t1_far.to(dev0);
   return Ciphertext{d0.add(t0.shifted(bits, 0, log_q_)),
                     d1.sub(d0).sub(d2).add(t1.shifted(bits, 0, log_q_))};
+}
+
+}  // namespace ember::heaan
+
+namespace ember::heaan {
+
+namespace {
+namespace fft = backend::ckks;
+
+std::size_t value_bytes(Context::SlotType type) {
+  switch (type) {
+    case Context::SlotType::f32:
+      return 4;
+    case Context::SlotType::f64:
+    case Context::SlotType::c64:
+      return 8;
+    default:
+      return 16;
+  }
+}
+}  // namespace
+
+BigPoly Context::encode_slots(const void* values, SlotType type, std::size_t count, bool on_device,
+                              int scale_bits) const {
+  const std::size_t slots = n_ / 2;
+  if (count > slots)
+    throw ParameterError(std::to_string(count) + " values do not fit in " + std::to_string(slots) +
+                         " slots");
+  if (scale_bits < 0 || scale_bits > 1000)
+    throw ParameterError("encode: the scale 2^" + std::to_string(scale_bits) + " is out of range");
+  auto& be = backend::backend_for(device_);
+  auto& ops = be.ckks_encode();
+  const backend::Stream s{};
+  u64 flags[fft::kSlotFlagWords] = {};
+  backend::Buffer flag_words = backend::Buffer::from_host(be, flags, sizeof flags, s);
+  backend::Buffer staged;
+  if (!on_device && count) {
+    staged = backend::Buffer::from_host(be, values, count * value_bytes(type), s);
+    values = staged.as<const void>();
+  }
+  backend::Buffer z(be, slots * sizeof(Cx), s);
+  ops.load_slots_async(z.as<void>(), values, type, count, false, slots, flag_words.as<u64>(), s);
+  ops.special_fft_async(z.as<void>(), slots, device_twiddles_.as<const void>(), true, s);
+  BigPoly m(n_, log_q_, device_, s);
+  // Below 2^62, as the host encoder had it (two's complement words from an int64).
+  const double bound = std::nextafter(std::ldexp(1.0, 62), 0.0);
+  be.big_int().big_encode_slots_async(m.data(), m.shape(), z.as<const void>(),
+                                      std::ldexp(1.0, scale_bits), bound, flag_words.as<u64>(), s);
+  be.copy_to_host_async(flags, flag_words.as<const void>(), sizeof flags, s);
+  be.synchronize(s);
+  if (flags[0] & fft::kNotFinite)
+    throw ParameterError("values must be finite (no NaN or infinity)");
+  if (flags[0] & fft::kTooLarge) {
+    double x;
+    std::memcpy(&x, &flags[1], sizeof x);
+    throw ParameterError("values times 2^" + std::to_string(scale_bits) + " reach 2^" +
+                         std::to_string(std::log2(std::fabs(x))) +
+                         " in a coefficient, above 2^62: use smaller values");
+  }
+  return m;
+}
+
+void Context::decode_slots(const BigPoly& m, int scale_bits, void* out, SlotType type,
+                           std::size_t count, bool on_device) const {
+  if (m.n() != n_ || m.device() != device_)
+    throw MismatchError("decode: the polynomial must have N=" + std::to_string(n_) +
+                        " coefficients on " + device_.str());
+  if (type != SlotType::f64 && type != SlotType::c128)
+    throw ParameterError("decode: the output type must be float64 or complex128");
+  const std::size_t slots = n_ / 2;
+  if (count > slots)
+    throw ParameterError("decode: " + std::to_string(count) + " values asked of " +
+                         std::to_string(slots) + " slots");
+  auto& be = m.backend();
+  auto& ops = be.ckks_encode();
+  const auto s = m.stream();
+  backend::Buffer coeffs(be, n_ * sizeof(double), s);
+  be.big_int().big_to_doubles_async(coeffs.as<double>(), m.data(), m.shape(), scale_bits, s);
+  backend::Buffer z(be, slots * sizeof(Cx), s);
+  ops.coefficient_slots_async(z.as<void>(), coeffs.as<const double>(), slots, s);
+  ops.special_fft_async(z.as<void>(), slots, device_twiddles_.as<const void>(), false, s);
+  if (on_device) {
+    ops.store_slots_async(out, z.as<const void>(), type, count, s);
+  } else if (count) {
+    const std::size_t bytes = count * value_bytes(type);
+    backend::Buffer staged(be, bytes, s);
+    ops.store_slots_async(staged.as<void>(), z.as<const void>(), type, count, s);
+    be.copy_to_host_async(out, staged.as<const void>(), bytes, s);
+  }
+  be.synchronize(s);
 }
 
 }  // namespace ember::heaan

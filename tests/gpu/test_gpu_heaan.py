@@ -100,3 +100,37 @@ def test_heaan_spread_over_gpus_equals_one_gpu():
         spread = ctx.multiply_spread(a, b, keys, devs)
         assert np.array_equal(spread.c0.to_numpy(), one.c0.to_numpy()), count
         assert np.array_equal(spread.c1.to_numpy(), one.c1.to_numpy()), count
+
+
+def test_heaan_cuda_tensor_encoded_and_decrypted_on_the_gpu(monkeypatch):
+    """A CUDA tensor encodes on the GPU into the words a CPU context makes of the same values,
+    and decrypts into a CUDA tensor bit-identical to the CPU's decryption, with every host copy
+    of the values refused while it runs."""
+    torch = pytest.importorskip("torch")
+    if DEVICE_SPEC == "cpu":
+        pytest.skip("needs a GPU")
+    import warnings
+
+    from ember import heaan
+    from ember.errors import SecurityWarning
+    from test_gpu_torch import _refuse_host_copies
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SecurityWarning)
+        params = heaan.Params.preset("N14_logQ300", insecure=True)
+    cpu, gpu = heaan.Context(params, "cpu"), heaan.Context(params, DEVICE_SPEC)
+    sk = cpu.keygen()
+    gsk = gpu.secret_key_from_bytes(sk.to_bytes())
+    values = torch.linspace(-1, 1, 3000, dtype=torch.float64, device=DEVICE_SPEC).reshape(30, 100)
+    host = np.linspace(-1, 1, 3000)
+    expected_words = cpu.encode(host)[0].to_numpy()
+    _refuse_host_copies(monkeypatch, torch=torch)
+    m, shape = gpu.encode(values)
+    ct = gpu.encrypt(values, gsk)
+    out = gpu.decrypt(ct, gsk, like=values)
+    monkeypatch.undo()
+    assert shape == (30, 100) and np.array_equal(m.to_numpy(), expected_words)
+    assert out.is_cuda and out.shape == (30, 100)
+    want = cpu.decrypt(cpu.ciphertext_from_bytes(ct.to_bytes()), sk)
+    assert np.array_equal(out.cpu().numpy(), want)
+    assert np.max(np.abs(want.reshape(-1) - host)) < 2**-12

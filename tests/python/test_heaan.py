@@ -437,3 +437,41 @@ def test_rotation_keys_serialize(rotating, tmp_path):
     forged = serialize.pack(serialize.KIND_HEAAN_ROTATION_KEYS, ctx.params_id, 0, payload)
     with pytest.raises(SerializationError, match="odd"):
         ctx.rotation_keys_from_bytes(forged)
+
+
+def test_encoding_matches_the_host_reference(small):
+    """The device path (special FFT, scaling, rounding, words in the backend) gives the words of
+    numpy's rounding of the host special FFT's coefficients, as two's complement mod Q."""
+    ctx, _sk, _pk = small
+    rng = np.random.default_rng(6)
+    z = (rng.uniform(-4, 4, ctx.slots) + 1j * rng.uniform(-4, 4, ctx.slots))[:300]
+    full = np.zeros(ctx.slots, dtype=complex)
+    full[: z.size] = z
+    coeffs = np.rint(ctx._raw.slots_to_coeffs(full) * 2.0**ctx.params.log_p).astype(np.int64)
+    expect = to_words([int(c) for c in coeffs], ctx.params.log_q)
+    for values in (z, list(z)):
+        m, shape = ctx.encode(values)
+        assert shape is None and np.array_equal(m.to_numpy(), expect)
+    real, _ = ctx.encode(np.float32([0.5, -0.25]))
+    assert np.max(np.abs(ctx.decode(real, ctx.params.log_p)[:3] - [0.5, -0.25, 0])) < 2**-25
+    with pytest.raises(ParameterError, match="finite"):
+        ctx.encode([1.0, np.nan])
+    with pytest.raises(ParameterError, match="2\\^62"):
+        ctx.encode([2.0**45])  # coefficients of about 2^(45 + 30 - 9)
+
+
+def test_decode_is_the_exactly_rounded_division(small):
+    """Decoding reads each multi-word coefficient signed and divides it by 2^scale_bits to the
+    nearest double (Python's int / int), then runs the host special FFT's arithmetic."""
+    ctx, _sk, _pk = small
+    rng = random.Random(8)
+    bits = ctx.params.log_q
+    values = [rng.randrange(1 << bits) for _ in range(ctx.params.n - 4)]
+    values += [1 << (bits - 1), (1 << bits) - 1, 0, (1 << 70) + 1]  # -2^119, -1, 0, a sticky bit
+    poly = big(values, bits)
+    for scale_bits in (30, 100, 0):
+        exact = np.array([signed(v, bits) / (1 << scale_bits) for v in values])
+        want = ctx._raw.coeffs_to_slots(exact)
+        got = ctx.decode(poly, scale_bits, complex=True)
+        assert np.array_equal(got, want), scale_bits
+        assert np.array_equal(ctx.decode(poly, scale_bits), want.real)

@@ -75,6 +75,19 @@ class Context {
     return backend::ckks::coeffs_to_slots(coeffs, twiddles_);
   }
 
+  using SlotType = backend::ckks::SlotType;
+  /// The message polynomial (log Q bits) of up to N/2 values of `type` (zero-padded), in host
+  /// memory or (on_device) in this context's device memory, read in place: CKKS's special FFT, the
+  /// scaling by 2^scale_bits, the rounding and the words, all on the device (the backend's
+  /// ckks_encode and big_int families). ParameterError for NaN or infinite values, and for
+  /// scaled coefficients of 2^62 or more.
+  BigPoly encode_slots(const void* values, SlotType type, std::size_t count, bool on_device,
+                       int scale_bits) const;
+  /// The first `count` slots (f64: real parts; c128: complex) of m (read signed) divided by
+  /// 2^scale_bits, written to `out` in host memory or (on_device) this device's memory.
+  void decode_slots(const BigPoly& m, int scale_bits, void* out, SlotType type, std::size_t count,
+                    bool on_device) const;
+
   /// Uniform ternary (hamming_weight 0) or exactly hamming_weight nonzero coefficients.
   SecretKey generate_secret(ring::Sampler& sampler, std::size_t hamming_weight = 0) const;
   PublicKey generate_public(const SecretKey& sk, ring::Sampler& sampler) const;
@@ -147,6 +160,8 @@ class Context {
   // Every coefficient 1, coeff form, over the relinearization primes and over the first prime:
   // key_switch's centering of its input.
   RnsPoly ones_, ones_small_;
+  backend::Buffer
+      device_twiddles_;  // twiddles_ in the device's memory (encode_slots, decode_slots)
 };
 
 }  // namespace ember::heaan
