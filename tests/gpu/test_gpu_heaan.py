@@ -1,7 +1,8 @@
 """HEAAN (big-integer CKKS), CPU vs GPU: with the same fixed sampler key, contexts on "cpu" and on
 the GPU produce the same words for the keys, encryptions, BigPoly arithmetic, rescaling, HE Mul
 (CRT, NTT, Garner, centered reduction), the automorphism, rotation and conjugation keys and
-rotations, at a small size and at N = 2^14 with log Q = 300.
+rotations, and the same words and doubles for encoding and decoding, at a small size and at
+N = 2^14 with log Q = 300.
 
 Skipped without a GPU by this directory's conftest; EMBER_EQUIV_DEVICE=cpu runs it CPU against CPU.
 """
@@ -47,6 +48,12 @@ def run(device: str, n: int, log_q: int) -> dict:
         "rot_after_mul": (rot_low.c0.to_numpy(), rot_low.c1.to_numpy()),
         "conj": (conj.c0.to_numpy(), conj.c1.to_numpy()),
         "automorphism": px.automorphism(pow(5, 7, 2 * n)).to_numpy(),
+        # encoding and decoding on the device (special FFT, rounding, words; signed division)
+        "encoded": ctx.encode_slots(
+            rng.uniform(-1, 1, n // 2) + 1j * rng.uniform(-1, 1, n // 2), 30
+        ).to_numpy(),
+        "decoded": ctx.decode_slots(ctx.decrypt(r, sk), 30, n // 2, True, False),
+        "decoded_wide": ctx.decode_slots(px, 70, n // 2, False, False),
         "pk": (pk.b.to_numpy(), pk.a.to_numpy()),
         "rk": (rk.b.to_numpy(), rk.a.to_numpy()),
         "a": (a.c0.to_numpy(), a.c1.to_numpy()),
