@@ -1,6 +1,8 @@
-"""``ember bench heaan``: big-integer CKKS's HE Mul with the time of each phase (CRT, NTT, iNTT,
-iCRT, other; Jung et al.'s Table 7) and, in the same run, RNS CKKS's multiply at the same N and
-log Q (a JSON-ready dictionary, never a test condition)."""
+"""``ember bench heaan``: big-integer CKKS's HE Mul and HRot (a rotation by one slot: two
+automorphisms and a key switch) with the time of each phase (CRT, NTT, iNTT, iCRT, other; Jung et
+al.'s Table 7), encoding and decryption (numpy values, and CUDA tensors on a GPU) and, in the same
+run, RNS CKKS's multiply at the same N and log Q (a JSON-ready dictionary, never a test
+condition)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,64 @@ PAPER = {
 
 def _median(values):
     return sorted(values)[len(values) // 2]
+
+
+def _bench_rotation(ctx, sk, ct, values, runs: int) -> dict:
+    """HRot by one slot (its own key) on a fresh ciphertext: seconds, phases, the key's
+    generation and the decrypted error against numpy's roll."""
+    t0 = time.perf_counter()
+    ctx.set_rotation_keys(ctx.rotation_keys(sk, rotations=[1]))
+    key_s = time.perf_counter() - t0
+    ctx.rotate(ct, 1)  # warm-up: the automorphism's first launch, the memory pool
+    times, phases = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        rot = ctx.rotate(ct, 1)
+        rot._raw.c0.to_numpy()[:1]  # the result on the host: the work is done
+        times.append(time.perf_counter() - t)
+    for _ in range(runs):
+        phases.append(ctx.rotate_phases(ct, 1)[1])
+    err = float(np.max(np.abs(ctx.decrypt(rot, sk) - np.roll(values, -1))))
+    return {
+        "rotation_keygen_s": round(key_s, 3),
+        "hrot_ms": round(_median(times) * 1e3, 3),
+        "hrot_phases_ms": {k: round(_median([p[k] for p in phases]) * 1e3, 3) for k in phases[0]},
+        "hrot_max_error": err,
+        "hrot_correct": err < 2.0**-10,
+    }
+
+
+def _bench_encoding(ctx, sk, ct, values, runs: int) -> dict:
+    """encode and decrypt of every slot: numpy values (staged through the device), and on a GPU
+    context a CUDA torch tensor read and written in place (when torch is installed)."""
+
+    def timed(f):
+        f()  # warm-up
+        out = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            f()
+            out.append(time.perf_counter() - t)
+        return round(_median(out) * 1e3, 3)
+
+    result = {
+        "encode_numpy_ms": timed(lambda: ctx.encode(values)),  # ends with a synchronization
+        "decrypt_numpy_ms": timed(lambda: ctx.decrypt(ct, sk)),
+    }
+    if ctx._cuda_index is not None:
+        try:
+            import torch
+        except ImportError:
+            return result
+        tensor = torch.as_tensor(values, device=ctx.device)
+        sync = torch.cuda.synchronize
+        result["encode_cuda_tensor_ms"] = timed(lambda: (ctx.encode(tensor), sync()))
+        result["decrypt_to_cuda_tensor_ms"] = timed(
+            lambda: (ctx.decrypt(ct, sk, like=tensor), sync())
+        )
+        same = ctx.decrypt(ct, sk, like=tensor).cpu().numpy()
+        result["device_decrypt_equals_host"] = bool(np.array_equal(same, ctx.decrypt(ct, sk)))
+    return result
 
 
 def bench_heaan(device: str | None = None, quick: bool = False, preset: str | None = None) -> dict:
@@ -52,6 +112,8 @@ def bench_heaan(device: str | None = None, quick: bool = False, preset: str | No
     for _ in range(runs):
         phases.append(ctx.multiply_phases(a, b)[1])
     err = float(np.max(np.abs(ctx.decrypt(prod.rescale(), sk) - x * y)))
+    hrot = _bench_rotation(ctx, sk, a, x, runs)
+    encoding = _bench_encoding(ctx, sk, a, x, runs)
     # The same HE Mul spread over 2 and 4 GPUs (Jung et al.'s placement of the four products).
     gpus = [f"cuda:{g.index}" for g in _ember.cuda_devices()] if cuda else []
     spread = {}
@@ -94,6 +156,8 @@ def bench_heaan(device: str | None = None, quick: bool = False, preset: str | No
         "he_mul_ms": round(_median(times) * 1e3, 3),
         "he_mul_phases_ms": {k: round(_median([p[k] for p in phases]) * 1e3, 3) for k in phases[0]},
         "max_error_after_rescale": err,
+        **hrot,
+        "encoding": encoding,
         "spread_over_gpus": spread,
         "rns_ckks_same_n_logq": {
             "q_bits": sum(q_bits),

@@ -9,7 +9,8 @@ form and converts back (the inverse CRT). Same answers on the CPU and the GPU, w
     from ember import heaan
     ctx = heaan.Context(heaan.Params.preset("N14_logQ200"))
     sk = ctx.keygen(); pk = ctx.public_key(sk); ctx.set_relin_key(ctx.relin_key(sk))
-    x = ctx.encrypt(values, pk); y = x * x + x; v = ctx.decrypt(y, sk)
+    ctx.set_rotation_keys(ctx.rotation_keys(sk, rotations=[1, 4], conjugation=True))
+    x = ctx.encrypt(values, pk); y = x * x + x.rotate(1); v = ctx.decrypt(y.conj(), sk)
 
 docs/heaan.md has the parameters, the security of each preset and the measured HE Mul.
 """
@@ -24,14 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _ember, resolve_device
+from . import arrays as _arrays
 from . import serialize as _ser
 from ._persistent import Persistent
-from .arrays import as_array, flatten_input, reshape_output
-from .errors import MismatchError, ParameterError, SerializationError
+from .arrays import as_array, flatten_input, reshape_output, to_output
+from .errors import MismatchError, MissingKeyError, ParameterError, SerializationError
 from .ring import Sampler, generate_ntt_primes
-from .rlwe import check_security
+from .rlwe import check_security, galois_element, integer_arg, rotation_steps
 
-__all__ = ["Ciphertext", "Context", "Params", "PublicKey", "RelinKey", "SecretKey"]
+__all__ = ["Ciphertext", "Context", "Params", "PublicKey", "RelinKey", "RotationKeys", "SecretKey"]
 
 # The products' primes: below 2^30, so that the 32-bit-word kernels take the same primes.
 PRIME_BITS = 30
@@ -141,9 +143,41 @@ class RelinKey(Persistent):
         self._ctx, self._raw = ctx, raw
 
     def to_bytes(self, mac_key: bytes | None = None) -> bytes:
-        b, a = self._ctx._raw.relin_words(self._raw)
+        b, a = self._ctx._raw.key_words(self._raw)
         payload = _words_bytes(b) + _words_bytes(a)
         return _ser.pack(_ser.KIND_EVAL_KEYS, self._ctx.params_id, 0, payload, mac_key)
+
+
+class RotationKeys(Persistent):
+    """Key-switching keys mod Q^2 from s(X^g) to s, one per Galois element g: 5^k mod 2N rotates
+    the slots left by k, 2N - 1 conjugates them (stored as words; kept in NTT form in memory)."""
+
+    def __init__(self, ctx: Context, keys: dict):
+        self._ctx, self._keys = ctx, dict(keys)
+
+    @property
+    def galois_elements(self) -> list[int]:
+        return sorted(self._keys)
+
+    def __contains__(self, galois: int) -> bool:
+        return galois in self._keys
+
+    def __or__(self, other: RotationKeys) -> RotationKeys:
+        """The keys of both sets (of the same context)."""
+        if not isinstance(other, RotationKeys) or other._ctx is not self._ctx:
+            raise MismatchError("only rotation keys of the same HEAAN context can be merged")
+        return RotationKeys(self._ctx, {**self._keys, **other._keys})
+
+    def to_bytes(self, mac_key: bytes | None = None) -> bytes:
+        parts = [_ROTATION_COUNT.pack(len(self._keys))]
+        for g in self.galois_elements:
+            b, a = self._ctx._raw.key_words(self._keys[g])
+            parts += [_ROTATION_ELEMENT.pack(g), _words_bytes(b), _words_bytes(a)]
+        payload = b"".join(parts)
+        return _ser.pack(_ser.KIND_HEAAN_ROTATION_KEYS, self._ctx.params_id, 0, payload, mac_key)
+
+    def __repr__(self) -> str:
+        return f"heaan.RotationKeys(galois_elements={self.galois_elements})"
 
 
 class Ciphertext(Persistent):
@@ -177,6 +211,14 @@ class Ciphertext(Persistent):
     def rescale(self, bits: int | None = None) -> Ciphertext:
         return self._ctx.rescale(self, bits)
 
+    def rotate(self, steps: int) -> Ciphertext:
+        """The slots rotated left by `steps` (see Context.rotate)."""
+        return self._ctx.rotate(self, steps)
+
+    def conj(self) -> Ciphertext:
+        """The slots' complex conjugates (see Context.conj)."""
+        return self._ctx.conj(self)
+
     def __repr__(self) -> str:
         return f"heaan.Ciphertext(bits={self.bits}, scale=2^{self.scale_bits})"
 
@@ -201,6 +243,11 @@ class Context(Persistent):
         self._sampler = Sampler()
         self._relin: RelinKey | None = None
         self._relin_on: dict = {}
+        self._rotation: RotationKeys | None = None
+        # The GPU whose memory encode/decrypt read and write in place (None: a CPU context).
+        self._cuda_index = (
+            int(self.device.split(":")[1]) if self.device.startswith("cuda") else None
+        )
 
     # ------------------------------------------------------------------ keys
     def keygen(self) -> SecretKey:
@@ -217,6 +264,26 @@ class Context(Persistent):
         self._key(rk, RelinKey)
         self._relin = rk
         self._relin_on = {}  # the key's copies on other devices (multiply(devices=...))
+
+    def rotation_keys(self, sk: SecretKey, rotations=(), conjugation: bool = False) -> RotationKeys:
+        """Keys for rotating the slots left by each step of `rotations` (negative allowed; steps
+        equal mod slots share a key) and, with conjugation=True, for conjugating them (the names
+        of ckks.Context.eval_keys). Each is as large as the relinearization key."""
+        raw_sk = self._key(sk, SecretKey)
+        elements = {galois_element(k, self.params.n) for k in rotation_steps(rotations)}
+        elements.discard(1)  # a rotation by a multiple of the slots needs no key
+        if conjugation:
+            elements.add(2 * self.params.n - 1)
+        keys = {g: self._raw.generate_rotation(raw_sk, g, self._sampler) for g in sorted(elements)}
+        return RotationKeys(self, keys)
+
+    def set_rotation_keys(self, keys: RotationKeys) -> None:
+        """The keys rotate and conj use (replacing those set before; merge sets with |)."""
+        if not isinstance(keys, RotationKeys):
+            raise ParameterError(f"expected heaan.RotationKeys, got {type(keys).__name__}")
+        if keys._ctx is not self:
+            raise MismatchError("the rotation keys belong to another HEAAN context")
+        self._rotation = keys
 
     def _key(self, key, kind):
         if not isinstance(key, kind):
@@ -268,7 +335,29 @@ class Context(Persistent):
         wide = 2 * self.params.log_q
         b, a = self._read_words(rd, wide), self._read_words(rd, wide)
         rd.done()
-        return RelinKey(self, self._raw.relin_from_words(b, a))
+        return RelinKey(self, self._raw.key_from_words(b, a))
+
+    def rotation_keys_from_bytes(self, blob: bytes, mac_key: bytes | None = None) -> RotationKeys:
+        """Rotation keys from RotationKeys.to_bytes: Galois elements odd, in (1, 2N) and
+        strictly increasing, every word reduced mod Q^2."""
+        _, payload = _ser.unpack(blob, _ser.KIND_HEAAN_ROTATION_KEYS, self.params_id, mac_key)
+        rd = _ser.Reader(payload)
+        (count,) = rd.unpack(_ROTATION_COUNT.format)
+        two_n, wide = 2 * self.params.n, 2 * self.params.log_q
+        if not 1 <= count < self.params.n:
+            raise SerializationError(f"rotation key count {count} out of range [1, N)")
+        keys, last = {}, 1
+        for _ in range(count):
+            (g,) = rd.unpack(_ROTATION_ELEMENT.format)
+            if g % 2 == 0 or not last < g < two_n:
+                raise SerializationError(
+                    f"Galois element {g} after {last}: the elements must be odd, in (1, {two_n}) "
+                    "and increasing"
+                )
+            b, a = self._read_words(rd, wide), self._read_words(rd, wide)
+            keys[g], last = self._raw.key_from_words(b, a, g), g
+        rd.done()
+        return RotationKeys(self, keys)
 
     def _read_words(self, rd, bits: int):
         """N coefficients of `bits` bits as little-endian words, each reduced mod 2^bits."""
@@ -283,29 +372,52 @@ class Context(Persistent):
     # ------------------------------------------------------------------ encoding
     def encode(self, values) -> tuple[object, tuple | None]:
         """(the message polynomial mod Q, the input's shape): up to `slots` real or complex
-        values times 2^log_p, rounded."""
-        values, shape = flatten_input(values)
-        z = np.asarray(as_array(values), dtype=complex).reshape(-1)
-        if z.size > self.slots:
-            raise ParameterError(f"{z.size} values do not fit in {self.slots} slots")
-        if not np.all(np.isfinite(z)):
-            raise ParameterError("values must be finite (no NaN or infinity)")
-        full = np.zeros(self.slots, dtype=complex)
-        full[: z.size] = z
-        coeffs = self._raw.slots_to_coeffs(full)  # CKKS's special FFT (C++), as ckks encodes
-        scaled = np.rint(coeffs * 2.0**self.params.log_p)
-        if not np.all(np.abs(scaled) < 2.0**62):
-            raise ParameterError(
-                f"values times 2^{self.params.log_p} reach 2^"
-                f"{math.log2(float(np.max(np.abs(scaled)))):.1f}: use smaller values"
-            )
-        words = _signed_words(scaled.astype(np.int64), self.params.log_q)
-        return _ember.BigPoly.from_numpy(words, self.params.log_q, self.device), shape
+        values times 2^log_p, rounded. CKKS's special FFT, the scaling, the rounding and the
+        words run on the context's device; a CUDA torch tensor or CuPy array on this context's
+        GPU is read there in place (no host copy)."""
+        on_gpu = self._gpu_values(values)
+        if on_gpu is not None:
+            flat, shape = on_gpu
+        else:
+            values, shape = flatten_input(values)
+            flat = np.ascontiguousarray(np.asarray(as_array(values), dtype=complex).reshape(-1))
+        if flat.shape[0] > self.slots:
+            raise ParameterError(f"{flat.shape[0]} values do not fit in {self.slots} slots")
+        return self._raw.encode_slots(flat, self.params.log_p), shape
 
-    def decode(self, poly, scale_bits: int) -> np.ndarray:
-        """The slots of a message polynomial (read signed) divided by 2^scale_bits."""
-        coeffs = _words_to_floats(poly.to_numpy(), poly.bits, scale_bits)
-        return self._raw.coeffs_to_slots(coeffs).real.copy()
+    def _gpu_values(self, values):
+        """(flat values in this context's GPU memory, shape) for a GPU array this context reads
+        in place, else None (a GPU array on a CPU context is copied to the host); one on another
+        GPU than this context's is refused."""
+        index = _arrays.cuda_index(values)
+        if index is None or self._cuda_index is None:
+            return None
+        if index != self._cuda_index:
+            raise ParameterError(
+                f"the values are on cuda:{index} but the context is on {self.device}: move them "
+                f"(tensor.to('{self.device}')) first"
+            )
+        flat, shape = _arrays.device_values(values)
+        _arrays.synchronize_producer(flat)
+        return flat, shape
+
+    def decode(
+        self, poly, scale_bits: int, complex: bool = False, *, shape=None, out=None, like=None
+    ):
+        """The slots of a message polynomial (read signed) divided by 2^scale_bits: their real
+        parts, or the complex values with complex=True, on the context's device. out="dlpack"
+        or like= a CUDA torch tensor / CuPy array (a GPU context) keep them in GPU memory
+        (ember.arrays), in `shape` (default: every slot); otherwise a numpy array."""
+        if _arrays.device_output_wanted(out, like, self._cuda_index):
+            shape = tuple(shape) if shape is not None else (self.slots,)
+            array = self._raw.decode_slots(
+                poly, scale_bits, math.prod(shape), bool(complex), True, list(shape)
+            )
+            return _arrays.from_device(array, like)
+        z = self._raw.decode_slots(poly, scale_bits, self.slots, bool(complex), False)
+        if out is None and like is None:
+            return z
+        return to_output(reshape_output(z, shape), out, like)
 
     # ------------------------------------------------------------------ encryption
     def encrypt(self, values, key: PublicKey | SecretKey) -> Ciphertext:
@@ -316,10 +428,16 @@ class Context(Persistent):
             raw = self._raw.encrypt_public(m, self._key(key, PublicKey), self._sampler)
         return Ciphertext(self, raw, self.params.log_p, shape)
 
-    def decrypt(self, ct: Ciphertext, sk: SecretKey) -> np.ndarray:
+    def decrypt(self, ct: Ciphertext, sk: SecretKey, complex: bool = False, *, out=None, like=None):
+        """The slots (float64; complex128 with complex=True) in the encrypted array's shape.
+        out="dlpack" or like= a CUDA tensor / CuPy array decode on the GPU into GPU memory (no
+        host round trip; ember.arrays)."""
         self._check(ct)
         m = self._raw.decrypt(ct._raw, self._key(sk, SecretKey))
-        return reshape_output(self.decode(m, ct.scale_bits), ct.shape)
+        if _arrays.device_output_wanted(out, like, self._cuda_index):
+            return self.decode(m, ct.scale_bits, complex, shape=ct.shape, out=out, like=like)
+        z = self.decode(m, ct.scale_bits, complex)
+        return to_output(reshape_output(z, ct.shape), out, like)
 
     # ------------------------------------------------------------------ arithmetic
     def _check(self, ct) -> Ciphertext:
@@ -381,7 +499,7 @@ class Context(Persistent):
         if device == self.device:
             return self._relin._raw
         if device not in self._relin_on:
-            self._relin_on[device] = self._raw.relin_on(self._relin._raw, device)
+            self._relin_on[device] = self._raw.key_on(self._relin._raw, device)
         return self._relin_on[device]
 
     def _aligned_for_product(self, a: Ciphertext, b: Ciphertext):
@@ -407,6 +525,65 @@ class Context(Persistent):
             )
         return Ciphertext(self, self._raw.rescale(ct._raw, bits), ct.scale_bits - bits, ct.shape)
 
+    # ------------------------------------------------------------------ rotations
+    def _rotation_key(self, g: int, what: str):
+        if self._rotation is None or g not in self._rotation:
+            raise MissingKeyError(
+                f"no key for {what}: ctx.set_rotation_keys(ctx.rotation_keys(sk, ...)) with it"
+            )
+        return self._rotation._keys[g]
+
+    def _rotation_plan(self, steps: int) -> list[int]:
+        """The Galois elements whose automorphisms rotate by `steps`: its own key, else the
+        power-of-two keys of its binary digits (as ckks.Context.rotate)."""
+        n, slots = self.params.n, self.slots
+        steps %= slots
+        if steps == 0:
+            return []
+        g = galois_element(steps, n)
+        if self._rotation is not None and g in self._rotation:
+            return [g]
+        plan, bit = [], 0
+        while steps >> bit:
+            if (steps >> bit) & 1:
+                gb = galois_element(1 << bit, n)
+                if self._rotation is None or gb not in self._rotation:
+                    raise MissingKeyError(
+                        f"no key for rotation {steps} and none for the power of two 2^{bit} "
+                        "to compose it from: generate them with ctx.rotation_keys(sk, "
+                        "rotations=[...])"
+                    )
+                plan.append(gb)
+            bit += 1
+        return plan
+
+    def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
+        """The slots rotated left by `steps` (slot i gets slot i + steps mod slots; negative
+        steps rotate right): one key switch with that step's key, else one per power-of-two
+        key its binary digits need (MissingKeyError when one is missing)."""
+        self._check(ct)
+        steps = integer_arg(steps, "rotation steps must be integers")
+        raw = ct._raw
+        for g in self._rotation_plan(steps):
+            raw = self._raw.apply_galois(raw, self._rotation._keys[g])
+        if raw is ct._raw:
+            raw = raw.copy()
+        return Ciphertext(self, raw, ct.scale_bits, ct.shape)
+
+    def conj(self, ct: Ciphertext) -> Ciphertext:
+        """The slots' complex conjugates (needs rotation_keys(..., conjugation=True))."""
+        self._check(ct)
+        key = self._rotation_key(2 * self.params.n - 1, "conjugation (conjugation=True)")
+        return Ciphertext(self, self._raw.apply_galois(ct._raw, key), ct.scale_bits, ct.shape)
+
+    def rotate_phases(self, ct: Ciphertext, steps: int) -> tuple[Ciphertext, dict]:
+        """rotate by a step with its own key, with the seconds of each phase (CRT, NTT, iNTT,
+        iCRT, other: the automorphisms and sums), each ending with a synchronization."""
+        self._check(ct)
+        g = galois_element(integer_arg(steps, "rotation steps must be integers"), self.params.n)
+        raw, phases = self._raw.apply_galois_phases(ct._raw, self._rotation_key(g, f"{steps}"))
+        return Ciphertext(self, raw, ct.scale_bits, ct.shape), dict(phases)
+
     def multiply_phases(self, a: Ciphertext, b: Ciphertext) -> tuple[Ciphertext, dict]:
         """multiply(rescale=False) with the seconds of each phase (CRT, NTT, iNTT, iCRT, other),
         each phase ending with a synchronization: for benchmarks."""
@@ -418,32 +595,9 @@ class Context(Persistent):
 
 
 _CIPHERTEXT_HEAD = struct.Struct("<II")  # bits, scale_bits
+_ROTATION_COUNT = struct.Struct("<I")  # keys in a RotationKeys blob
+_ROTATION_ELEMENT = struct.Struct("<Q")  # each key's Galois element, before its words
 
 
 def _words_bytes(poly) -> bytes:
     return np.ascontiguousarray(poly.to_numpy(), dtype="<u8").tobytes()
-
-
-def _signed_words(values: np.ndarray, bits: int) -> np.ndarray:
-    """int64 values as two's-complement words mod 2^bits (N x words)."""
-    words = (bits + 63) // 64
-    out = np.zeros((values.size, words), dtype=np.uint64)
-    out[:, 0] = values.view(np.uint64)
-    out[:, 1:] = np.where(values < 0, np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64(0))[:, None]
-    top = bits - 64 * (words - 1)
-    if top < 64:
-        out[:, -1] &= np.uint64((1 << top) - 1)
-    return out
-
-
-def _words_to_floats(words: np.ndarray, bits: int, scale_bits: int) -> np.ndarray:
-    """Each row of words read as a signed bits-bit integer, divided by 2^scale_bits (exactly
-    rounded: Python's int / int)."""
-    half, full, scale = 1 << (bits - 1), 1 << bits, 1 << scale_bits
-    out = np.empty(words.shape[0])
-    raw = np.ascontiguousarray(words).tobytes()
-    stride = words.shape[1] * 8
-    for i in range(words.shape[0]):
-        v = int.from_bytes(raw[i * stride : (i + 1) * stride], "little")
-        out[i] = (v - full if v >= half else v) / scale
-    return out

@@ -107,7 +107,7 @@ def _object_parts(obj) -> tuple:
     if isinstance(obj, heaan.Ciphertext):
         extra = {"shape": list(obj.shape)} if obj.shape is not None else {}
         return obj._ctx, "Ciphertext", obj.to_bytes(), extra
-    if isinstance(obj, (heaan.SecretKey, heaan.PublicKey, heaan.RelinKey)):
+    if isinstance(obj, (heaan.SecretKey, heaan.PublicKey, heaan.RelinKey, heaan.RotationKeys)):
         return obj._ctx, type(obj).__name__, obj.to_bytes(), {}
     if isinstance(obj, CiphertextOps):
         extra = {}
@@ -147,6 +147,7 @@ def _object_from_parts(ctx, name: str, blob: bytes, extra: dict):
         "PublicKey": "public_key_from_bytes",
         "EvalKeys": "eval_keys_from_bytes",
         "RelinKey": "relin_key_from_bytes",
+        "RotationKeys": "rotation_keys_from_bytes",
         "ClientKey": "client_key_from_bytes",
         "ServerKey": "server_key_from_bytes",
         "Bits": "ciphertext_from_bytes",

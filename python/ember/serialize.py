@@ -40,6 +40,8 @@ KIND_CIPHERTEXT, KIND_SECRET_KEY, KIND_PUBLIC_KEY, KIND_EVAL_KEYS = 1, 2, 3, 4
 KIND_CGGI_CIPHERTEXT, KIND_CGGI_CLIENT_KEY, KIND_CGGI_SERVER_KEY = 16, 17, 18
 # ember.persist: plaintexts (CKKS, BFV/BGV) and the file/pickle container naming its object.
 KIND_PLAINTEXT, KIND_FILE = 5, 32
+# HEAAN's rotation keys (ember.heaan.RotationKeys): a set of key-switching keys by Galois element.
+KIND_HEAAN_ROTATION_KEYS = 6
 _HEADER = struct.Struct("<4sHHQQQ")
 _DIGEST = 16
 _TAG = 32

@@ -10,6 +10,7 @@
 #include "bind_rlwe.h"
 #include "convert.h"
 #include "ember/ckks/context.h"
+#include "slot_arrays.h"
 
 namespace nb = nanobind;
 using namespace ember;
@@ -19,54 +20,14 @@ using ember::rlwe::PublicKey;
 using ember::rlwe::SecretKey;
 
 namespace {
+using py::AnyValues;
 using py::C128Vector;
 using py::F64Vector;
-/// Slot values of any float or complex type on any device (DLPack), flat and contiguous.
-using AnyValues = nb::ndarray<nb::ndim<1>, nb::c_contig>;
 using Memory = Context::Memory;
 using SlotType = Context::SlotType;
 
-SlotType slot_type_of(const AnyValues& a) {
-  const auto d = a.dtype();
-  const bool fl = d.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float);
-  const bool cx = d.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Complex);
-  if (d.lanes == 1 && fl && d.bits == 32) return SlotType::f32;
-  if (d.lanes == 1 && fl && d.bits == 64) return SlotType::f64;
-  if (d.lanes == 1 && cx && d.bits == 64) return SlotType::c64;
-  if (d.lanes == 1 && cx && d.bits == 128) return SlotType::c128;
-  throw ParameterError(
-      "encode: values must be float32, float64, complex64 or complex128 (convert them first)");
-}
-
-std::string device_name(int dlpack_type, int id) {
-  return (dlpack_type == nb::device::cuda::value
-              ? "cuda:"
-              : "device type " + std::to_string(dlpack_type) + ":") +
-         std::to_string(id);
-}
-
-/// Where the context reads `a`: host memory, or its own GPU's memory. Throws ParameterError for
-/// memory of another device.
 Memory memory_of(const Context& x, const AnyValues& a) {
-  if (a.device_type() == nb::device::cpu::value) return Memory::host;
-  const backend::Device d = x.rlwe().device();
-  if (a.device_type() == nb::device::cuda::value && d.kind == backend::DeviceKind::cuda &&
-      a.device_id() == d.index)
-    return Memory::device;
-  throw ParameterError("encode: the values are on " + device_name(a.device_type(), a.device_id()) +
-                       " but the context is on " + d.str() +
-                       ": move them there first (tensor.to(...)) or use ctx.to(...)");
-}
-
-/// An array of `count` values of `type` in this context's device memory, owning its buffer, for
-/// any DLPack consumer (torch.from_dlpack, cupy.from_dlpack) to take without a copy.
-nb::ndarray<> device_array(const Context& x, backend::Buffer* buffer,
-                           const std::vector<std::size_t>& shape, SlotType type) {
-  nb::capsule owner(buffer, [](void* p) noexcept { delete static_cast<backend::Buffer*>(p); });
-  const auto dtype =
-      type == SlotType::c128 ? nb::dtype<std::complex<double>>() : nb::dtype<double>();
-  return nb::ndarray<>(buffer->as<void>(), shape.size(), shape.data(), owner, nullptr, dtype,
-                       nb::device::cuda::value, x.rlwe().device().index);
+  return py::in_device_memory(x.rlwe().device(), a) ? Memory::device : Memory::host;
 }
 }  // namespace
 
@@ -98,7 +59,7 @@ void bind_ckks(nb::module_& m) {
           // (plaintext, is_complex, largest |re| or |im|): values on the host or this GPU.
           [](const Context& x, AnyValues v, std::size_t level, double scale, bool repeat,
              bool extended) {
-            const SlotType type = slot_type_of(v);
+            const SlotType type = py::slot_type_of(v);
             const Memory where = memory_of(x, v);
             const void* data = v.data();
             const std::size_t count = v.shape(0);
@@ -131,7 +92,7 @@ void bind_ckks(nb::module_& m) {
               for (std::size_t d : shape) total *= d;
               if (total != count)
                 throw ParameterError("decode: the shape does not hold count values");
-              return nb::cast(device_array(x, buffer.release(), shape, type));
+              return nb::cast(py::device_array(x.rlwe().device(), buffer.release(), shape, type));
             }
             if (complex) {
               std::vector<std::complex<double>> out(count);

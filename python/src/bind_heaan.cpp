@@ -3,12 +3,15 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstring>
+#include <memory>
 
 #include "convert.h"
 #include "ember/core/errors.h"
 #include "ember/heaan/context.h"
+#include "slot_arrays.h"
 
 namespace nb = nanobind;
 using namespace ember;
@@ -24,6 +27,16 @@ BigPoly big_from_numpy(py::U64Matrix words, int bits, const std::string& device)
   std::vector<u64> copy;
   return BigPoly::from_host(words.shape(0), bits, backend::parse_device(device),
                             py::aligned(words, copy));
+}
+
+nb::dict phases_dict(const heaan::MulPhases& ph) {
+  nb::dict d;
+  d["crt"] = ph.crt;
+  d["ntt"] = ph.ntt;
+  d["intt"] = ph.intt;
+  d["icrt"] = ph.icrt;
+  d["other"] = ph.other;
+  return d;
 }
 
 }  // namespace
@@ -45,7 +58,8 @@ void bind_heaan(nb::module_& m) {
       .def("sub", &BigPoly::sub)
       .def("negate", &BigPoly::negate)
       .def("shifted", &BigPoly::shifted, nb::arg("out_bits"), nb::arg("left") = 0,
-           nb::arg("right") = 0);
+           nb::arg("right") = 0)
+      .def("automorphism", &BigPoly::automorphism, nb::arg("galois"));
 
   nb::class_<ring::BigMultiplier>(m, "BigMultiplier")
       .def(nb::init<std::shared_ptr<const ring::RingContext>>())
@@ -66,13 +80,17 @@ void bind_heaan(nb::module_& m) {
            })
       .def_prop_ro("b", [](const heaan::PublicKey& k) { return k.b.copy(); })
       .def_prop_ro("a", [](const heaan::PublicKey& k) { return k.a.copy(); });
-  nb::class_<heaan::RelinKey>(m, "HeaanRelinKey")
-      .def("__init__",
-           [](heaan::RelinKey* k, const ring::RnsPoly& b, const ring::RnsPoly& a) {
-             new (k) heaan::RelinKey{b.copy(), a.copy()};
-           })
-      .def_prop_ro("b", [](const heaan::RelinKey& k) { return k.b.copy(); })
-      .def_prop_ro("a", [](const heaan::RelinKey& k) { return k.a.copy(); });
+  nb::class_<heaan::SwitchKey>(m, "HeaanSwitchKey")
+      .def(
+          "__init__",
+          [](heaan::SwitchKey* k, const ring::RnsPoly& b, const ring::RnsPoly& a, u64 galois) {
+            new (k) heaan::SwitchKey{b.copy(), a.copy(), galois};
+          },
+          nb::arg("b"), nb::arg("a"), nb::arg("galois") = 0)
+      .def_prop_ro("b", [](const heaan::SwitchKey& k) { return k.b.copy(); })
+      .def_prop_ro("a", [](const heaan::SwitchKey& k) { return k.a.copy(); })
+      .def_prop_ro("galois", [](const heaan::SwitchKey& k) { return k.galois; });
+  m.attr("HeaanRelinKey") = m.attr("HeaanSwitchKey");
   nb::class_<heaan::Ciphertext>(m, "HeaanCiphertext")
       .def("__init__",
            [](heaan::Ciphertext* c, const BigPoly& c0, const BigPoly& c1) {
@@ -115,6 +133,59 @@ void bind_heaan(nb::module_& m) {
              std::memcpy(out.data(), z.data(), z.size() * sizeof(heaan::Context::Cx));
              return py::owned(std::move(out));
            })
+      .def(
+          "encode_slots",
+          // The message polynomial of up to N/2 values on the host or this context's GPU.
+          [](const heaan::Context& x, py::AnyValues v, int scale_bits) {
+            const auto type = py::slot_type_of(v);
+            const bool on_device = py::in_device_memory(x.device(), v);
+            const void* data = v.data();
+            const std::size_t count = v.shape(0);
+            nb::gil_scoped_release unlocked;
+            return x.encode_slots(data, type, count, on_device, scale_bits);
+          },
+          nb::arg("values"), nb::arg("scale_bits"))
+      .def(
+          "decode_slots",
+          // The first `count` slots of m / 2^scale_bits: a numpy array, or (on_device) an array
+          // of `shape` (default: 1-D) in this GPU's memory that DLPack consumers take as it is.
+          [](const heaan::Context& x, const BigPoly& m, int scale_bits, std::size_t count,
+             bool complex, bool on_device, std::vector<std::size_t> shape) -> nb::object {
+            using SlotType = heaan::Context::SlotType;
+            const SlotType type = complex ? SlotType::c128 : SlotType::f64;
+            if (on_device) {
+              if (x.device().kind != backend::DeviceKind::cuda)
+                throw ParameterError("decode: device output needs a CUDA context");
+              if (shape.empty()) shape = {count};
+              std::size_t total = 1;
+              for (std::size_t d : shape) total *= d;
+              if (total != count)
+                throw ParameterError("decode: the shape does not hold count values");
+              auto buffer = std::make_unique<backend::Buffer>(
+                  m.backend(), std::max<std::size_t>(count, 1) * (complex ? 16 : 8), m.stream());
+              {
+                nb::gil_scoped_release unlocked;
+                x.decode_slots(m, scale_bits, buffer->as<void>(), type, count, true);
+              }
+              return nb::cast(py::device_array(x.device(), buffer.release(), shape, type));
+            }
+            if (complex) {
+              std::vector<std::complex<double>> out(count);
+              {
+                nb::gil_scoped_release unlocked;
+                x.decode_slots(m, scale_bits, out.data(), type, count, false);
+              }
+              return nb::cast(py::owned(std::move(out)));
+            }
+            std::vector<double> out(count);
+            {
+              nb::gil_scoped_release unlocked;
+              x.decode_slots(m, scale_bits, out.data(), type, count, false);
+            }
+            return nb::cast(py::owned(std::move(out)));
+          },
+          nb::arg("poly"), nb::arg("scale_bits"), nb::arg("count"), nb::arg("complex"),
+          nb::arg("on_device"), nb::arg("shape") = std::vector<std::size_t>{})
       .def_prop_ro("relin_primes", [](const heaan::Context& x) { return x.relin_basis().size(); })
       .def("tensor_primes",
            [](const heaan::Context& x, int bits) { return x.tensor_basis(bits).size(); })
@@ -122,15 +193,29 @@ void bind_heaan(nb::module_& m) {
            nb::arg("hamming_weight") = 0)
       .def("generate_public", &heaan::Context::generate_public)
       .def("generate_relin", &heaan::Context::generate_relin)
-      .def("relin_words",
-           [](const heaan::Context& x, const heaan::RelinKey& rk) {
-             auto [b, a] = x.relin_words(rk);
+      .def("generate_rotation", &heaan::Context::generate_rotation, nb::arg("sk"),
+           nb::arg("galois"), nb::arg("sampler"))
+      .def("key_words",
+           [](const heaan::Context& x, const heaan::SwitchKey& key) {
+             auto [b, a] = x.key_words(key);
              return nb::make_tuple(std::move(b), std::move(a));
            })
-      .def("relin_from_words", &heaan::Context::relin_from_words)
-      .def("relin_on",
-           [](const heaan::Context& x, const heaan::RelinKey& rk, const std::string& d) {
-             return x.relin_on(rk, backend::parse_device(d));
+      .def("key_from_words", &heaan::Context::key_from_words, nb::arg("b"), nb::arg("a"),
+           nb::arg("galois") = 0)
+      .def("key_on", [](const heaan::Context& x, const heaan::SwitchKey& key,
+                        const std::string& d) { return x.key_on(key, backend::parse_device(d)); })
+      .def("key_switch",
+           [](const heaan::Context& x, const BigPoly& d, const heaan::SwitchKey& key) {
+             auto [t0, t1] = x.key_switch(d, key);
+             return nb::make_tuple(std::move(t0), std::move(t1));
+           })
+      .def("apply_galois", [](const heaan::Context& x, const heaan::Ciphertext& a,
+                              const heaan::SwitchKey& key) { return x.apply_galois(a, key); })
+      .def("apply_galois_phases",
+           [](const heaan::Context& x, const heaan::Ciphertext& a, const heaan::SwitchKey& key) {
+             heaan::MulPhases ph;
+             heaan::Ciphertext c = x.apply_galois(a, key, &ph);
+             return nb::make_tuple(std::move(c), phases_dict(ph));
            })
       .def("multiply_spread",
            [](const heaan::Context& x, const heaan::Ciphertext& a, const heaan::Ciphertext& b,
@@ -159,12 +244,6 @@ void bind_heaan(nb::module_& m) {
                                  const heaan::Ciphertext& b, const heaan::RelinKey& rk) {
         heaan::MulPhases ph;
         heaan::Ciphertext c = x.multiply(a, b, rk, &ph);
-        nb::dict d;
-        d["crt"] = ph.crt;
-        d["ntt"] = ph.ntt;
-        d["intt"] = ph.intt;
-        d["icrt"] = ph.icrt;
-        d["other"] = ph.other;
-        return nb::make_tuple(std::move(c), d);
+        return nb::make_tuple(std::move(c), phases_dict(ph));
       });
 }

@@ -172,6 +172,17 @@ BigPoly BigPoly::shifted(int out_bits, int left, int right) const {
   return r;
 }
 
+BigPoly BigPoly::automorphism(u64 galois) const {
+  if (galois % 2 == 0)
+    throw ParameterError("automorphism: the Galois element must be odd, got " +
+                         std::to_string(galois));
+  if (n() == 0 || (n() & (n() - 1)))
+    throw ParameterError("automorphism: N must be a power of two, got " + std::to_string(n()));
+  BigPoly r(n(), bits(), device_, stream_);
+  backend().big_int().big_automorphism_async(r.data(), data(), shape_, galois, stream_);
+  return r;
+}
+
 struct BigMultiplier::Tables {
   backend::Buffer words, reciprocal, limbs, minus_p;  // minus_p, reciprocal: inverse CRT only
   backend::BigRnsView forward;

@@ -23,6 +23,20 @@ class BigIntOps {
   /// the two is 0), mod 2^o.bits: big::shift for every coefficient.
   virtual void big_shift_async(u64* out, const BigShape& o, const u64* a, const BigShape& i,
                                int left, int right, Stream stream) = 0;
+  /// out = a(X^galois) mod (X^n + 1, 2^s.bits) for an odd galois (s.n a power of two; out and a
+  /// distinct): the automorphism of rotations and conjugation (big::automorphism).
+  virtual void big_automorphism_async(u64* out, const u64* a, const BigShape& s, u64 galois,
+                                      Stream stream) = 0;
+  /// out (shape o) = coefficient k of the CKKS encoding of the n = o.n / 2 slots (after the
+  /// inverse special FFT, bit-reversed) times scale, rounded, for every k
+  /// (big::encode_coefficient). A coefficient whose rounded value is not <= bound sets
+  /// ckks::kTooLarge in flags[0] and its product's bits in flags[1]; its words are left unwritten.
+  virtual void big_encode_slots_async(u64* out, const BigShape& o, const void* slots, double scale,
+                                      double bound, u64* flags, Stream stream) = 0;
+  /// out[c] = coefficient c of a (read signed) divided by 2^scale_bits, the nearest double
+  /// (big::to_double).
+  virtual void big_to_doubles_async(double* out, const u64* a, const BigShape& s, int scale_bits,
+                                    Stream stream) = 0;
   /// The CRT: out[i][c] = coefficient c of `words` (shape i) mod prime i of v (v.limbs32 =
   /// 2 i.words), coeff form.
   virtual void big_to_rns_async(u64* out, const u64* words, const BigShape& in, const BigRnsView& v,

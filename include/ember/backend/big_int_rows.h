@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ember/backend/ckks_fft.h"
 #include "ember/core/chacha20.h"
 #include "ember/core/config.h"
 #include "ember/core/modarith.h"
@@ -221,6 +222,84 @@ EMBER_HD void from_residue(u64* out, const BigShape& o, u64 r, u64 q) {
   const u64 low = negative ? r - q : r;  // two's complement of r - q when negative
   for (std::size_t t = 0; t < o.words; ++t) out[t] = t == 0 ? low : (negative ? ~u64{0} : 0);
   out[o.words - 1] &= o.top_mask();
+}
+
+/// The inverse of an odd g mod 2^64 (Newton's iteration x <- x (2 - g x): g is its own inverse
+/// mod 8, and each step doubles the correct low bits, 3 -> 96 in five steps).
+EMBER_HD u64 odd_inverse(u64 g) {
+  u64 x = g;
+  for (int step = 0; step < 5; ++step) x *= 2 - g * x;
+  return x;
+}
+
+/// Output coefficient j of a(X^g) in Z[X]/(X^n + 1), for an odd g with galois_inverse = g^-1 mod
+/// 2n (odd_inverse): X^i goes to X^(i g) = -X^(i g - n), so coefficient j is a's coefficient
+/// i = j g^-1 mod 2n when i < n, else the negation mod 2^bits of coefficient i - n. `a` is the
+/// whole polynomial (shape s), `out` coefficient j's words.
+EMBER_HD void automorphism(u64* out, const u64* a, const BigShape& s, std::size_t j,
+                           u64 galois_inverse) {
+  const u64 i = (static_cast<u64>(j) * galois_inverse) & (2 * static_cast<u64>(s.n) - 1);
+  if (i < s.n) {
+    for (std::size_t w = 0; w < s.words; ++w) out[w] = a[i * s.words + w];
+  } else {
+    negate(out, a + (i - s.n) * s.words, s);
+  }
+}
+
+/// Coefficient k of the encoding of n = N/2 slots (w: after the inverse special FFT, bit-reversed,
+/// as CKKS encodes) times scale, rounded half to even (x: before the rounding), as two's complement
+/// words mod 2^o.bits. False, with out untouched, when the rounded value is not <= bound
+/// (bound < 2^63; NaN and infinities fail too).
+EMBER_HD bool encode_coefficient(u64* out, const BigShape& o, const ckks::Cx* w, std::size_t n,
+                                 int log_n, std::size_t k, double scale, double bound, double& x) {
+  x = ckks::f_mul(ckks::encoded_coefficient(w, n, log_n, k), scale);
+  const double v = ckks::round_even(x);
+  if (!(ckks::m_fabs(v) <= bound)) return false;
+  const auto value = static_cast<std::int64_t>(v);
+  for (std::size_t t = 0; t < o.words; ++t)
+    out[t] = t == 0 ? static_cast<u64>(value) : (value < 0 ? ~u64{0} : 0);
+  out[o.words - 1] &= o.top_mask();
+  return true;
+}
+
+/// a read as a signed s.bits-bit integer, divided by 2^scale_bits, as the nearest double (ties to
+/// even, as Python's int / int): the top 64 bits of |a| from its highest nonzero word, the bits
+/// below folded into the lowest (a sticky bit far below double's 53), converted and scaled by
+/// ldexp (exact unless the result leaves double's normal range).
+EMBER_HD double to_double(const u64* a, const BigShape& s, int scale_bits) {
+  const bool negative = signed_word(a, s, s.words) != 0;
+  u64 carry = negative ? 1 : 0;  // |a| = ~a + 1 when negative, word by word
+  u64 top = 0, below = 0, lower = 0;
+  std::size_t top_index = 0;
+  bool found = false;
+  u64 previous = 0, older = 0;  // magnitude words t - 1 and OR of those below t - 1
+  for (std::size_t t = 0; t < s.words; ++t) {
+    u64 m = signed_word(a, s, t);
+    if (negative) {
+      m = ~m + carry;
+      carry = carry && m == 0;
+    }
+    if (m) {
+      top = m;
+      below = previous;
+      lower = older;
+      top_index = t;
+      found = true;
+    }
+    older |= previous;
+    previous = m;
+  }
+  if (!found) return 0.0;
+  int lz = 0;
+  while (!(top >> 63)) {
+    top <<= 1;
+    ++lz;
+  }
+  const u64 head = lz ? top | (below >> (64 - lz)) : top;
+  const u64 rest = (lz ? below << lz : below) | lower;
+  const double magnitude = ldexp(static_cast<double>(head | (rest ? 1 : 0)),
+                                 64 * static_cast<int>(top_index) - lz - scale_bits);
+  return negative ? -magnitude : magnitude;
 }
 
 /// Coefficient c of a uniform polynomial mod 2^bits: stream words c words .. c words + words - 1

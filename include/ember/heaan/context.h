@@ -28,11 +28,15 @@ struct PublicKey {
   BigPoly b, a;
 };
 
-/// HEAAN's evaluation key mod Q^2 (its special modulus P is Q): b = -a s + e + Q s^2, both halves
-/// as residues over the relinearization primes in NTT form (the transform every HE Mul reuses).
-struct RelinKey {
+/// A key-switching key mod Q^2 (HEAAN's special modulus P is Q) from a secret s' to s:
+/// b = -a s + e + Q s', both halves as residues over the relinearization primes in NTT form (the
+/// transform every use reuses). galois 0: s' = s^2, the relinearization key; an odd galois:
+/// s' = s(X^galois), the key of that rotation (5^k mod 2N) or of conjugation (2N - 1).
+struct SwitchKey {
   RnsPoly b, a;
+  u64 galois = 0;
 };
+using RelinKey = SwitchKey;
 
 /// c0 + c1 s = m + e mod 2^bits (both polynomials of the same width).
 struct Ciphertext {
@@ -71,13 +75,28 @@ class Context {
     return backend::ckks::coeffs_to_slots(coeffs, twiddles_);
   }
 
+  using SlotType = backend::ckks::SlotType;
+  /// The message polynomial (log Q bits) of up to N/2 values of `type` (zero-padded), in host
+  /// memory or (on_device) in this context's device memory, read in place: CKKS's special FFT, the
+  /// scaling by 2^scale_bits, the rounding and the words, all on the device (the backend's
+  /// ckks_encode and big_int families). ParameterError for NaN or infinite values, and for
+  /// scaled coefficients of 2^62 or more.
+  BigPoly encode_slots(const void* values, SlotType type, std::size_t count, bool on_device,
+                       int scale_bits) const;
+  /// The first `count` slots (f64: real parts; c128: complex) of m (read signed) divided by
+  /// 2^scale_bits, written to `out` in host memory or (on_device) this device's memory.
+  void decode_slots(const BigPoly& m, int scale_bits, void* out, SlotType type, std::size_t count,
+                    bool on_device) const;
+
   /// Uniform ternary (hamming_weight 0) or exactly hamming_weight nonzero coefficients.
   SecretKey generate_secret(ring::Sampler& sampler, std::size_t hamming_weight = 0) const;
   PublicKey generate_public(const SecretKey& sk, ring::Sampler& sampler) const;
   RelinKey generate_relin(const SecretKey& sk, ring::Sampler& sampler) const;
-  /// The relinearization key's halves (b, a) as words mod Q^2, and back (serialization).
-  std::pair<BigPoly, BigPoly> relin_words(const RelinKey& rk) const;
-  RelinKey relin_from_words(const BigPoly& b, const BigPoly& a) const;
+  /// The key switching s(X^galois) to s, for an odd galois in (1, 2N) (ParameterError else).
+  SwitchKey generate_rotation(const SecretKey& sk, u64 galois, ring::Sampler& sampler) const;
+  /// A key's halves (b, a) as words mod Q^2, and back with its Galois element (serialization).
+  std::pair<BigPoly, BigPoly> key_words(const SwitchKey& key) const;
+  SwitchKey key_from_words(const BigPoly& b, const BigPoly& a, u64 galois = 0) const;
 
   /// m (log_q bits) under the secret key: c1 uniform, c0 = -c1 s + e + m.
   Ciphertext encrypt(const BigPoly& m, const SecretKey& sk, ring::Sampler& sampler) const;
@@ -98,6 +117,15 @@ class Context {
   /// relinearization by two against the key mod Q^2, then the division by Q. Not rescaled.
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b, const RelinKey& rk,
                       MulPhases* phases = nullptr) const;
+  /// Key switching of d (a polynomial mod 2^bits, bits <= log Q) by `key` (s' to s): (t0, t1) mod
+  /// 2^bits with t0 + t1 s = d s' + a small error, as round(d (b, a) / Q) computed mod
+  /// 2^(bits + log Q) over the relinearization primes. The relinearization and the rotations.
+  std::pair<BigPoly, BigPoly> key_switch(const BigPoly& d, const SwitchKey& key,
+                                         MulPhases* phases = nullptr) const;
+  /// The ciphertext's message at X^key.galois: both halves through the automorphism, then c1
+  /// switched back to s. A rotation of the slots (5^k) or their conjugation (2N - 1).
+  Ciphertext apply_galois(const Ciphertext& a, const SwitchKey& key,
+                          MulPhases* phases = nullptr) const;
   /// multiply with its four polynomial products placed on several devices (Jung et al.):
   /// devices[0] (this context's device, where a, b and the result live) takes a1 b1 and the
   /// relinearization by the key's b half; devices[1] a0 b0; devices[2] (else devices[1]) the
@@ -107,13 +135,20 @@ class Context {
   Ciphertext multiply_spread(const Ciphertext& a, const Ciphertext& b,
                              const std::vector<const RelinKey*>& keys,
                              const std::vector<Device>& devices) const;
-  /// A copy of the relinearization key on `device`.
-  RelinKey relin_on(const RelinKey& rk, Device device) const;
+  /// A copy of a key on `device`.
+  SwitchKey key_on(const SwitchKey& key, Device device) const;
 
  private:
   void check(const Ciphertext& a, const char* op) const;
   RnsPoly secret_over(const SecretKey& sk, const ring::RnsBasis& basis) const;
   BigPoly small_error(ring::Sampler& sampler, int bits) const;
+  /// b = -a s + e + Q target mod Q^2 (target: s' mod Q^2), both halves transformed.
+  SwitchKey generate_switch(const SecretKey& sk, const BigPoly& target, u64 galois,
+                            ring::Sampler& sampler) const;
+  void check_key(const SwitchKey& key, const char* op) const;
+  /// d's residues over the relinearization primes (coeff form) as a centered value,
+  /// |d| <= 2^(bits - 1): the key switch's input.
+  RnsPoly centered_residues(const BigPoly& d) const;
 
   std::size_t n_;
   int log_q_;
@@ -122,6 +157,11 @@ class Context {
   ring::RnsBasis relin_basis_;
   ring::RnsBasis small_basis_;  // the first prime: small polynomials before their lift
   std::vector<Cx> twiddles_;    // backend::ckks::ckks_slot_twiddles(N / 2)
+  // Every coefficient 1, coeff form, over the relinearization primes and over the first prime:
+  // key_switch's centering of its input.
+  RnsPoly ones_, ones_small_;
+  backend::Buffer
+      device_twiddles_;  // twiddles_ in the device's memory (encode_slots, decode_slots)
 };
 
 }  // namespace ember::heaan

@@ -56,6 +56,9 @@ class BigPoly {
   /// (at most one of them nonzero), mod 2^out_bits. left = right = 0 changes the width only:
   /// HEAAN's mod-down when out_bits < bits.
   BigPoly shifted(int out_bits, int left, int right) const;
+  /// This polynomial at X^galois (an odd galois; 5^k mod 2N rotates CKKS's slots left by k,
+  /// 2N - 1 conjugates them): a signed permutation of the coefficients, the same width.
+  BigPoly automorphism(u64 galois) const;
 
  private:
   void check_same(const BigPoly& o, const char* op) const;

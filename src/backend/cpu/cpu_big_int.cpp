@@ -26,6 +26,29 @@ class CpuBigInt final : public BigIntOps {
     each(o.n,
          [&](std::size_t c) { big::shift(out + c * o.words, o, a + c * i.words, i, left, right); });
   }
+  void big_automorphism_async(u64* out, const u64* a, const BigShape& s, u64 galois,
+                              Stream) override {
+    const u64 inverse = big::odd_inverse(galois);
+    each(s.n, [&](std::size_t c) { big::automorphism(out + c * s.words, a, s, c, inverse); });
+  }
+  void big_encode_slots_async(u64* out, const BigShape& o, const void* slots, double scale,
+                              double bound, u64* flags, Stream) override {
+    const std::size_t n = o.n / 2;
+    int log_n = 0;
+    while ((std::size_t{1} << log_n) < n) ++log_n;
+    const auto* w = static_cast<const ckks::Cx*>(slots);
+    for (std::size_t k = 0; k < o.n; ++k) {
+      double x = 0;
+      if (!big::encode_coefficient(out + k * o.words, o, w, n, log_n, k, scale, bound, x)) {
+        flags[0] |= ckks::kTooLarge;
+        flags[1] = ckks::double_bits(x);
+      }
+    }
+  }
+  void big_to_doubles_async(double* out, const u64* a, const BigShape& s, int scale_bits,
+                            Stream) override {
+    each(s.n, [&](std::size_t c) { out[c] = big::to_double(a + c * s.words, s, scale_bits); });
+  }
   void big_to_rns_async(u64* out, const u64* words, const BigShape& in, const BigRnsView& v,
                         Stream) override {
     each(in.n, [&](std::size_t c) {

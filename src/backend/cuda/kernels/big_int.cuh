@@ -36,6 +36,31 @@ __global__ void big_shift_kernel(u64* out, BigShape o, const u64* a, BigShape i,
   if (c < o.n) backend::big::shift(out + c * o.words, o, a + c * i.words, i, left, right);
 }
 
+__global__ void big_automorphism_kernel(u64* out, const u64* a, BigShape s, u64 galois_inverse) {
+  const std::size_t c = big_coefficient();
+  wait_for_previous_kernels();
+  if (c < s.n) backend::big::automorphism(out + c * s.words, a, s, c, galois_inverse);
+}
+
+__global__ void big_encode_slots_kernel(u64* out, BigShape o, const backend::ckks::Cx* w, int log_n,
+                                        double scale, double bound, unsigned long long* flags) {
+  const std::size_t k = big_coefficient();
+  wait_for_previous_kernels();
+  if (k >= o.n) return;
+  double x = 0;
+  if (!backend::big::encode_coefficient(out + k * o.words, o, w, o.n / 2, log_n, k, scale, bound,
+                                        x)) {
+    atomicOr(flags, static_cast<unsigned long long>(backend::ckks::kTooLarge));
+    atomicExch(flags + 1, static_cast<unsigned long long>(backend::ckks::double_bits(x)));
+  }
+}
+
+__global__ void big_to_doubles_kernel(double* out, const u64* a, BigShape s, int scale_bits) {
+  const std::size_t c = big_coefficient();
+  wait_for_previous_kernels();
+  if (c < s.n) out[c] = backend::big::to_double(a + c * s.words, s, scale_bits);
+}
+
 /// The CRT's block: kBigCrtThreads coefficients, their limbs loaded together (coalesced) and
 /// transposed into shared memory, then each thread's residues written row by row (coalesced).
 inline constexpr std::size_t kBigRnsMaxLimbs = 160;

@@ -29,6 +29,23 @@ class CudaBigInt final : public BigIntOps {
                        int right, Stream stream) override {
     run(o.n, stream, k::big_shift_kernel, "big_shift_kernel", out, o, a, i, left, right);
   }
+  void big_automorphism_async(u64* out, const u64* a, const BigShape& s, u64 galois,
+                              Stream stream) override {
+    run(s.n, stream, k::big_automorphism_kernel, "big_automorphism_kernel", out, a, s,
+        backend::big::odd_inverse(galois));
+  }
+  void big_encode_slots_async(u64* out, const BigShape& o, const void* slots, double scale,
+                              double bound, u64* flags, Stream stream) override {
+    int log_n = 0;
+    while ((std::size_t{1} << log_n) < o.n / 2) ++log_n;
+    run(o.n, stream, k::big_encode_slots_kernel, "big_encode_slots_kernel", out, o,
+        static_cast<const ckks::Cx*>(slots), log_n, scale, bound,
+        reinterpret_cast<unsigned long long*>(flags));
+  }
+  void big_to_doubles_async(double* out, const u64* a, const BigShape& s, int scale_bits,
+                            Stream stream) override {
+    run(s.n, stream, k::big_to_doubles_kernel, "big_to_doubles_kernel", out, a, s, scale_bits);
+  }
   void big_to_rns_async(u64* out, const u64* words, const BigShape& in, const BigRnsView& v,
                         Stream stream) override {
     if (v.limbs32 > k::kBigRnsMaxLimbs)
