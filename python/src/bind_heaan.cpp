@@ -83,7 +83,7 @@ void bind_heaan(nb::module_& m) {
   nb::class_<heaan::SwitchKey>(m, "HeaanSwitchKey")
       .def(
           "__init__",
-          [](heaan::SwitchKey* k, const ring::RnsPoly& b, const ring::RnsPoly& a, u64 galois) {
+          [](heaan::SwitchKey* k, const ring::RnsPoly32& b, const ring::RnsPoly32& a, u64 galois) {
             new (k) heaan::SwitchKey{b.copy(), a.copy(), galois};
           },
           nb::arg("b"), nb::arg("a"), nb::arg("galois") = 0)

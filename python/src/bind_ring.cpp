@@ -102,6 +102,9 @@ void bind_ring(nb::module_& m) {
           },
           nb::arg("basis"), nb::arg("array"), nb::arg("form") = "coeff", nb::arg("device") = "cpu")
       .def("to_numpy", [](const RnsPoly32& p) { return to_numpy32(p.to_host(), p.limbs(), p.n()); })
+      .def_prop_ro("basis", &RnsPoly32::basis)
+      .def_prop_ro("limbs", &RnsPoly32::limbs)
+      .def_prop_ro("n", &RnsPoly32::n)
       .def_prop_ro("form", [](const RnsPoly32& p) { return std::string(form_name(p.form())); })
       .def_prop_ro("device", [](const RnsPoly32& p) { return p.device().str(); })
       .def("ntt", &RnsPoly32::ntt)

@@ -4,13 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <utility>
 
 #include "ember/core/errors.h"
 #include "ember/core/modarith.h"
-#include "ember/core/numtheory.h"
 
 namespace ember::heaan {
 
@@ -43,10 +41,9 @@ class PhaseClock {
   clock::time_point mark_ = clock::now();
 };
 
-RnsPoly constant_one(const RnsBasis& basis, Device device, std::size_t n) {
-  const std::vector<std::int64_t> ones(n, 1);
-  return RnsPoly::from_signed(basis, Form::coeff, device, ones.data());
-}
+/// The width small polynomials (secrets, masks) take between their one-prime residues and the
+/// CRT to many primes: two 32-bit limbs.
+constexpr int kSmallBits = 64;
 }  // namespace
 
 Context::Context(std::size_t n, int log_q, const std::vector<u64>& primes, Device device)
@@ -57,8 +54,6 @@ Context::Context(std::size_t n, int log_q, const std::vector<u64>& primes, Devic
       relin_basis_(mult_.basis_for(log_q, 2 * log_q)),
       small_basis_(mult_.ring(), {0}),
       twiddles_(backend::ckks::ckks_slot_twiddles(n / 2)),
-      ones_(constant_one(relin_basis_, device, n)),
-      ones_small_(constant_one(small_basis_, device, n)),
       device_twiddles_(backend::Buffer::from_host(backend::backend_for(device), twiddles_.data(),
                                                   twiddles_.size() * sizeof(Cx),
                                                   backend::Stream{})) {
@@ -77,11 +72,15 @@ SecretKey Context::generate_secret(ring::Sampler& sampler, std::size_t hamming_w
   return sk;
 }
 
-RnsPoly Context::secret_over(const SecretKey& sk, const RnsBasis& basis) const {
+RnsPoly32 Context::secret_over(const SecretKey& sk, const RnsBasis& basis) const {
   if (sk.s.size() != n_)
     throw MismatchError("HEAAN: the secret key has " + std::to_string(sk.s.size()) +
                         " coefficients, the context N=" + std::to_string(n_));
-  return RnsPoly::from_signed(basis, Form::eval, device_, sk.s.data());
+  return small_over(RnsPoly::from_signed(small_basis_, Form::coeff, device_, sk.s.data()), basis);
+}
+
+RnsPoly32 Context::small_over(const RnsPoly& small, const RnsBasis& basis) const {
+  return mult_.transform(BigPoly::from_residues(small, kSmallBits), basis, true);
 }
 
 BigPoly Context::small_error(ring::Sampler& sampler, int bits) const {
@@ -107,7 +106,7 @@ SwitchKey Context::generate_switch(const SecretKey& sk, const BigPoly& target, u
 
 RelinKey Context::generate_relin(const SecretKey& sk, ring::Sampler& sampler) const {
   // s^2 is small (|coefficients| <= N), exact over these primes.
-  const RnsPoly s = secret_over(sk, relin_basis_);
+  const RnsPoly32 s = secret_over(sk, relin_basis_);
   return generate_switch(sk, mult_.product(s, s, 2 * log_q_), 0, sampler);
 }
 
@@ -123,7 +122,7 @@ void check_galois(u64 galois, std::size_t n, const char* op) {
 SwitchKey Context::generate_rotation(const SecretKey& sk, u64 galois,
                                      ring::Sampler& sampler) const {
   check_galois(galois, n_, "rotation key");
-  const RnsPoly s = secret_over(sk, small_basis_).intt();
+  const RnsPoly s = RnsPoly::from_signed(small_basis_, Form::coeff, device_, sk.s.data());
   const BigPoly target = BigPoly::from_residues(s, 2 * log_q_).automorphism(galois);
   return generate_switch(sk, target, galois, sampler);
 }
@@ -168,8 +167,7 @@ Ciphertext Context::encrypt(const BigPoly& m, const PublicKey& pk, ring::Sampler
     throw ParameterError("HEAAN encrypt: the message must have N=" + std::to_string(n_) +
                          " coefficients of at most log Q = " + std::to_string(log_q_) + " bits");
   const RnsBasis basis = mult_.basis_for(log_q_, 1);
-  RnsPoly v = sampler.ternary(basis, device_, 0.5);
-  v.ntt_inplace();
+  const RnsPoly32 v = small_over(sampler.ternary(small_basis_, device_, 0.5), basis);
   const BigPoly vb = mult_.product(mult_.transform(pk.b, basis), v, log_q_);
   const BigPoly va = mult_.product(mult_.transform(pk.a, basis), v, log_q_);
   Ciphertext ct{vb.add(small_error(sampler, log_q_)), va.add(small_error(sampler, log_q_))};
@@ -242,11 +240,11 @@ std::pair<BigPoly, BigPoly> Context::key_switch(const BigPoly& d, const SwitchKe
   // d (b, a) over Z, d centered: below N 2^(bits - 1 + 2 log Q) <= N 2^(3 log Q), within the
   // relinearization primes' quarter, so the inverse CRT is exact mod 2^(bits + log Q); then / Q,
   // rounded.
-  RnsPoly r = centered_residues(d);
+  RnsPoly32 r = centered_residues(d);
   clock.lap(&MulPhases::crt);
   r.ntt_inplace();
   clock.lap(&MulPhases::ntt);
-  RnsPoly rb = r.multiply(key.b), ra = r.multiply(key.a);
+  RnsPoly32 rb = r.multiply(key.b), ra = r.multiply(key.a);
   clock.lap(&MulPhases::other);
   rb.intt_inplace();
   ra.intt_inplace();
@@ -259,24 +257,12 @@ std::pair<BigPoly, BigPoly> Context::key_switch(const BigPoly& d, const SwitchKe
   return out;
 }
 
-RnsPoly Context::centered_residues(const BigPoly& d) const {
+RnsPoly32 Context::centered_residues(const BigPoly& d) const {
   // Read in [0, 2^bits), d would add 2^(bits - log Q) u e to the key switch's error d e / Q, for
   // u the 0/1 polynomial of d's sign bits: its mean (e times the all-ones polynomial, halved) is
   // large in the slots near 1 (2^-11 instead of 2^-14 for a rotation at N = 2^14, bits = log Q).
-  // d + 2^(bits - 1) mod 2^bits read unsigned, less 2^(bits - 1) in every residue, is d centered.
-  const int bits = d.bits();
-  std::optional<RnsPoly> far_small, far;  // the constants on another device (multiply_spread)
-  if (d.device() != device_) {
-    far_small = constant_one(small_basis_, d.device(), n_);
-    far = constant_one(relin_basis_, d.device(), n_);
-  }
-  const RnsPoly& one_small = far_small ? *far_small : ones_small_;
-  const RnsPoly& one = far ? *far : ones_;
-  const BigPoly half = BigPoly::from_residues(one_small, bits).shifted(bits, bits - 1, 0);
-  std::vector<u64> offset(relin_basis_.size());
-  for (std::size_t i = 0; i < offset.size(); ++i)
-    offset[i] = pow_mod(2, static_cast<u64>(bits - 1), make_modulus(relin_basis_.prime(i)));
-  return mult_.to_rns(d.add(half), relin_basis_).sub(one.multiply_scalar(offset));
+  // The CRT reads d signed: 2^bits mod p off the residues of its negative coefficients.
+  return mult_.to_rns(d, relin_basis_, true);
 }
 
 Ciphertext Context::apply_galois(const Ciphertext& a, const SwitchKey& key,
@@ -311,15 +297,15 @@ Ciphertext Context::multiply(const Ciphertext& a, const Ciphertext& b, const Rel
   PhaseClock clock(device_, phases);
   // The tensor product: d0 = a0 b0, d2 = a1 b1, d1 = (a0 + a1)(b0 + b1) - d0 - d2.
   const RnsBasis tb = tensor_basis(bits);
-  RnsPoly a0 = mult_.to_rns(a.c0, tb), a1 = mult_.to_rns(a.c1, tb);
-  RnsPoly b0 = mult_.to_rns(b.c0, tb), b1 = mult_.to_rns(b.c1, tb);
+  RnsPoly32 a0 = mult_.to_rns(a.c0, tb), a1 = mult_.to_rns(a.c1, tb);
+  RnsPoly32 b0 = mult_.to_rns(b.c0, tb), b1 = mult_.to_rns(b.c1, tb);
   clock.lap(&MulPhases::crt);
-  for (RnsPoly* p : {&a0, &a1, &b0, &b1}) p->ntt_inplace();
+  for (RnsPoly32* p : {&a0, &a1, &b0, &b1}) p->ntt_inplace();
   clock.lap(&MulPhases::ntt);
-  RnsPoly p2 = a1.multiply(b1), p0 = a0.multiply(b0);
-  RnsPoly p1 = a0.add(a1).multiply(b0.add(b1));
+  RnsPoly32 p2 = a1.multiply(b1), p0 = a0.multiply(b0);
+  RnsPoly32 p1 = a0.add(a1).multiply(b0.add(b1));
   clock.lap(&MulPhases::other);
-  for (RnsPoly* p : {&p0, &p1, &p2}) p->intt_inplace();
+  for (RnsPoly32* p : {&p0, &p1, &p2}) p->intt_inplace();
   clock.lap(&MulPhases::intt);
   const BigPoly d0 = mult_.from_rns(p0, bits), d1 = mult_.from_rns(p1, bits);
   const BigPoly d2 = mult_.from_rns(p2, bits);
@@ -380,7 +366,7 @@ Ciphertext Context::multiply_spread(const Ciphertext& a, const Ciphertext& b,
   const BigPoly d0_far = product(a0, b0);
   const BigPoly d1_far = product(sum_a, sum_b);
   const int wide = bits + log_q_;
-  const RnsPoly r0 = centered_residues(d2).ntt();
+  const RnsPoly32 r0 = centered_residues(d2).ntt();
   const BigPoly t0 = mult_.product(r0, key0->b, wide);
   const BigPoly t1_far = dev3 == dev0
                              ? mult_.product(r0, key0->a, wide)

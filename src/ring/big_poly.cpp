@@ -185,16 +185,16 @@ BigPoly BigPoly::automorphism(u64 galois) const {
 
 struct BigMultiplier::Tables {
   backend::Buffer words, reciprocal, limbs, minus_p;  // minus_p, reciprocal: inverse CRT only
+  backend::Buffer wrap;                               // the centered CRT's 2^bits mod p_i
   backend::BigRnsView forward;
   backend::BigCrtView inverse;
 };
 
 BigMultiplier::BigMultiplier(std::shared_ptr<const RingContext> ring) : ring_(std::move(ring)) {
   for (std::size_t id = 0; id < ring_->prime_count(); ++id)
-    if (ring_->prime(id) >> 31)
+    if (ring_->prime(id) >> kMaxModulusBitsOf<u32>)
       throw ParameterError(
-          "BigMultiplier: its primes must be below 2^31 (the inverse CRT's limb "
-          "sums), got " +
+          "BigMultiplier: its primes must be below 2^30 (residues in 32-bit words), got " +
           std::to_string(ring_->prime(id)));
 }
 
@@ -208,17 +208,20 @@ void BigMultiplier::check_prefix(const RnsBasis& basis, const char* op) const {
 }
 
 const BigMultiplier::Tables& BigMultiplier::forward_tables(const RnsBasis& basis, std::size_t words,
+                                                           int centered_bits,
                                                            backend::Backend& be) const {
   const std::size_t m = basis.size(), limbs = 2 * words;
   const auto dev = be.device();
   std::lock_guard lock(mutex_);
-  auto& slot = forward_[std::make_tuple(static_cast<int>(dev.kind), dev.index, m, limbs)];
+  auto& slot =
+      forward_[std::make_tuple(static_cast<int>(dev.kind), dev.index, m, limbs, centered_bits)];
   if (slot) return *slot;
   const std::size_t stride = (m + 7) / 8 * 8;
   std::vector<Modulus> moduli(m);
-  std::vector<std::uint32_t> pow32(limbs * stride, 0);
+  std::vector<std::uint32_t> pow32(limbs * stride, 0), wrap(stride, 0);
   for (std::size_t i = 0; i < m; ++i) {
     moduli[i] = make_modulus(basis.prime(i));
+    wrap[i] = static_cast<std::uint32_t>(pow_mod(2, static_cast<u64>(centered_bits), moduli[i]));
     const u64 two32 = (u64{1} << 32) % basis.prime(i);
     u64 cur = 1;
     for (std::size_t j = 0; j < limbs; ++j) {
@@ -230,9 +233,14 @@ const BigMultiplier::Tables& BigMultiplier::forward_tables(const RnsBasis& basis
   const backend::Stream s{};
   t->words = backend::Buffer::from_host(be, moduli.data(), m * sizeof(Modulus), s);
   t->limbs = backend::Buffer::from_host(be, pow32.data(), pow32.size() * 4, s);
+  t->wrap = backend::Buffer::from_host(be, wrap.data(), wrap.size() * 4, s);
   be.synchronize(s);
   t->forward = backend::BigRnsView{m, limbs, stride, t->words.as<const Modulus>(),
                                    t->limbs.as<const std::uint32_t>()};
+  if (centered_bits) {
+    t->forward.wrap = t->wrap.as<const std::uint32_t>();
+    t->forward.bits = centered_bits;
+  }
   slot = std::move(t);
   return *slot;
 }
@@ -242,7 +250,7 @@ const BigMultiplier::Tables& BigMultiplier::inverse_tables(const RnsBasis& basis
   const std::size_t m = basis.size(), limbs = 2 * BigPoly::words_for(out_bits);
   const auto dev = be.device();
   std::lock_guard lock(mutex_);
-  auto& slot = inverse_[std::make_tuple(static_cast<int>(dev.kind), dev.index, m, limbs)];
+  auto& slot = inverse_[std::make_tuple(static_cast<int>(dev.kind), dev.index, m, limbs, 0)];
   if (slot) return *slot;
   const auto primes = basis.primes();
   Limbs p_all{1};
@@ -304,31 +312,31 @@ RnsBasis BigMultiplier::basis_for(int a_bits, int b_bits) const {
   return RnsBasis(ring_, std::move(ids));
 }
 
-RnsPoly BigMultiplier::to_rns(const BigPoly& a, const RnsBasis& basis) const {
+RnsPoly32 BigMultiplier::to_rns(const BigPoly& a, const RnsBasis& basis, bool centered) const {
   check_prefix(basis, "to_rns");
   if (a.n() != ring_->n())
     throw MismatchError("to_rns: the polynomial has N=" + std::to_string(a.n()) +
                         ", the multiplier's ring " + std::to_string(ring_->n()));
-  RnsPoly r(basis, Form::coeff, a.device(), a.stream());
+  RnsPoly32 r(basis, Form::coeff, a.device(), a.stream());
   auto& be = a.backend();
-  be.big_int().big_to_rns_async(r.data(), a.data(), a.shape(),
-                                forward_tables(basis, a.words(), be).forward, a.stream());
+  const auto& tables = forward_tables(basis, a.words(), centered ? a.bits() : 0, be);
+  be.big_int().big_to_rns_async(r.data(), a.data(), a.shape(), tables.forward, a.stream());
   return r;
 }
 
-RnsPoly BigMultiplier::transform(const BigPoly& a, const RnsBasis& basis) const {
-  RnsPoly r = to_rns(a, basis);
+RnsPoly32 BigMultiplier::transform(const BigPoly& a, const RnsBasis& basis, bool centered) const {
+  RnsPoly32 r = to_rns(a, basis, centered);
   r.ntt_inplace();
   return r;
 }
 
-BigPoly BigMultiplier::product(const RnsPoly& a, const RnsPoly& b, int out_bits) const {
-  RnsPoly c = a.multiply(b);
+BigPoly BigMultiplier::product(const RnsPoly32& a, const RnsPoly32& b, int out_bits) const {
+  RnsPoly32 c = a.multiply(b);
   c.intt_inplace();
   return from_rns(c, out_bits);
 }
 
-BigPoly BigMultiplier::from_rns(const RnsPoly& a, int out_bits) const {
+BigPoly BigMultiplier::from_rns(const RnsPoly32& a, int out_bits) const {
   if (a.form() != Form::coeff) throw MismatchError("from_rns needs coeff form; call intt() first");
   check_prefix(a.basis(), "from_rns");
   auto& be = a.backend();

@@ -37,13 +37,14 @@ class BigIntOps {
   /// (big::to_double).
   virtual void big_to_doubles_async(double* out, const u64* a, const BigShape& s, int scale_bits,
                                     Stream stream) = 0;
-  /// The CRT: out[i][c] = coefficient c of `words` (shape i) mod prime i of v (v.limbs32 =
-  /// 2 i.words), coeff form.
-  virtual void big_to_rns_async(u64* out, const u64* words, const BigShape& in, const BigRnsView& v,
+  /// The CRT: out[i][c] = coefficient c of `words` (shape i; read signed when v.wrap is set) mod
+  /// prime i of v (v.limbs32 = 2 i.words), coeff form, as 32-bit words (primes below 2^30).
+  virtual void big_to_rns_async(u32* out, const u64* words, const BigShape& in, const BigRnsView& v,
                                 Stream stream) = 0;
   /// out (shape o) = each coefficient's centered value (|x| < P / 4) from its residues
-  /// (v.primes rows of o.n, coeff form), mod 2^o.bits: the inverse CRT (big::crt_combine).
-  virtual void big_from_rns_async(u64* out, const BigShape& o, const u64* residues,
+  /// (v.primes rows of o.n 32-bit words, coeff form), mod 2^o.bits: the inverse CRT
+  /// (big::crt_combine).
+  virtual void big_from_rns_async(u64* out, const BigShape& o, const u32* residues,
                                   const BigCrtView& v, Stream stream) = 0;
   /// out (shape o) = the centered lift of one row of residues mod q (small polynomials: secrets,
   /// errors), mod 2^o.bits.

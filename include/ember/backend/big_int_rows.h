@@ -44,13 +44,18 @@ struct BigCrtView {
   const u32* minus_p = nullptr;        // [stride]: -P mod 2^(32 limbs32), 0-padded
 };
 
-/// Tables of the CRT of big integers (limbs32 32-bit limbs) into residues mod primes below 2^31.
+/// Tables of the CRT of big integers (limbs32 32-bit limbs) into residues mod primes below 2^30,
+/// written as 32-bit words.
 struct BigRnsView {
   std::size_t primes = 0;
   std::size_t limbs32 = 0;          // 32-bit limbs of the input: 2 words
   std::size_t stride = 0;           // primes rounded up to 8: a row of pow32
   const Modulus* moduli = nullptr;  // [primes]
   const u32* pow32 = nullptr;       // [limbs32][stride]: 2^(32 j) mod p_i, 0-padded
+  // Centered reading (the input as a signed `bits`-bit integer): [stride] 2^bits mod p_i, taken
+  // off the residues of negative inputs; nullptr reads the input unsigned, in [0, 2^bits).
+  const u32* wrap = nullptr;
+  int bits = 0;  // the input's width when wrap is set
 };
 
 namespace big {
@@ -73,11 +78,22 @@ EMBER_HD void accumulate(u64& lo, u64& hi, u64 a, u64 b) {
 /// table entry and input read once for eight multiply-accumulates.
 inline constexpr std::size_t kBigBlock = 8;
 
-/// out[r] = x mod p_(i0 + r), r < kBigBlock, for x given by its 32-bit limbs (limb(j)): sum_j
-/// limb_j (2^(32 j) mod p) in 128 bits (below 2^70 for up to 64 words), one reduction at the end.
-/// Entries past v.primes are left alone.
+/// Whether x, given by its 32-bit limbs (limb(j)), is negative read as a signed v.bits-bit integer
+/// (always false for an unsigned reading, v.wrap == nullptr).
 template <class Limb>
-EMBER_HD void rns_residues(Limb limb, const BigRnsView& v, std::size_t i0, u64 out[kBigBlock]) {
+EMBER_HD bool reads_negative(Limb limb, const BigRnsView& v) {
+  if (!v.wrap) return false;
+  const int top = v.bits - 1;
+  return (limb(static_cast<std::size_t>(top / 32)) >> (top % 32)) & 1u;
+}
+
+/// out[r] = x mod p_(i0 + r), r < kBigBlock, for x given by its 32-bit limbs (limb(j)): sum_j
+/// limb_j (2^(32 j) mod p) in 128 bits (below 2^70 for up to 64 words), one reduction at the end;
+/// `negative` (reads_negative) takes 2^bits off, for the centered value. Entries past v.primes are
+/// left alone.
+template <class Limb>
+EMBER_HD void rns_residues(Limb limb, const BigRnsView& v, std::size_t i0, bool negative,
+                           u32 out[kBigBlock]) {
   u64 lo[kBigBlock] = {}, hi[kBigBlock] = {};
   for (std::size_t j = 0; j < v.limbs32; ++j) {
     const u64 x = limb(j);
@@ -88,8 +104,12 @@ EMBER_HD void rns_residues(Limb limb, const BigRnsView& v, std::size_t i0, u64 o
       accumulate(lo[r + 4], hi[r + 4], x, c1.v[r]);
     }
   }
-  for (std::size_t r = 0; r < kBigBlock; ++r)
-    if (i0 + r < v.primes) out[r] = reduce_product(hi[r], lo[r], v.moduli[i0 + r]);
+  for (std::size_t r = 0; r < kBigBlock; ++r) {
+    if (i0 + r >= v.primes) continue;
+    const Modulus& m = v.moduli[i0 + r];
+    const u64 x = reduce_product(hi[r], lo[r], m);
+    out[r] = static_cast<u32>(negative ? sub_mod(x, u64{v.wrap[i0 + r]}, m.value) : x);
+  }
 }
 
 /// y_i = r_i (P / p_i)^-1 mod p_i, for a residue r of prime i.

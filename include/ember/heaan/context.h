@@ -17,6 +17,7 @@ namespace ember::heaan {
 using backend::Device;
 using ring::BigPoly;
 using ring::RnsPoly;
+using ring::RnsPoly32;
 
 /// The secret's coefficients in {-1, 0, 1}, on the host (the client's).
 struct SecretKey {
@@ -33,7 +34,7 @@ struct PublicKey {
 /// transform every use reuses). galois 0: s' = s^2, the relinearization key; an odd galois:
 /// s' = s(X^galois), the key of that rotation (5^k mod 2N) or of conjugation (2N - 1).
 struct SwitchKey {
-  RnsPoly b, a;
+  RnsPoly32 b, a;
   u64 galois = 0;
 };
 using RelinKey = SwitchKey;
@@ -140,7 +141,12 @@ class Context {
 
  private:
   void check(const Ciphertext& a, const char* op) const;
-  RnsPoly secret_over(const SecretKey& sk, const ring::RnsBasis& basis) const;
+  /// The secret over `basis`, eval form: its residues over the first prime lifted centered to a
+  /// small big integer, whose CRT to the basis (two limbs) runs on the device.
+  RnsPoly32 secret_over(const SecretKey& sk, const ring::RnsBasis& basis) const;
+  /// A small polynomial given by its residues over the first prime (coeff form) over `basis`,
+  /// eval form (the same centered lift and CRT).
+  RnsPoly32 small_over(const RnsPoly& small, const ring::RnsBasis& basis) const;
   BigPoly small_error(ring::Sampler& sampler, int bits) const;
   /// b = -a s + e + Q target mod Q^2 (target: s' mod Q^2), both halves transformed.
   SwitchKey generate_switch(const SecretKey& sk, const BigPoly& target, u64 galois,
@@ -148,7 +154,7 @@ class Context {
   void check_key(const SwitchKey& key, const char* op) const;
   /// d's residues over the relinearization primes (coeff form) as a centered value,
   /// |d| <= 2^(bits - 1): the key switch's input.
-  RnsPoly centered_residues(const BigPoly& d) const;
+  RnsPoly32 centered_residues(const BigPoly& d) const;
 
   std::size_t n_;
   int log_q_;
@@ -157,9 +163,6 @@ class Context {
   ring::RnsBasis relin_basis_;
   ring::RnsBasis small_basis_;  // the first prime: small polynomials before their lift
   std::vector<Cx> twiddles_;    // backend::ckks::ckks_slot_twiddles(N / 2)
-  // Every coefficient 1, coeff form, over the relinearization primes and over the first prime:
-  // key_switch's centering of its input.
-  RnsPoly ones_, ones_small_;
   backend::Buffer
       device_twiddles_;  // twiddles_ in the device's memory (encode_slots, decode_slots)
 };

@@ -68,9 +68,11 @@ class BigPoly {
   backend::Buffer storage_;
 };
 
-/// Exact negacyclic products of BigPolys over a ring of NTT-friendly primes below 2^31: the first
-/// primes whose product P exceeds 4 N 2^(a_bits + b_bits) hold every coefficient of the product
-/// over Z of the inputs' representatives in [0, 2^bits) within P / 4, so the inverse CRT
+/// Exact negacyclic products of BigPolys over a ring of NTT-friendly primes below 2^30, whose
+/// residues are 32-bit words (RnsPoly32: the CRT writes them, the NTTs and products run on them,
+/// the inverse CRT reads them; the same code as the 64-bit RNS path instantiated for u32): the
+/// first primes whose product P exceeds 4 N 2^(a_bits + b_bits) hold every coefficient of the
+/// product over Z of the inputs' representatives in [0, 2^bits) within P / 4, so the inverse CRT
 /// (big::crt_combine) gives it exactly and its low out_bits bits are the product mod 2^out_bits
 /// (for out_bits at most each input's bits).
 class BigMultiplier {
@@ -82,25 +84,27 @@ class BigMultiplier {
   /// The primes a product of inputs of a_bits and b_bits needs (ParameterError when the ring has
   /// too few).
   RnsBasis basis_for(int a_bits, int b_bits) const;
-  /// The CRT: a's residues over `basis` (a prefix of the ring's primes), coeff form.
-  RnsPoly to_rns(const BigPoly& a, const RnsBasis& basis) const;
+  /// The CRT: a's residues over `basis` (a prefix of the ring's primes), coeff form; `centered`
+  /// reads a's coefficients signed (in [-2^(bits-1), 2^(bits-1))) instead of in [0, 2^bits).
+  RnsPoly32 to_rns(const BigPoly& a, const RnsBasis& basis, bool centered = false) const;
   /// to_rns then the NTT: eval form (a transform several products reuse).
-  RnsPoly transform(const BigPoly& a, const RnsBasis& basis) const;
+  RnsPoly32 transform(const BigPoly& a, const RnsBasis& basis, bool centered = false) const;
   /// The product of two transforms over the same basis: INTT, inverse CRT, centered, mod
   /// 2^out_bits.
-  BigPoly product(const RnsPoly& a, const RnsPoly& b, int out_bits) const;
+  BigPoly product(const RnsPoly32& a, const RnsPoly32& b, int out_bits) const;
   /// a b mod 2^out_bits.
   BigPoly multiply(const BigPoly& a, const BigPoly& b, int out_bits) const;
   /// The inverse CRT of a coeff-form polynomial over a prefix basis whose coefficients are below
   /// a quarter of the basis's product: centered, mod 2^out_bits.
-  BigPoly from_rns(const RnsPoly& a, int out_bits) const;
+  BigPoly from_rns(const RnsPoly32& a, int out_bits) const;
 
  private:
   struct Tables;
-  using TableKey = std::tuple<int, int, std::size_t, std::size_t>;  // device, primes, limbs
-  /// The CRT's tables for inputs of `words` words, and the inverse CRT's for outputs of
-  /// `out_bits` bits, over `basis` on `be` (built once each).
-  const Tables& forward_tables(const RnsBasis& basis, std::size_t words,
+  // Device kind and index, primes, limbs; and for the CRT the centered input's bits (0: unsigned).
+  using TableKey = std::tuple<int, int, std::size_t, std::size_t, int>;
+  /// The CRT's tables for inputs of `words` words (centered_bits > 0: read signed at that width),
+  /// and the inverse CRT's for outputs of `out_bits` bits, over `basis` on `be` (built once each).
+  const Tables& forward_tables(const RnsBasis& basis, std::size_t words, int centered_bits,
                                backend::Backend& be) const;
   const Tables& inverse_tables(const RnsBasis& basis, int out_bits, backend::Backend& be) const;
   void check_prefix(const RnsBasis& basis, const char* op) const;

@@ -49,22 +49,23 @@ class CpuBigInt final : public BigIntOps {
                             Stream) override {
     each(s.n, [&](std::size_t c) { out[c] = big::to_double(a + c * s.words, s, scale_bits); });
   }
-  void big_to_rns_async(u64* out, const u64* words, const BigShape& in, const BigRnsView& v,
+  void big_to_rns_async(u32* out, const u64* words, const BigShape& in, const BigRnsView& v,
                         Stream) override {
     each(in.n, [&](std::size_t c) {
       const u64* x = words + c * in.words;
       const auto limb = [&](std::size_t j) {
         return static_cast<std::uint32_t>(x[j / 2] >> (32 * (j % 2)));
       };
+      const bool negative = big::reads_negative(limb, v);
       for (std::size_t i = 0; i < v.primes; i += big::kBigBlock) {
-        u64 r[big::kBigBlock];
-        big::rns_residues(limb, v, i, r);
+        u32 r[big::kBigBlock];
+        big::rns_residues(limb, v, i, negative, r);
         for (std::size_t k = i; k < v.primes && k < i + big::kBigBlock; ++k)
           out[k * in.n + c] = r[k - i];
       }
     });
   }
-  void big_from_rns_async(u64* out, const BigShape& o, const u64* residues, const BigCrtView& v,
+  void big_from_rns_async(u64* out, const BigShape& o, const u32* residues, const BigCrtView& v,
                           Stream) override {
     const long count = static_cast<long>(o.n);
 #pragma omp parallel num_threads(threads_.team())

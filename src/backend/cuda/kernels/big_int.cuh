@@ -66,7 +66,7 @@ __global__ void big_to_doubles_kernel(double* out, const u64* a, BigShape s, int
 inline constexpr std::size_t kBigRnsMaxLimbs = 160;
 
 __global__ void __launch_bounds__(64)
-    big_to_rns_kernel(u64* out, const u64* words, BigShape in, backend::BigRnsView v) {
+    big_to_rns_kernel(u32* out, const u64* words, BigShape in, backend::BigRnsView v) {
   constexpr unsigned T = 64;
   __shared__ u32 limbs[kBigRnsMaxLimbs * T];
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * T;
@@ -81,9 +81,10 @@ __global__ void __launch_bounds__(64)
   __syncthreads();
   if (threadIdx.x >= count) return;
   const auto limb = [&](std::size_t j) { return limbs[j * T + threadIdx.x]; };
+  const bool negative = backend::big::reads_negative(limb, v);
   for (std::size_t i = 0; i < v.primes; i += backend::big::kBigBlock) {
-    u64 r[backend::big::kBigBlock];
-    backend::big::rns_residues(limb, v, i, r);
+    u32 r[backend::big::kBigBlock];
+    backend::big::rns_residues(limb, v, i, negative, r);
     for (std::size_t k = i; k < v.primes && k < i + backend::big::kBigBlock; ++k)
       out[k * in.n + first + threadIdx.x] = r[k - i];
   }
@@ -95,7 +96,7 @@ inline constexpr unsigned kBigCrtThreads = 64;
 inline constexpr std::size_t kBigCrtMaxPrimes = 160;
 
 __global__ void __launch_bounds__(kBigCrtThreads)
-    big_from_rns_kernel(u64* out, BigShape o, const u64* residues, backend::BigCrtView v) {
+    big_from_rns_kernel(u64* out, BigShape o, const u32* residues, backend::BigCrtView v) {
   __shared__ u32 y[kBigCrtMaxPrimes * kBigCrtThreads];  // digits are below the primes, < 2^31
   const std::size_t c = big_coefficient();
   wait_for_previous_kernels();

@@ -46,7 +46,7 @@ class CudaBigInt final : public BigIntOps {
                             Stream stream) override {
     run(s.n, stream, k::big_to_doubles_kernel, "big_to_doubles_kernel", out, a, s, scale_bits);
   }
-  void big_to_rns_async(u64* out, const u64* words, const BigShape& in, const BigRnsView& v,
+  void big_to_rns_async(u32* out, const u64* words, const BigShape& in, const BigRnsView& v,
                         Stream stream) override {
     if (v.limbs32 > k::kBigRnsMaxLimbs)
       throw ParameterError("the CRT on the GPU takes at most " +
@@ -57,7 +57,7 @@ class CudaBigInt final : public BigIntOps {
     cuda::launch(k::big_to_rns_kernel, dim3(static_cast<unsigned>((in.n + 63) / 64)), 64, 0,
                  raw(stream), "big_to_rns_kernel", out, words, in, v);
   }
-  void big_from_rns_async(u64* out, const BigShape& o, const u64* residues, const BigCrtView& v,
+  void big_from_rns_async(u64* out, const BigShape& o, const u32* residues, const BigCrtView& v,
                           Stream stream) override {
     if (v.primes > k::kBigCrtMaxPrimes)
       throw ParameterError("the inverse CRT on the GPU takes at most " +
