@@ -274,6 +274,11 @@ class Plaintext(Persistent):
             self._host = np.asarray(self._device.to_numpy())
         return self._host
 
+    @coeffs.setter
+    def coeffs(self, values: np.ndarray) -> None:
+        """Replaces the coefficients by host ones (N words in [0, t))."""
+        self._host, self._device, self._cache = values, None, {}
+
     @property
     def on_device(self) -> bool:
         """Whether the coefficients are in the context's backend memory."""
