@@ -4,16 +4,17 @@ Input: wherever values are taken (CKKS/BFV/BGV encode and encrypt, CGGI encrypt,
 + - *), an n-dimensional array is flattened in C order into the slots and its shape is kept on
 the plaintext or ciphertext (``.shape``; results of operations keep their first operand's), so
 decryption returns that shape. Any object with ``__dlpack__`` is accepted where numpy arrays are:
-numpy arrays, torch tensors, CuPy arrays, JAX arrays. A CKKS context on a GPU reads a CUDA array
-on its own GPU in place (``device_values``: no copy to the host; the producer's current stream
-is synchronized first); every other GPU array is copied to the host first (BFV/BGV and CGGI
-encode there).
+numpy arrays, torch tensors, CuPy arrays, JAX arrays. A CKKS, BFV or BGV context on a GPU reads a
+CUDA array on its own GPU in place (``device_values``, ``device_integers``: no copy to the host;
+the producer's current stream is synchronized first); every other GPU array is copied to the host
+first (CGGI encodes there, and BFV/BGV read arrays of a non-integer dtype there).
 
 Output: the decrypt functions take ``out="numpy"`` (default), ``out="torch"`` (a CPU torch
 tensor), ``out="dlpack"`` (a DLPack array that torch.from_dlpack or cupy.from_dlpack takes
 without a copy: a numpy array, or for a CKKS context on a GPU an array in that GPU's memory), or
 ``like=x``: an array of x's library (numpy, torch, CuPy) and, for torch and CuPy, on x's device
-(a CKKS context on a GPU decodes there and hands the memory over without a host round trip).
+(a CKKS, BFV or BGV context on a GPU decodes there and hands the memory over without a host round
+trip).
 """
 
 from __future__ import annotations
@@ -24,7 +25,15 @@ import numpy as np
 
 from .errors import ParameterError
 
-__all__ = ["as_array", "cuda_index", "device_values", "flatten_input", "to_numpy", "to_output"]
+__all__ = [
+    "as_array",
+    "cuda_index",
+    "device_integers",
+    "device_values",
+    "flatten_input",
+    "to_numpy",
+    "to_output",
+]
 
 _CPU = 1  # DLPack's kDLCPU
 _CUDA = 2  # DLPack's kDLCUDA
@@ -191,6 +200,37 @@ def device_values(values):
         flat = cupy.ascontiguousarray(values).reshape(-1)
         if flat.dtype.name not in _DEVICE_DTYPES:
             flat = flat.astype(cupy.complex128 if flat.dtype.kind == "c" else cupy.float64)
+    else:
+        flat = values
+        if len(shape) != 1:
+            raise ParameterError(
+                f"a {type(values).__name__} on the GPU must be 1-D to be encoded in place "
+                "(or a torch tensor / CuPy array, which are flattened on the GPU)"
+            )
+    return flat, (shape if len(shape) > 1 else None)
+
+
+def device_integers(values):
+    """(a flat, contiguous array of an integer dtype on the same GPU, the original shape or None)
+    for a CUDA torch tensor or CuPy array of integers (flattened on the GPU), or None for other
+    dtypes (bools and floats: the host path reads and checks those). Other producers must be 1-D
+    and contiguous already (the encoder checks their dtype)."""
+    shape = tuple(int(d) for d in values.shape)
+    library = _library(values)
+    if library == "torch":
+        if (
+            values.dtype.is_floating_point
+            or values.dtype.is_complex
+            or str(values.dtype) == ("torch.bool")
+        ):
+            return None
+        flat = values.detach().reshape(-1).contiguous()
+    elif library == "cupy":
+        import cupy
+
+        if values.dtype.kind not in "iu":
+            return None
+        flat = cupy.ascontiguousarray(values).reshape(-1)
     else:
         flat = values
         if len(shape) != 1:

@@ -1,5 +1,6 @@
 """Benchmark of everyday use: save/load and pickle throughput, loading onto each device of a set,
-the cost of CKKS error tracking, and Params.for_depth sets running their depth; JSON-ready."""
+the cost of CKKS error tracking, Params.for_depth sets running their depth, and CKKS / BFV / BGV
+encoding through the host against the device; JSON-ready."""
 
 from __future__ import annotations
 
@@ -225,5 +226,96 @@ def run_encoding(
         "correct": all(
             r["correct"]["device_path_within_1e-5"] and r["correct"]["paths_agree_within_1e-9"]
             for r in per_device.values()
+        ),
+    }
+
+
+_INTEGER_PRESETS = {"bfv": "N15_t65537", "bgv": "N15_t65537"}
+
+
+def _integer_encoding_on(name: str, scheme: str, preset: str, repeat: int) -> dict:
+    """run_integer_encoding's measurements of one scheme on one device."""
+    from . import bfv, bgv, ring
+
+    module = {"bfv": bfv, "bgv": bgv}[scheme]
+    ctx = module.Context(preset, device=name)
+    sk = ctx.keygen()
+    pk = ctx.public_key(sk)
+    t_mod = ctx.plain_modulus
+    x = np.random.default_rng(3).integers(-(t_mod // 2), t_mod // 2 + 1, ctx.slots)
+    t = _device_array(x, ctx.device)
+    as_host = lambda a: a.cpu().numpy() if hasattr(a, "cpu") else np.asarray(a)
+
+    def host_encrypt():
+        # The host path (every BFV/BGV input before): the values to the host, encoded there.
+        return ctx.encrypt(as_host(t), pk)
+
+    def device_encrypt():
+        return ctx.encrypt(t, pk)
+
+    ct = device_encrypt()
+
+    def host_decrypt():
+        out = _device_array(ctx.decrypt(ct, sk), ctx.device)  # decoded on the host, uploaded
+        _synchronize(out)
+        return out
+
+    def device_decrypt():
+        out = ctx.decrypt(ct, sk, like=t)
+        _synchronize(out)
+        return out
+
+    words = []
+    for encrypt in (host_encrypt, device_encrypt):
+        ctx._sampler = ring.Sampler(bytes(32), 1)  # the same draws for both paths
+        words.append(encrypt().to_bytes())
+    ctx._sampler = ring.Sampler()
+    device_result, host_result = as_host(device_decrypt()), as_host(host_decrypt())
+    return {
+        "preset": preset,
+        "log_n": ctx.params.n.bit_length() - 1,
+        "plain_modulus": t_mod,
+        "values": f"{type(t).__module__.split('.')[0]} array of {ctx.slots} int64 on "
+        + (str(t.device) if hasattr(t, "device") else "cpu"),
+        "encoded_on_device": bool(ctx.encode(t).on_device),
+        "ms": {
+            "encode_encrypt_host_path": round(1e3 * _seconds(host_encrypt, repeat), 4),
+            "encode_encrypt_device_path": round(1e3 * _seconds(device_encrypt, repeat), 4),
+            "decrypt_decode_host_path": round(1e3 * _seconds(host_decrypt, repeat), 4),
+            "decrypt_decode_device_path": round(1e3 * _seconds(device_decrypt, repeat), 4),
+        },
+        "correct": {
+            "ciphertext_words_equal": words[0] == words[1],
+            "decryptions_equal": bool(np.array_equal(device_result, host_result)),
+            "decrypts_to_input": bool(np.array_equal(device_result, x)),
+        },
+    }
+
+
+def run_integer_encoding(
+    device: str | None = None, devices=None, presets: dict | None = None, repeat: int = 5
+) -> dict:
+    """BFV and BGV encode+encrypt and decrypt+decode of a full-slot int64 array (a torch tensor
+    on the device when torch is installed, else numpy) through the host path (values copied to
+    the host, encoded there; decrypted and decoded there, the result uploaded to the tensor's
+    device) against the device path (ctx.encrypt(tensor) / ctx.decrypt(ct, sk, like=tensor):
+    encoding and decoding on the context's device); best of `repeat`, in ms, per device of
+    `devices` (default: the device; "all": every GPU), one after another. Presets (default:
+    BFV and BGV N15_t65537, N = 2^15): {"bfv": name, "bgv": name}. Correctness flags: the two
+    paths' ciphertext words with the same sampler draws, their decryptions, and the input."""
+    presets = dict(_INTEGER_PRESETS if presets is None else presets)
+    names = dist.device_set(devices if devices is not None else ckks.resolve_device(device))
+    per_device = {
+        name: {s: _integer_encoding_on(name, s, p, repeat) for s, p in presets.items()}
+        for name in names
+    }
+    return {
+        "benchmark": "integer_encoding",
+        "device": names[0],
+        "devices": names,
+        "parameters": {"presets": presets},
+        "per_device": per_device,
+        "correct": all(
+            all(r["correct"].values()) for schemes in per_device.values() for r in schemes.values()
         ),
     }

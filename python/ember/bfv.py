@@ -99,6 +99,11 @@ class Context(IntegerContext):
         )
 
     def _encrypt_raw(self, pt: Plaintext, key, symmetric: bool):
+        if pt.on_device:  # scaled from backend memory
+            m = pt._device
+            if symmetric:
+                return self._raw.encrypt_symmetric_coeffs(m, key, self._sampler)
+            return self._raw.encrypt_coeffs(m, key, self._sampler)
         if symmetric:
             return self._raw.encrypt_symmetric(pt.coeffs, key, self._sampler)
         return self._raw.encrypt(pt.coeffs, key, self._sampler)
@@ -106,7 +111,11 @@ class Context(IntegerContext):
     def _plain_for_add(self, pt: Plaintext, raw):
         key = ("scaled", raw.level)
         if key not in pt._cache:
-            pt._cache[key] = self._raw.scale_plain(pt.coeffs, raw.level)
+            pt._cache[key] = (
+                self._raw.scale_plain_coeffs(pt._device, raw.level)
+                if pt.on_device
+                else self._raw.scale_plain(pt.coeffs, raw.level)
+            )
         return pt._cache[key]
 
     def _scalar_residues(self, raw, k: int) -> list[int]:

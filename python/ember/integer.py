@@ -10,6 +10,11 @@ strings, a uint64 above t that would wrap when cast) raises ParameterError. A sc
 (``x + k``, ``x * k``: a Python or numpy integer, or an integral float) may be any size and is
 reduced exactly modulo t, as Python integers are exact. Slots: row 0 is slots 0..N/2-1, row 1 slots N/2..N-1; rotate(k)
 rotates both rows left by k, swap_rows() exchanges them.
+
+On a GPU context, an integer CUDA array (torch, CuPy, any DLPack producer) on the context's GPU
+is encoded there (range check, reduction modulo t, the slot order and the inverse NTT modulo t:
+no copy to the host), its plaintext stays in device memory for encryption and the operators, and
+decrypt(..., like=cuda_array) / out="dlpack" decodes into device memory (ember.arrays).
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from . import ring
+from . import _ember, ring
+from . import arrays as _arrays
 from . import serialize as _ser
 from ._ops import CiphertextOps
 from ._persistent import Persistent
@@ -244,27 +250,70 @@ def _mulmod(v: np.ndarray, k: int, t: int) -> np.ndarray:
 class Plaintext(Persistent):
     """Values modulo t encoded as a polynomial (coefficients in [0, t)); `batched` says whether
     they are slots (batch encoder) or the coefficients themselves; `shape`: an n-dimensional
-    input's (ember.arrays)."""
+    input's (ember.arrays).
+
+    The coefficients are a numpy array (values from the host) or in the context's backend memory
+    (`on_device`: values encoded from an array on the context's GPU, or a decryption's message),
+    where encryption scales (BFV) or lifts (BGV) them without a host round trip; `coeffs` copies
+    them to the host."""
 
     shape: tuple | None = None
 
-    def __init__(self, ctx, coeffs: np.ndarray, batched: bool):
-        self._ctx, self.coeffs, self.batched = ctx, coeffs, batched
+    def __init__(self, ctx, coeffs, batched: bool):
+        """coeffs: N words in [0, t), a numpy array or an _ember.PlainCoeffs (device memory)."""
+        self._ctx, self.batched = ctx, batched
+        on_host = isinstance(coeffs, np.ndarray)
+        self._host = coeffs if on_host else None
+        self._device = None if on_host else coeffs
         self._cache = {}
+
+    @property
+    def coeffs(self) -> np.ndarray:
+        """The N coefficients in [0, t) as a numpy array (a copy to the host when on_device)."""
+        if self._host is None:
+            self._host = np.asarray(self._device.to_numpy())
+        return self._host
+
+    @coeffs.setter
+    def coeffs(self, values: np.ndarray) -> None:
+        """Replaces the coefficients by host ones (N words in [0, t))."""
+        self._host, self._device, self._cache = values, None, {}
+
+    @property
+    def on_device(self) -> bool:
+        """Whether the coefficients are in the context's backend memory."""
+        return self._device is not None
+
+    def _device_coeffs(self):
+        """The coefficients in the context's backend memory (host ones uploaded there)."""
+        if self._device is not None:
+            return self._device
+        return self._ctx._plain_encoder.from_numpy(
+            np.ascontiguousarray(self._host, dtype=np.uint64)
+        )
 
     @property
     def device(self) -> str:
         return self._ctx.device
 
     def to(self, device: str):
-        """This plaintext for the context on `device` (its values are on the host; the
-        polynomials are made there when used)."""
+        """This plaintext for the context on `device` (through the host; the polynomials are
+        made there when used)."""
         ctx = self._ctx.to(device)
-        return self if ctx is self._ctx else Plaintext(ctx, self.coeffs, self.batched)
+        if ctx is self._ctx:
+            return self
+        out = Plaintext(ctx, self.coeffs, self.batched)
+        out.shape = self.shape
+        return out
 
     def lifted(self, level: int, factor: int = 1):
         """The centered integer polynomial of factor * m over Q_level, eval form."""
         key = ("lift", level, factor)
+        if key not in self._cache and self._device is not None:
+            # In backend memory: the product by the factor and the lift run there.
+            encoder, t = self._ctx._plain_encoder, self._ctx.plain_modulus
+            m = self._device if factor % t == 1 else encoder.multiply(self._device, factor)
+            self._cache[key] = encoder.lift(m, self._ctx._raw.q_basis(level), "eval")
         if key not in self._cache:
             ctx, t = self._ctx, self._ctx.plain_modulus
             m = self.coeffs if factor == 1 else _mulmod(self.coeffs, factor, t)
@@ -322,6 +371,22 @@ class IntegerContext(KeyedContext):
         self._encoder = (
             BatchEncoder(params.n, self.plain_modulus, self.device) if params.batching else None
         )
+        # The GPU whose memory encode/decrypt read and write in place (None: a CPU context).
+        self._cuda_index = (
+            int(self.device.split(":")[1]) if self.device.startswith("cuda") else None
+        )
+        self._native_encoder = None
+
+    @property
+    def _plain_encoder(self):
+        """The C++ encoder of plaintexts in this context's backend memory (made when first
+        used)."""
+        if self._native_encoder is None:
+            order = [] if self._encoder is None else self._encoder.idx.tolist()
+            self._native_encoder = _ember.IntegerEncoder(
+                self.params.n, self.plain_modulus, order, self.device
+            )
+        return self._native_encoder
 
     # ---------------------------------------------------------------- keys
     def eval_keys(self, sk: SecretKey, rotations=(), row_swap: bool = False) -> EvalKeys:
@@ -361,6 +426,11 @@ class IntegerContext(KeyedContext):
                 f"t={self.plain_modulus} does not allow batching (it must be a prime = 1 mod "
                 f"2N = {2 * self.params.n}); use encode_coeffs"
             )
+        on_gpu = self._gpu_integers(values)
+        if on_gpu is not None:
+            pt = self._encode_native(on_gpu[0], True)
+            pt.shape = on_gpu[1]
+            return pt
         values, shape = flatten_input(values)
         pt = Plaintext(self, self._encoder.encode(self._reduce(values, self.slots, "slots")), True)
         pt.shape = shape
@@ -368,14 +438,73 @@ class IntegerContext(KeyedContext):
 
     def encode_coeffs(self, values) -> Plaintext:
         """Up to N integers as the coefficients of the plaintext polynomial."""
+        on_gpu = self._gpu_integers(values)
+        if on_gpu is not None:
+            pt = self._encode_native(on_gpu[0], False)
+            pt.shape = on_gpu[1]
+            return pt
         values, shape = flatten_input(values)
         pt = Plaintext(self, self._reduce(values, self.params.n, "coefficients"), False)
         pt.shape = shape
         return pt
 
-    def decode(self, pt: Plaintext) -> np.ndarray:
+    def _gpu_integers(self, values):
+        """(flat integers in this context's GPU memory, shape) for an integer GPU array that this
+        context reads in place, else None (host values, a CPU context, a non-integer dtype: the
+        host path). One on another GPU than this context's is refused."""
+        index = _arrays.cuda_index(values)
+        if index is None or self._cuda_index is None:
+            return None
+        if index != self._cuda_index:
+            raise ParameterError(
+                f"the values are on cuda:{index} but the context is on {self.device}: move them "
+                f"(tensor.to('{self.device}')) or use ctx.to('cuda:{index}')"
+            )
+        on_gpu = _arrays.device_integers(values)
+        if on_gpu is not None:
+            _arrays.synchronize_producer(on_gpu[0])
+        return on_gpu
+
+    def _encode_native(self, values, batched: bool) -> Plaintext:
+        """The plaintext of flat integer values (a DLPack array in host memory or on this
+        context's GPU) made in this context's backend memory: the range check, the reduction
+        modulo t and (batched) the slot order and the inverse NTT modulo t run there; only an
+        out-of-range flag comes back. The device path of encode / encode_coeffs."""
+        if isinstance(values, np.ndarray):
+            values = np.ascontiguousarray(values)
+        return Plaintext(self, self._plain_encoder.encode(values, batched), batched)
+
+    def decode(self, pt: Plaintext, *, out: str | None = None, like=None) -> np.ndarray:
+        """The plaintext's values (int64, centered modulo t): every slot (or coefficient) by
+        default; out= and like= as for decrypt, in the encoded array's shape (on a GPU context,
+        like= a GPU array decodes on the GPU)."""
         self._check_plaintext(pt, "decode")
-        return self._centered(self._encoder.decode(pt.coeffs) if pt.batched else pt.coeffs)
+        if _arrays.device_output_wanted(out, like, self._cuda_index):
+            array = self._decode_on_device(pt._device_coeffs(), pt.batched, pt.shape)
+            return _arrays.from_device(array, like)
+        if pt.on_device:
+            values = self._plain_encoder.decode(pt._device, pt.batched, self.slots)
+        else:
+            values = self._centered(self._encoder.decode(pt.coeffs) if pt.batched else pt.coeffs)
+        if out is None and like is None:
+            return values
+        return to_output(reshape_output(values, pt.shape), out, like)
+
+    def _decode_on_device(self, coeffs, batched: bool, shape):
+        """The values of plaintext coefficients in backend memory as an int64 DLPack array of
+        `shape` (default: every slot) in this GPU's memory."""
+        shape = tuple(shape) if shape is not None else (self.slots,)
+        return self._plain_encoder.decode(coeffs, batched, math.prod(shape), True, list(shape))
+
+    def _decrypt_plaintext(self, ct: Ciphertext, sk: SecretKey) -> Plaintext:
+        """The message of ct as a plaintext in backend memory (BFV's rounding / BGV's reduction
+        modulo q_0, then the message modulo t, all on the device; no noise check)."""
+        self._check(ct)
+        self._check_key(sk, (SecretKey,), "decrypt")
+        m = self._raw.decrypt_coeffs(ct._raw, sk._raw, self._plain_encoder)
+        pt = Plaintext(self, m, ct.batched)
+        pt.shape = ct.shape
+        return pt
 
     def _centered(self, m: np.ndarray) -> np.ndarray:
         t = self.plain_modulus
@@ -404,7 +533,12 @@ class IntegerContext(KeyedContext):
         """The values (int64, centered modulo t). With check=True (default) a ciphertext whose
         noise budget is exhausted (less than one bit left) raises DecryptionError instead of
         returning values that may be wrong. (Noise that has overflowed looks uniform modulo Q, so
-        its measured budget is ~0 bits: it cannot pass for a valid ciphertext.)"""
+        its measured budget is ~0 bits: it cannot pass for a valid ciphertext.) The check reads
+        one number (the budget) back from the device.
+
+        out="torch" / "dlpack" or like=x convert the result (ember.arrays); on a GPU context,
+        like= a CUDA torch tensor or CuPy array and out="dlpack" decrypt and decode on the GPU
+        and return device memory (no host round trip)."""
         self._check(ct)
         self._check_key(sk, (SecretKey,), "decrypt")
         if check:
@@ -414,6 +548,10 @@ class IntegerContext(KeyedContext):
                     f"the noise budget is exhausted ({max(budget, 0):.3f} bits left): the "
                     "decryption would be unreliable; use larger parameters or fewer products"
                 )
+        if _arrays.device_output_wanted(out, like, self._cuda_index):
+            # Decrypted and decoded on the GPU into a buffer handed over through DLPack.
+            m = self._raw.decrypt_coeffs(ct._raw, sk._raw, self._plain_encoder)
+            return _arrays.from_device(self._decode_on_device(m, ct.batched, ct.shape), like)
         m = np.asarray(self._raw.decrypt(ct._raw, sk._raw), dtype=np.uint64)
         values = self.decode(Plaintext(self, m, ct.batched))
         return to_output(reshape_output(values, ct.shape), out, like)
@@ -504,13 +642,17 @@ class IntegerContext(KeyedContext):
             return self.add(a, self.negate(b))
         if _is_scalar(b):
             return self.add(a, -_exact_int(b, "scalar operands"))
-        pt = self._as_plain(b, a.batched)
-        neg = Plaintext(
-            self,
-            (np.uint64(self.plain_modulus) - pt.coeffs) % np.uint64(self.plain_modulus),
-            pt.batched,
-        )
-        return self.add(a, neg)
+        return self.add(a, self._negated(self._as_plain(b, a.batched)))
+
+    def _negated(self, pt: Plaintext) -> Plaintext:
+        """-pt modulo t, where pt's coefficients are (device memory: a product by t - 1)."""
+        t = self.plain_modulus
+        if pt.on_device:
+            neg = Plaintext(self, self._plain_encoder.multiply(pt._device, t - 1), pt.batched)
+        else:
+            neg = Plaintext(self, (np.uint64(t) - pt.coeffs) % np.uint64(t), pt.batched)
+        neg.shape = pt.shape
+        return neg
 
     def linear_combinations(self, cts, weights, constants=None) -> list:
         """out[j] = sum_i weights[j][i] * cts[i] + constants[j] for an integer matrix `weights`

@@ -3,10 +3,13 @@
 #include "convert.h"
 #include "ember/bfv/context.h"
 #include "ember/bgv/context.h"
+#include "ember/rlwe/integer_encoder.h"
 
 namespace nb = nanobind;
 using namespace ember;
 using ember::rlwe::Ciphertext;
+using ember::rlwe::IntegerEncoder;
+using ember::rlwe::PlainCoeffs;
 using ember::rlwe::PublicKey;
 using ember::rlwe::SecretKey;
 
@@ -17,6 +20,16 @@ void check_length(const U64Vector& v, std::size_t n) {
   if (v.shape(0) != n)
     throw ParameterError("expected " + std::to_string(n) + " plaintext coefficients, got " +
                          std::to_string(v.shape(0)));
+}
+
+/// Refuses a device plaintext of another device or ring degree than the context's.
+template <class Ctx>
+const u64* plain_words(const Ctx& x, const PlainCoeffs& m) {
+  if (m.device() != x.rlwe().device() || m.n() != x.n())
+    throw MismatchError("the plaintext is on " + m.device().str() +
+                        " with N=" + std::to_string(m.n()) + ", the context on " +
+                        x.rlwe().device().str() + " with N=" + std::to_string(x.n()));
+  return m.data();
 }
 }  // namespace
 
@@ -70,6 +83,34 @@ void bind_bfv_bgv(nb::module_& m) {
                                         s);
            })
       .def("decrypt", &decrypt_to_numpy<bfv::Context>)
+      // Device plaintexts (IntegerEncoder): scaled, encrypted and decrypted in backend memory.
+      .def(
+          "scale_plain_coeffs",
+          [](const bfv::Context& x, const PlainCoeffs& m, std::size_t level) {
+            return x.scale_plain(plain_words(x, m), level);
+          },
+          bind::release)
+      .def(
+          "encrypt_coeffs",
+          [](const bfv::Context& x, const PlainCoeffs& m, const PublicKey& pk, ring::Sampler& s) {
+            return x.encrypt(x.scale_plain(plain_words(x, m), x.max_level()), pk, s);
+          },
+          bind::release)
+      .def(
+          "encrypt_symmetric_coeffs",
+          [](const bfv::Context& x, const PlainCoeffs& m, const SecretKey& sk, ring::Sampler& s) {
+            return x.encrypt_symmetric(x.scale_plain(plain_words(x, m), x.max_level()), sk, s);
+          },
+          bind::release)
+      .def(
+          "decrypt_coeffs",
+          // The message modulo t in the encoder's (this context's) device memory.
+          [](const bfv::Context& x, const Ciphertext& ct, const SecretKey& sk,
+             const IntegerEncoder& e) {
+            const backend::Buffer rounded = x.decrypt_rounded(ct, sk);
+            return e.message(rounded.as<const u64>(), ct.stream(), 0, 1);
+          },
+          bind::release)
       .def("mod_switch", &bfv::Context::mod_switch, bind::release)
       .def("noise_budget", &bfv::Context::noise_budget);
 
@@ -91,6 +132,16 @@ void bind_bfv_bgv(nb::module_& m) {
            [](const bgv::Context& x, const ring::RnsPoly& p, const SecretKey& sk,
               ring::Sampler& s) { return x.rlwe().encrypt_symmetric(p, sk, s); })
       .def("decrypt", &decrypt_to_numpy<bgv::Context>)
+      .def(
+          "decrypt_coeffs",
+          // The message modulo t ([v]_q0 / factor) in the encoder's device memory.
+          [](const bgv::Context& x, const Ciphertext& ct, const SecretKey& sk,
+             const IntegerEncoder& e) {
+            u64 factor = 1;
+            const ring::RnsPoly low = x.decrypt_low(ct, sk, factor);
+            return e.message(low.data(), low.stream(), x.prime(0), factor);
+          },
+          bind::release)
       .def("mod_switch", &bgv::Context::mod_switch, bind::release)
       .def("noise_budget", &bgv::Context::noise_budget);
 }

@@ -15,6 +15,7 @@ namespace nb = nanobind;
 void bind_ring(nb::module_& m);
 void bind_ckks(nb::module_& m);
 void bind_bfv_bgv(nb::module_& m);
+void bind_integer_encoder(nb::module_& m);
 void bind_options(nb::module_& m);
 void bind_runtime(nb::module_& m);
 void bind_dist(nb::module_& m);
@@ -54,6 +55,7 @@ NB_MODULE(_ember, m) {
   bind_ring(m);
   ember::bind::bind_rlwe_types(m);
   bind_ckks(m);
+  bind_integer_encoder(m);
   bind_bfv_bgv(m);
   bind_options(m);
   bind_runtime(m);

@@ -1,8 +1,9 @@
 """torch and CuPy arrays on the GPU in and out of a GPU context. CKKS reads a CUDA tensor or CuPy
 array on its own GPU in place (encoding on the device) and decodes into device memory handed
 over through DLPack (like=, out="dlpack"): the tests forbid every copy of the values to the host
-while they run, and compare the words and values with a CPU context's bit for bit. BFV/BGV and
-CGGI still encode on the host (a copy there). Skipped without a GPU by this directory's conftest,
+while they run, and compare the words and values with a CPU context's bit for bit. CGGI still
+encodes on the host (a copy there); BFV/BGV's device path is tested in
+test_gpu_integer_device.py. Skipped without a GPU by this directory's conftest,
 without torch, and (CuPy tests) without CuPy."""
 
 from __future__ import annotations

@@ -32,3 +32,15 @@ def test_encoding_report_is_json_and_correct():
     for result in report["per_device"].values():
         assert result["correct"]["encoded_words_equal_fraction"] > 0.999
         assert all(v > 0 for v in result["seconds"].values())
+
+
+def test_integer_encoding_report_is_json_and_correct():
+    """run_integer_encoding on a CPU device (small presets): both paths give the same words and
+    decryptions, equal to the input."""
+    presets = {"bfv": "N12_t65537", "bgv": "N13_t65537"}
+    report = bench_everyday.run_integer_encoding(devices=["cpu"], presets=presets, repeat=1)
+    json.dumps(report)
+    assert report["benchmark"] == "integer_encoding" and report["correct"]
+    for scheme, result in report["per_device"]["cpu"].items():
+        assert result["preset"] == presets[scheme] and all(result["correct"].values())
+        assert all(v > 0 for v in result["ms"].values())

@@ -1,5 +1,6 @@
 // The backend interface: a device's runtime (runtime.h) with every operation family (ring_ops.h,
-// key_switch_ops.h, cggi_ops.h, ckks_encode_ops.h, big_int_ops.h), implemented by cpu and cuda.
+// key_switch_ops.h, cggi_ops.h, ckks_encode_ops.h, integer_encode_ops.h, big_int_ops.h),
+// implemented by cpu and cuda.
 //
 // Everything above `ring` is backend-neutral; a backend is the only code that knows where memory
 // lives. A scheme with operations of its own adds a family (its own interface and a base here)
@@ -13,6 +14,7 @@
 #include "ember/backend/big_int_ops.h"
 #include "ember/backend/cggi_ops.h"
 #include "ember/backend/ckks_encode_ops.h"
+#include "ember/backend/integer_encode_ops.h"
 #include "ember/backend/key_switch_ops.h"
 #include "ember/backend/options.h"
 #include "ember/backend/ring_ops.h"
@@ -33,6 +35,8 @@ class Backend : public Runtime, public RingOps, public KeySwitchOps {
   virtual CggiOps& cggi() = 0;
   /// The CKKS encoding family (ckks_encode_ops.h): slot values <-> coefficients on the device.
   virtual CkksEncodeOps& ckks_encode() = 0;
+  /// The BFV/BGV encoding family (integer_encode_ops.h): integers <-> coefficients modulo t.
+  virtual IntegerEncodeOps& integer_encode() = 0;
   /// The big-integer family (big_int_ops.h): HEAAN's multi-word coefficients.
   virtual BigIntOps& big_int() = 0;
 

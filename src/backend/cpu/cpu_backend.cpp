@@ -12,6 +12,7 @@
 #include "cpu_big_int.h"
 #include "cpu_cggi.h"
 #include "cpu_ckks_encode.h"
+#include "cpu_integer_encode.h"
 #include "cpu_ntt.h"
 #include "cpu_threads.h"
 #include "ember/backend/backend.h"
@@ -32,10 +33,12 @@ class CpuBackend final : public Backend {
         threads_(threads),
         cggi_(make_cpu_cggi(threads)),
         ckks_encode_(make_cpu_ckks_encode()),
+        integer_encode_(make_cpu_integer_encode()),
         big_int_(make_cpu_big_int(threads)) {}
   Device device() const override { return Device{DeviceKind::cpu, index_}; }
   CggiOps& cggi() override { return *cggi_; }
   CkksEncodeOps& ckks_encode() override { return *ckks_encode_; }
+  IntegerEncodeOps& integer_encode() override { return *integer_encode_; }
   BigIntOps& big_int() override { return *big_int_; }
 
   void* allocate(std::size_t bytes, Stream) override {
@@ -547,6 +550,7 @@ class CpuBackend final : public Backend {
   CpuThreads& threads_;
   std::unique_ptr<CggiOps> cggi_;
   std::unique_ptr<CkksEncodeOps> ckks_encode_;
+  std::unique_ptr<IntegerEncodeOps> integer_encode_;
   std::unique_ptr<BigIntOps> big_int_;
 };
 

@@ -17,6 +17,7 @@
 #include "launch/cuda_big_int.h"
 #include "launch/cuda_cggi.h"
 #include "launch/cuda_ckks_encode.h"
+#include "launch/cuda_integer_encode.h"
 #include "launch/ntt.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device_context.h"
@@ -51,6 +52,7 @@ class CudaBackend final : public Backend {
       : ctx_(index),
         cggi_(make_cuda_cggi(ctx_, *this)),
         ckks_encode_(make_cuda_ckks_encode(ctx_)),
+        integer_encode_(make_cuda_integer_encode(ctx_)),
         big_int_(make_cuda_big_int(ctx_)) {}
 
   /// A stream's CUDA handle; the null Stream is this GPU's default stream (never CUDA's legacy
@@ -898,6 +900,7 @@ class CudaBackend final : public Backend {
 
   CggiOps& cggi() override { return *cggi_; }
   CkksEncodeOps& ckks_encode() override { return *ckks_encode_; }
+  IntegerEncodeOps& integer_encode() override { return *integer_encode_; }
   BigIntOps& big_int() override { return *big_int_; }
 
  private:
@@ -909,9 +912,10 @@ class CudaBackend final : public Backend {
   cuda::DeviceContext ctx_;
   /// The built-in NTT table for this GPU (by name, else the nearest measured GPU).
   const cuda::TunedGpu& tuned_ = cuda::tuned_gpu(ctx_.index());
-  std::unique_ptr<CggiOps> cggi_;               // after ctx_, which it uses
-  std::unique_ptr<CkksEncodeOps> ckks_encode_;  // likewise
-  std::unique_ptr<BigIntOps> big_int_;          // likewise
+  std::unique_ptr<CggiOps> cggi_;                     // after ctx_, which it uses
+  std::unique_ptr<CkksEncodeOps> ckks_encode_;        // likewise
+  std::unique_ptr<IntegerEncodeOps> integer_encode_;  // likewise
+  std::unique_ptr<BigIntOps> big_int_;                // likewise
 };
 
 }  // namespace
