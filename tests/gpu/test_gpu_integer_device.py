@@ -68,13 +68,18 @@ def _encode(ctx, values, batched: bool):
     return pt
 
 
+def _count(values) -> int:
+    """How many values an array holds (torch tensors have numel, numpy and CuPy arrays size)."""
+    return int(values.numel()) if hasattr(values, "numel") else int(np.size(values))
+
+
 def _decrypt(ctx, ct, sk, like):
     """The device path's decryption as a numpy array (decrypt(like=CUDA tensor) on a GPU)."""
     if ctx._cuda_index is None:
-        return ctx.decode(ctx._decrypt_plaintext(ct, sk), out="numpy")[: np.size(like)]
+        return ctx.decode(ctx._decrypt_plaintext(ct, sk), out="numpy")[: _count(like)]
     got = ctx.decrypt(ct, sk, like=like)  # every slot: the ciphertext of a 1-D input has no shape
     assert got.device == like.device and tuple(got.shape) == (ctx.slots,)
-    return got.cpu().numpy()[: np.size(like)]
+    return got.cpu().numpy()[: _count(like)]
 
 
 @pytest.mark.parametrize("batched", [True, False])
