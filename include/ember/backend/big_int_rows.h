@@ -78,28 +78,6 @@ EMBER_HD void accumulate(u64& lo, u64& hi, u64 a, u64 b) {
 /// table entry and input read once for eight multiply-accumulates.
 inline constexpr std::size_t kBigBlock = 8;
 
-/// Products a sum takes between folds (ProductSum): one factor below 2^30 (a residue or a CRT
-/// digit: the primes are below 2^30), the other a 32-bit limb, so each product is below 2^62
-/// and four of them on top of a 32-bit remainder stay below 2^64.
-inline constexpr std::size_t kProductsPerFold = 4;
-
-/// A sum of such products in two words: `low` takes kProductsPerFold of them, one
-/// multiply-add each (IMAD.WIDE.U32 on the GPU, where the carry test of a 128-bit sum cost three
-/// more instructions a product), then fold() moves its high half into `high`.
-struct ProductSum {
-  u64 low = 0, high = 0;
-  EMBER_HD void add(u64 a, u64 b) { low += a * b; }
-  EMBER_HD void fold() {
-    high += low >> 32;
-    low &= 0xffffffffu;
-  }
-  /// The sum (after a fold) as a 128-bit (hi, lo).
-  EMBER_HD void get(u64& hi, u64& lo) const {
-    lo = low + (high << 32);
-    hi = (high >> 32) + (lo < low ? 1 : 0);
-  }
-};
-
 /// Whether x, given by its 32-bit limbs (limb(j)), is negative read as a signed v.bits-bit integer
 /// (always false for an unsigned reading, v.wrap == nullptr).
 template <class Limb>
@@ -116,26 +94,20 @@ EMBER_HD bool reads_negative(Limb limb, const BigRnsView& v) {
 template <class Limb>
 EMBER_HD void rns_residues(Limb limb, const BigRnsView& v, std::size_t i0, bool negative,
                            u32 out[kBigBlock]) {
-  ProductSum sum[kBigBlock];
-  for (std::size_t j0 = 0; j0 < v.limbs32; j0 += kProductsPerFold) {
-    const std::size_t j1 = j0 + kProductsPerFold < v.limbs32 ? j0 + kProductsPerFold : v.limbs32;
-    for (std::size_t j = j0; j < j1; ++j) {
-      const u64 x = limb(j);
-      const Four c0 = load_four(v.pow32 + j * v.stride + i0);
-      const Four c1 = load_four(v.pow32 + j * v.stride + i0 + 4);
-      for (int r = 0; r < 4; ++r) {
-        sum[r].add(x, c0.v[r]);
-        sum[r + 4].add(x, c1.v[r]);
-      }
+  u64 lo[kBigBlock] = {}, hi[kBigBlock] = {};
+  for (std::size_t j = 0; j < v.limbs32; ++j) {
+    const u64 x = limb(j);
+    const Four c0 = load_four(v.pow32 + j * v.stride + i0);
+    const Four c1 = load_four(v.pow32 + j * v.stride + i0 + 4);
+    for (int r = 0; r < 4; ++r) {
+      accumulate(lo[r], hi[r], x, c0.v[r]);
+      accumulate(lo[r + 4], hi[r + 4], x, c1.v[r]);
     }
-    for (std::size_t r = 0; r < kBigBlock; ++r) sum[r].fold();
   }
   for (std::size_t r = 0; r < kBigBlock; ++r) {
     if (i0 + r >= v.primes) continue;
     const Modulus& m = v.moduli[i0 + r];
-    u64 hi, lo;
-    sum[r].get(hi, lo);
-    const u64 x = reduce_product(hi, lo, m);
+    const u64 x = reduce_product(hi[r], lo[r], m);
     out[r] = static_cast<u32>(negative ? sub_mod(x, u64{v.wrap[i0 + r]}, m.value) : x);
   }
 }
@@ -159,22 +131,16 @@ template <class Digit>
 EMBER_HD void crt_combine(u64* out, const BigShape& o, Digit y, u64 k, const BigCrtView& v) {
   u64 carry = 0;
   for (std::size_t t0 = 0; t0 < v.limbs32; t0 += kBigBlock) {
-    ProductSum sum[kBigBlock];
-    for (std::size_t i0 = 0; i0 < v.primes; i0 += kProductsPerFold) {
-      const std::size_t i1 = i0 + kProductsPerFold < v.primes ? i0 + kProductsPerFold : v.primes;
-      for (std::size_t i = i0; i < i1; ++i) {
-        const u64 yi = y(i);
-        const Four c0 = load_four(v.cofactor + i * v.stride + t0);
-        const Four c1 = load_four(v.cofactor + i * v.stride + t0 + 4);
-        for (int r = 0; r < 4; ++r) {
-          sum[r].add(yi, c0.v[r]);
-          sum[r + 4].add(yi, c1.v[r]);
-        }
+    u64 lo[kBigBlock] = {}, hi[kBigBlock] = {};
+    for (std::size_t i = 0; i < v.primes; ++i) {
+      const u64 yi = y(i);
+      const Four c0 = load_four(v.cofactor + i * v.stride + t0);
+      const Four c1 = load_four(v.cofactor + i * v.stride + t0 + 4);
+      for (int r = 0; r < 4; ++r) {
+        accumulate(lo[r], hi[r], yi, c0.v[r]);
+        accumulate(lo[r + 4], hi[r + 4], yi, c1.v[r]);
       }
-      for (std::size_t r = 0; r < kBigBlock; ++r) sum[r].fold();
     }
-    u64 lo[kBigBlock], hi[kBigBlock];
-    for (std::size_t r = 0; r < kBigBlock; ++r) sum[r].get(hi[r], lo[r]);
     const Four m0 = load_four(v.minus_p + t0), m1 = load_four(v.minus_p + t0 + 4);
     for (std::size_t r = 0; r < kBigBlock && t0 + r < v.limbs32; ++r) {
       accumulate(lo[r], hi[r], k, r < 4 ? m0.v[r] : m1.v[r - 4]);
