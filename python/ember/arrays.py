@@ -180,6 +180,32 @@ def synchronize_producer(values) -> None:
 _DEVICE_DTYPES = ("float32", "float64", "complex64", "complex128")
 
 
+def _one_dimensional(values, shape: tuple):
+    """values itself: a GPU array of another library than torch or CuPy, which must be 1-D
+    already to be read in place."""
+    if len(shape) != 1:
+        raise ParameterError(
+            f"a {type(values).__name__} on the GPU must be 1-D to be encoded in place "
+            "(or a torch tensor / CuPy array, which are flattened on the GPU)"
+        )
+    return values
+
+
+def on_context_gpu(values, context_index: int | None, device: str) -> bool:
+    """Whether a context on `device` (GPU index context_index, None for a CPU context) reads
+    `values` in its own GPU memory: False for host values and for GPU values given to a CPU
+    context (those go through the host); ParameterError for values on another GPU."""
+    index = cuda_index(values)
+    if index is None or context_index is None:
+        return False
+    if index != context_index:
+        raise ParameterError(
+            f"the values are on cuda:{index} but the context is on {device}: move them "
+            f"(tensor.to('{device}')) or use ctx.to('cuda:{index}')"
+        )
+    return True
+
+
 def device_values(values):
     """(a flat, contiguous array of float32/float64/complex64/complex128 values on the same GPU,
     the original shape or None) for a CUDA torch tensor or CuPy array; the conversions (flatten,
@@ -201,12 +227,7 @@ def device_values(values):
         if flat.dtype.name not in _DEVICE_DTYPES:
             flat = flat.astype(cupy.complex128 if flat.dtype.kind == "c" else cupy.float64)
     else:
-        flat = values
-        if len(shape) != 1:
-            raise ParameterError(
-                f"a {type(values).__name__} on the GPU must be 1-D to be encoded in place "
-                "(or a torch tensor / CuPy array, which are flattened on the GPU)"
-            )
+        flat = _one_dimensional(values, shape)
     return flat, (shape if len(shape) > 1 else None)
 
 
@@ -232,12 +253,7 @@ def device_integers(values):
             return None
         flat = cupy.ascontiguousarray(values).reshape(-1)
     else:
-        flat = values
-        if len(shape) != 1:
-            raise ParameterError(
-                f"a {type(values).__name__} on the GPU must be 1-D to be encoded in place "
-                "(or a torch tensor / CuPy array, which are flattened on the GPU)"
-            )
+        flat = _one_dimensional(values, shape)
     return flat, (shape if len(shape) > 1 else None)
 
 

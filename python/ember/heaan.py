@@ -389,14 +389,8 @@ class Context(Persistent):
         """(flat values in this context's GPU memory, shape) for a GPU array this context reads
         in place, else None (a GPU array on a CPU context is copied to the host); one on another
         GPU than this context's is refused."""
-        index = _arrays.cuda_index(values)
-        if index is None or self._cuda_index is None:
+        if not _arrays.on_context_gpu(values, self._cuda_index, self.device):
             return None
-        if index != self._cuda_index:
-            raise ParameterError(
-                f"the values are on cuda:{index} but the context is on {self.device}: move them "
-                f"(tensor.to('{self.device}')) first"
-            )
         flat, shape = _arrays.device_values(values)
         _arrays.synchronize_producer(flat)
         return flat, shape

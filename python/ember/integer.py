@@ -452,14 +452,8 @@ class IntegerContext(KeyedContext):
         """(flat integers in this context's GPU memory, shape) for an integer GPU array that this
         context reads in place, else None (host values, a CPU context, a non-integer dtype: the
         host path). One on another GPU than this context's is refused."""
-        index = _arrays.cuda_index(values)
-        if index is None or self._cuda_index is None:
+        if not _arrays.on_context_gpu(values, self._cuda_index, self.device):
             return None
-        if index != self._cuda_index:
-            raise ParameterError(
-                f"the values are on cuda:{index} but the context is on {self.device}: move them "
-                f"(tensor.to('{self.device}')) or use ctx.to('cuda:{index}')"
-            )
         on_gpu = _arrays.device_integers(values)
         if on_gpu is not None:
             _arrays.synchronize_producer(on_gpu[0])

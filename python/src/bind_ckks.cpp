@@ -78,8 +78,7 @@ void bind_ckks(nb::module_& m) {
              bool complex, bool on_device, std::vector<std::size_t> shape) -> nb::object {
             const SlotType type = complex ? SlotType::c128 : SlotType::f64;
             if (on_device) {
-              if (x.rlwe().device().kind != backend::DeviceKind::cuda)
-                throw ParameterError("decode: device output needs a CUDA context");
+              shape = py::device_output_shape(x.rlwe().device(), std::move(shape), count);
               auto buffer = std::make_unique<backend::Buffer>(
                   x.rlwe().backend(), std::max<std::size_t>(count, 1) * (complex ? 16 : 8),
                   m.stream());
@@ -87,11 +86,6 @@ void bind_ckks(nb::module_& m) {
                 nb::gil_scoped_release unlocked;
                 x.decode_slots(m, scale, check, buffer->as<void>(), type, count, Memory::device);
               }
-              if (shape.empty()) shape = {count};
-              std::size_t total = 1;
-              for (std::size_t d : shape) total *= d;
-              if (total != count)
-                throw ParameterError("decode: the shape does not hold count values");
               return nb::cast(py::device_array(x.rlwe().device(), buffer.release(), shape, type));
             }
             if (complex) {

@@ -154,13 +154,7 @@ void bind_heaan(nb::module_& m) {
             using SlotType = heaan::Context::SlotType;
             const SlotType type = complex ? SlotType::c128 : SlotType::f64;
             if (on_device) {
-              if (x.device().kind != backend::DeviceKind::cuda)
-                throw ParameterError("decode: device output needs a CUDA context");
-              if (shape.empty()) shape = {count};
-              std::size_t total = 1;
-              for (std::size_t d : shape) total *= d;
-              if (total != count)
-                throw ParameterError("decode: the shape does not hold count values");
+              shape = py::device_output_shape(x.device(), std::move(shape), count);
               auto buffer = std::make_unique<backend::Buffer>(
                   m.backend(), std::max<std::size_t>(count, 1) * (complex ? 16 : 8), m.stream());
               {

@@ -119,13 +119,7 @@ void bind_integer_encoder(nb::module_& m) {
           [](const IntegerEncoder& e, const PlainCoeffs& m, bool batched, std::size_t count,
              bool on_device, std::vector<std::size_t> shape) -> nb::object {
             if (on_device) {
-              if (e.device().kind != backend::DeviceKind::cuda)
-                throw ParameterError("decode: device output needs a CUDA context");
-              if (shape.empty()) shape = {count};
-              std::size_t total = 1;
-              for (std::size_t d : shape) total *= d;
-              if (total != count)
-                throw ParameterError("decode: the shape does not hold count values");
+              shape = py::device_output_shape(e.device(), std::move(shape), count);
               auto buffer = std::make_unique<backend::Buffer>(
                   backend::backend_for(e.device()),
                   std::max<std::size_t>(count, 1) * sizeof(std::int64_t), m.stream());

@@ -10,6 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "ember/backend/runtime.h"
+#include "ember/core/errors.h"
+
 namespace ember::py {
 
 namespace nb = nanobind;
@@ -48,6 +51,20 @@ nb::ndarray<nb::numpy, T, nb::ndim<1>> owned(std::vector<T>&& data) {
   nb::capsule owner(v, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
   std::size_t shape[1] = {v->size()};
   return nb::ndarray<nb::numpy, T, nb::ndim<1>>(v->data(), 1, shape, owner);
+}
+
+/// The shape of a decoder's output of `count` values in `device`'s memory (`shape`, or 1-D when
+/// empty). Throws ParameterError unless the device is a GPU and the shape holds `count` values.
+inline std::vector<std::size_t> device_output_shape(const backend::Device& device,
+                                                    std::vector<std::size_t> shape,
+                                                    std::size_t count) {
+  if (device.kind != backend::DeviceKind::cuda)
+    throw ParameterError("decode: device output needs a CUDA context");
+  if (shape.empty()) shape = {count};
+  std::size_t total = 1;
+  for (std::size_t d : shape) total *= d;
+  if (total != count) throw ParameterError("decode: the shape does not hold count values");
+  return shape;
 }
 
 /// A new numpy array (rows x cols, uint64) that owns `data`.

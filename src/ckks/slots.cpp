@@ -16,18 +16,6 @@ namespace fft = backend::ckks;
 
 namespace {
 
-std::size_t value_bytes(Context::SlotType type) {
-  switch (type) {
-    case Context::SlotType::f32:
-      return 4;
-    case Context::SlotType::f64:
-    case Context::SlotType::c64:
-      return 8;
-    default:
-      return 16;
-  }
-}
-
 double double_of_bits(u64 bits) {
   double d;
   static_assert(sizeof d == sizeof bits);
@@ -78,7 +66,7 @@ Context::EncodedSlots Context::encode_slots(const void* values, SlotType type, s
   backend::Buffer flag_words = backend::Buffer::from_host(be, flags, sizeof flags, s);
   backend::Buffer staged;
   if (where == Memory::host && count) {
-    staged = backend::Buffer::from_host(be, values, count * value_bytes(type), s);
+    staged = backend::Buffer::from_host(be, values, count * fft::slot_bytes(type), s);
     values = staged.as<const void>();
   }
   backend::Buffer z(be, slots * sizeof(Cx), s);
@@ -141,7 +129,7 @@ void Context::decode_slots(const RnsPoly& m, double scale, bool check, void* out
     be.synchronize(s);
   }
   ops.special_fft_async(z.as<void>(), slots, twiddles, false, s);
-  const std::size_t bytes = count * value_bytes(type);
+  const std::size_t bytes = count * fft::slot_bytes(type);
   if (where == Memory::device) {
     ops.store_slots_async(out, z.as<const void>(), type, count, s);
   } else if (count) {

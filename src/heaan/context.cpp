@@ -380,21 +380,7 @@ Ciphertext Context::multiply_spread(const Ciphertext& a, const Ciphertext& b,
 
 namespace ember::heaan {
 
-namespace {
 namespace fft = backend::ckks;
-
-std::size_t value_bytes(Context::SlotType type) {
-  switch (type) {
-    case Context::SlotType::f32:
-      return 4;
-    case Context::SlotType::f64:
-    case Context::SlotType::c64:
-      return 8;
-    default:
-      return 16;
-  }
-}
-}  // namespace
 
 BigPoly Context::encode_slots(const void* values, SlotType type, std::size_t count, bool on_device,
                               int scale_bits) const {
@@ -411,7 +397,7 @@ BigPoly Context::encode_slots(const void* values, SlotType type, std::size_t cou
   backend::Buffer flag_words = backend::Buffer::from_host(be, flags, sizeof flags, s);
   backend::Buffer staged;
   if (!on_device && count) {
-    staged = backend::Buffer::from_host(be, values, count * value_bytes(type), s);
+    staged = backend::Buffer::from_host(be, values, count * fft::slot_bytes(type), s);
     values = staged.as<const void>();
   }
   backend::Buffer z(be, slots * sizeof(Cx), s);
@@ -458,7 +444,7 @@ void Context::decode_slots(const BigPoly& m, int scale_bits, void* out, SlotType
   if (on_device) {
     ops.store_slots_async(out, z.as<const void>(), type, count, s);
   } else if (count) {
-    const std::size_t bytes = count * value_bytes(type);
+    const std::size_t bytes = count * fft::slot_bytes(type);
     backend::Buffer staged(be, bytes, s);
     ops.store_slots_async(staged.as<void>(), z.as<const void>(), type, count, s);
     be.copy_to_host_async(out, staged.as<const void>(), bytes, s);

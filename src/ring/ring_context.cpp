@@ -41,35 +41,49 @@ PrimeTables build_prime_tables(u64 q, std::size_t n, int log_n) {
   return t;
 }
 
-/// The tables on 32-bit words of the primes below 2^30 (the others' rows zero).
-struct Tables32 {
+/// A ring's tables in one backend's memory on words of type W.
+template <class W>
+struct TablesOf {
   Buffer moduli, psi_rev, psi_rev_shoup, psi_inv_rev, psi_inv_rev_shoup, n_inv, n_inv_shoup;
-  std::vector<Modulus32> host_moduli;
-  RingTablesView32 view;
+  std::vector<ModulusT<W>> host_moduli;
+  backend::RingTablesViewT<W> view;
 };
 
-/// Tables32 of `primes` in be's memory: the 64-bit tables' roots narrowed, their Shoup
-/// companions and Barrett constants computed for 32-bit words.
-std::unique_ptr<Tables32> build_tables32(const std::vector<PrimeTables>& primes, std::size_t n,
-                                         int log_n, Backend& be) {
-  auto t = std::make_unique<Tables32>();
+/// The tables of `primes` in be's memory on words of type W: the host tables themselves on 64-bit
+/// words; on 32-bit words their roots narrowed with Shoup companions and Barrett constants for
+/// 32-bit words, for the primes below 2^30 (the others' rows left zero).
+template <class W>
+std::unique_ptr<TablesOf<W>> build_tables(const std::vector<PrimeTables>& primes, std::size_t n,
+                                          int log_n, Backend& be) {
+  auto t = std::make_unique<TablesOf<W>>();
   const std::size_t p = primes.size();
-  std::vector<Modulus32> moduli(p);
-  std::vector<u32> fw(p * n), fws(p * n), iv(p * n), ivs(p * n), ni(p), nis(p);
+  std::vector<ModulusT<W>> moduli(p);
+  std::vector<W> fw(p * n), fws(p * n), iv(p * n), ivs(p * n), ni(p), nis(p);
   for (std::size_t i = 0; i < p; ++i) {
     const auto& pt = primes[i];
     const u64 q = pt.modulus.value;
-    if (q >> kMaxModulusBitsOf<u32>) continue;
-    moduli[i] = make_modulus32(q);
-    const u32 q32 = static_cast<u32>(q);
-    for (std::size_t j = 0; j < n; ++j) {
-      fw[i * n + j] = static_cast<u32>(pt.psi_rev[j]);
-      iv[i * n + j] = static_cast<u32>(pt.psi_inv_rev[j]);
-      fws[i * n + j] = shoup_precompute<u32>(fw[i * n + j], q32);
-      ivs[i * n + j] = shoup_precompute<u32>(iv[i * n + j], q32);
+    if (q >> kMaxModulusBitsOf<W>) continue;
+    if constexpr (sizeof(W) == 8) {
+      moduli[i] = pt.modulus;
+      std::copy(pt.psi_rev_shoup.begin(), pt.psi_rev_shoup.end(), fws.begin() + i * n);
+      std::copy(pt.psi_inv_rev_shoup.begin(), pt.psi_inv_rev_shoup.end(), ivs.begin() + i * n);
+      nis[i] = pt.n_inv_shoup;
+    } else {
+      moduli[i] = make_modulus32(q);
     }
-    ni[i] = static_cast<u32>(pt.n_inv);
-    nis[i] = shoup_precompute<u32>(ni[i], q32);
+    for (std::size_t j = 0; j < n; ++j) {
+      fw[i * n + j] = static_cast<W>(pt.psi_rev[j]);
+      iv[i * n + j] = static_cast<W>(pt.psi_inv_rev[j]);
+    }
+    ni[i] = static_cast<W>(pt.n_inv);
+    if constexpr (sizeof(W) == 4) {
+      const W qw = static_cast<W>(q);
+      for (std::size_t j = i * n; j < (i + 1) * n; ++j) {
+        fws[j] = shoup_precompute<W>(fw[j], qw);
+        ivs[j] = shoup_precompute<W>(iv[j], qw);
+      }
+      nis[i] = shoup_precompute<W>(ni[i], qw);
+    }
   }
   const auto s = backend::Stream{};
   auto up = [&](const auto& v) {
@@ -88,24 +102,22 @@ std::unique_ptr<Tables32> build_tables32(const std::vector<PrimeTables>& primes,
   v.n = n;
   v.log_n = log_n;
   v.prime_count = p;
-  v.moduli = t->moduli.as<const Modulus32>();
+  v.moduli = t->moduli.template as<const ModulusT<W>>();
   v.host_moduli = t->host_moduli.data();
-  v.psi_rev = t->psi_rev.as<const u32>();
-  v.psi_rev_shoup = t->psi_rev_shoup.as<const u32>();
-  v.psi_inv_rev = t->psi_inv_rev.as<const u32>();
-  v.psi_inv_rev_shoup = t->psi_inv_rev_shoup.as<const u32>();
-  v.n_inv = t->n_inv.as<const u32>();
-  v.n_inv_shoup = t->n_inv_shoup.as<const u32>();
+  v.psi_rev = t->psi_rev.template as<const W>();
+  v.psi_rev_shoup = t->psi_rev_shoup.template as<const W>();
+  v.psi_inv_rev = t->psi_inv_rev.template as<const W>();
+  v.psi_inv_rev_shoup = t->psi_inv_rev_shoup.template as<const W>();
+  v.n_inv = t->n_inv.template as<const W>();
+  v.n_inv_shoup = t->n_inv_shoup.template as<const W>();
   return t;
 }
 
 }  // namespace
 
 struct RingContext::DeviceTables {
-  Buffer moduli, psi_rev, psi_rev_shoup, psi_inv_rev, psi_inv_rev_shoup, n_inv, n_inv_shoup;
-  std::vector<Modulus> host_moduli;
-  RingTablesView view;
-  std::unique_ptr<Tables32> words32;  // built on the first basis32_on
+  std::unique_ptr<TablesOf<u64>> words64;
+  std::unique_ptr<TablesOf<u32>> words32;  // built on the first basis32_on
   struct Ids {
     Buffer device;
     std::vector<u32> host;
@@ -143,51 +155,14 @@ RingContext::DeviceTables& RingContext::device_tables(Backend& be) const {
   if (it != device_tables_.end()) return *it->second;
 
   auto dt = std::make_shared<DeviceTables>();
-  const std::size_t p = primes_.size();
-  std::vector<Modulus> moduli(p);
-  std::vector<u64> fw(p * n_), fws(p * n_), iv(p * n_), ivs(p * n_), ni(p), nis(p);
-  for (std::size_t i = 0; i < p; ++i) {
-    const auto& t = primes_[i];
-    moduli[i] = t.modulus;
-    std::copy(t.psi_rev.begin(), t.psi_rev.end(), fw.begin() + i * n_);
-    std::copy(t.psi_rev_shoup.begin(), t.psi_rev_shoup.end(), fws.begin() + i * n_);
-    std::copy(t.psi_inv_rev.begin(), t.psi_inv_rev.end(), iv.begin() + i * n_);
-    std::copy(t.psi_inv_rev_shoup.begin(), t.psi_inv_rev_shoup.end(), ivs.begin() + i * n_);
-    ni[i] = t.n_inv;
-    nis[i] = t.n_inv_shoup;
-  }
-  auto s = backend::Stream{};
-  auto up = [&](const auto& v) {
-    return Buffer::from_host(be, v.data(), v.size() * sizeof(v[0]), s);
-  };
-  dt->moduli = up(moduli);
-  dt->psi_rev = up(fw);
-  dt->psi_rev_shoup = up(fws);
-  dt->psi_inv_rev = up(iv);
-  dt->psi_inv_rev_shoup = up(ivs);
-  dt->n_inv = up(ni);
-  dt->n_inv_shoup = up(nis);
-  be.synchronize(s);
-  auto& v = dt->view;
-  v.n = n_;
-  v.log_n = log_n_;
-  v.prime_count = p;
-  v.moduli = dt->moduli.as<const Modulus>();
-  dt->host_moduli = moduli;
-  v.host_moduli = dt->host_moduli.data();
-  v.psi_rev = dt->psi_rev.as<const u64>();
-  v.psi_rev_shoup = dt->psi_rev_shoup.as<const u64>();
-  v.psi_inv_rev = dt->psi_inv_rev.as<const u64>();
-  v.psi_inv_rev_shoup = dt->psi_inv_rev_shoup.as<const u64>();
-  v.n_inv = dt->n_inv.as<const u64>();
-  v.n_inv_shoup = dt->n_inv_shoup.as<const u64>();
+  dt->words64 = build_tables<u64>(primes_, n_, log_n_, be);
   device_tables_[key] = dt;
   return *dt;
 }
 
 const RingTablesView& RingContext::tables_on(Backend& be) const {
   std::lock_guard lock(mutex_);
-  return device_tables(be).view;
+  return device_tables(be).words64->view;
 }
 
 const std::vector<u32>& RingContext::basis_ids(DeviceTables& dt, Backend& be,
@@ -210,7 +185,7 @@ BasisView RingContext::basis_on(Backend& be, const std::vector<u32>& ids) const 
   std::lock_guard lock(mutex_);
   auto& dt = device_tables(be);
   BasisView view;
-  view.ring = &dt.view;
+  view.ring = &dt.words64->view;
   view.host_ids = basis_ids(dt, be, ids, view.ids).data();
   view.limbs = ids.size();
   return view;
@@ -223,7 +198,7 @@ BasisView32 RingContext::basis32_on(Backend& be, const std::vector<u32>& ids) co
                            std::to_string(id) + " is not one");
   std::lock_guard lock(mutex_);
   auto& dt = device_tables(be);
-  if (!dt.words32) dt.words32 = build_tables32(primes_, n_, log_n_, be);
+  if (!dt.words32) dt.words32 = build_tables<u32>(primes_, n_, log_n_, be);
   BasisView32 view;
   view.ring = &dt.words32->view;
   view.host_ids = basis_ids(dt, be, ids, view.ids).data();

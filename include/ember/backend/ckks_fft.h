@@ -137,6 +137,19 @@ inline constexpr std::size_t kSlotFlagWords = 4;
 /// The element types values come in (DLPack float32/float64/complex64/complex128).
 enum class SlotType : int { f32 = 0, f64 = 1, c64 = 2, c128 = 3 };
 
+/// Bytes of one value of `type`.
+inline std::size_t slot_bytes(SlotType type) {
+  switch (type) {
+    case SlotType::f32:
+      return 4;
+    case SlotType::f64:
+    case SlotType::c64:
+      return 8;
+    default:
+      return 16;
+  }
+}
+
 /// Value i of `values` (of `type`) as a complex double.
 EMBER_HD Cx load_value(const void* values, SlotType type, std::size_t i) {
   switch (type) {

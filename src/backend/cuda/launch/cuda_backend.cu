@@ -235,20 +235,29 @@ class CudaBackend final : public Backend {
     return batch;
   }
 
-  k::NttBatch ntt_batch(u64* data, const BasisView& b, bool forward) const {
+  /// A batch of basis b's rows on 64- or 32-bit words (W); 32-bit words take the integer path
+  /// with its reductions.
+  template <class W>
+  k::NttBatchT<W> ntt_batch(W* data, const backend::BasisViewT<W>& b, bool forward) const {
     const auto& r = *b.ring;
-    k::NttBatch batch{data,
-                      r.moduli,
-                      b.ids,
-                      forward ? r.psi_rev : r.psi_inv_rev,
-                      forward ? r.psi_rev_shoup : r.psi_inv_rev_shoup,
-                      r.n_inv,
-                      r.n_inv_shoup,
-                      static_cast<u32>(r.n),
-                      static_cast<u32>(b.limbs),
-                      float_bits()};
-    batch.unreduced_bits = unreduced_bits();
-    batch.paths = paths_of(b);
+    constexpr bool kNarrow = sizeof(W) == 4;
+    k::NttBatchT<W> batch{data,
+                          r.moduli,
+                          b.ids,
+                          forward ? r.psi_rev : r.psi_inv_rev,
+                          forward ? r.psi_rev_shoup : r.psi_inv_rev_shoup,
+                          r.n_inv,
+                          r.n_inv_shoup,
+                          static_cast<u32>(r.n),
+                          static_cast<u32>(b.limbs),
+                          kNarrow ? 0u : float_bits()};
+    if constexpr (kNarrow) {
+      batch.unreduced_bits = 0;
+      batch.paths = k::NttPaths::kInt;
+    } else {
+      batch.unreduced_bits = unreduced_bits();
+      batch.paths = paths_of(b);
+    }
     return batch;
   }
 
@@ -300,19 +309,7 @@ class CudaBackend final : public Backend {
   /// The 32-bit-word transforms: the integer path's column and chunk kernels on u32.
   void ntt32(u32* data, const BasisView32& b, std::size_t count, bool forward, Stream s) {
     ctx_.activate();
-    const auto& r = *b.ring;
-    k::NttBatchT<u32> batch{data,
-                            r.moduli,
-                            b.ids,
-                            forward ? r.psi_rev : r.psi_inv_rev,
-                            forward ? r.psi_rev_shoup : r.psi_inv_rev_shoup,
-                            r.n_inv,
-                            r.n_inv_shoup,
-                            static_cast<u32>(r.n),
-                            static_cast<u32>(b.limbs),
-                            0u};
-    batch.unreduced_bits = 0;
-    batch.paths = k::NttPaths::kInt;
+    const k::NttBatchT<u32> batch = ntt_batch(data, b, forward);
     cuda::launch_ntt32(batch, count, forward, raw(s));
   }
   void ntt_forward_async(u64* out, const u64* const* in, const BasisView& b, std::size_t count,
