@@ -93,29 +93,6 @@ def run(device: str | None = None, devices=None, depth: int = 4, repeat: int = 5
 # ---------------------------------------------------------------- encoding on the device
 
 
-def _numpy_embedding(n: int):
-    """The tables of the encoder before the C++ special FFT (numpy's length-N FFT of the
-    canonical embedding, the old host path that run_encoding compares against): slot j at index
-    t with 2t+1 = 5^j, its conjugate's index, zeta^k."""
-    slots = n // 2
-    idx = np.empty(slots, dtype=np.int64)
-    idx_conj = np.empty(slots, dtype=np.int64)
-    e = 1
-    for j in range(slots):
-        idx[j] = (e - 1) // 2
-        idx_conj[j] = ((2 * n - e) - 1) // 2
-        e = e * 5 % (2 * n)
-    return idx, idx_conj, np.exp(1j * np.pi * np.arange(n) / n)
-
-
-def _numpy_slots_to_coeffs(z: np.ndarray, tables) -> np.ndarray:
-    idx, idx_conj, twist = tables
-    full = np.zeros(twist.size, dtype=complex)
-    full[idx] = z
-    full[idx_conj] = np.conj(z)
-    return np.ascontiguousarray((np.fft.fft(full) / twist.size * np.conj(twist)).real)
-
-
 def _device_array(values: np.ndarray, device: str):
     """values on `device` in the array library a user would have there: a torch tensor (CUDA
     when the device is a GPU), else the numpy array itself."""
@@ -142,51 +119,40 @@ def _encoding_on(name: str, preset: str, repeat: int) -> dict:
     pk = ctx.public_key(sk)
     x = np.random.default_rng(2).uniform(-1, 1, ctx.slots)
     t = _device_array(x, ctx.device)
-    n, level, scale = ctx.params.n, ctx.max_level, ctx.scale_at(ctx.max_level)
-    tables = _numpy_embedding(n)
-    idx, _, twist = tables
 
-    def old_encrypt():
-        # The host path before: the values to the host, numpy's FFT, encode_coeffs uploads.
+    def host_encrypt():
+        # Through the host: the values copied there, encoded by the host's special FFT, uploaded.
         host = t.cpu().numpy() if hasattr(t, "cpu") else np.asarray(t)
-        coeffs = _numpy_slots_to_coeffs(host, tables)
-        poly = ctx._raw.encode_coeffs(coeffs, level, scale)
-        raw = ctx._raw.encrypt(poly, pk._raw, ctx._sampler)
-        raw.scale = scale
-        return raw
+        return ctx.encrypt(host, pk)
 
-    def new_encrypt():
+    def device_encrypt():
         return ctx.encrypt(t, pk)
 
-    ct = new_encrypt()
+    ct = device_encrypt()
 
-    def old_decrypt():
-        m = ctx._raw.decrypt_core(ct._raw, sk._raw, ct.level + 1)
-        z = (n * np.fft.ifft(ctx._raw.decode_coeffs(m, ct.scale, True) * twist))[idx].real
-        out = _device_array(np.ascontiguousarray(z), ctx.device)
+    def host_decrypt():
+        out = _device_array(ctx.decrypt(ct, sk), ctx.device)
         _synchronize(out)
         return out
 
-    def new_decrypt():
+    def device_decrypt():
         out = ctx.decrypt(ct, sk, like=t)
         _synchronize(out)
         return out
 
-    got_new = new_decrypt()
-    got_old = old_decrypt()
     as_host = lambda a: a.cpu().numpy() if hasattr(a, "cpu") else np.asarray(a)
-    new_host, old_host = as_host(got_new), as_host(got_old)
-    old_words = ctx._raw.encode_coeffs(_numpy_slots_to_coeffs(x, tables), level, scale).to_numpy()
+    new_host, old_host = as_host(device_decrypt()), as_host(host_decrypt())
+    old_words = ctx.encode(x)._poly.to_numpy()
     new_words = ctx.encode(t)._poly.to_numpy()
     return {
         "values": f"{type(t).__module__.split('.')[0]} array of {ctx.slots} float64 on "
         + (str(t.device) if hasattr(t, "device") else "cpu"),
         "encoded_on_device": bool(ctx.encode(t).encoded_on_device),
         "seconds": {
-            "encode_encrypt_host_path": round(_seconds(old_encrypt, repeat), 6),
-            "encode_encrypt_device_path": round(_seconds(new_encrypt, repeat), 6),
-            "decrypt_decode_host_path": round(_seconds(old_decrypt, repeat), 6),
-            "decrypt_decode_device_path": round(_seconds(new_decrypt, repeat), 6),
+            "encode_encrypt_host_path": round(_seconds(host_encrypt, repeat), 6),
+            "encode_encrypt_device_path": round(_seconds(device_encrypt, repeat), 6),
+            "decrypt_decode_host_path": round(_seconds(host_decrypt, repeat), 6),
+            "decrypt_decode_device_path": round(_seconds(device_decrypt, repeat), 6),
         },
         "correct": {
             "device_path_error": float(np.max(np.abs(new_host - x))),
@@ -202,13 +168,13 @@ def run_encoding(
     device: str | None = None, devices=None, preset: str = "N16_L35", repeat: int = 5
 ) -> dict:
     """CKKS encode+encrypt and decrypt+decode of a full-slot array (a torch tensor on the
-    device when torch is installed, else numpy) through the old host path (values to the host,
-    numpy's FFT, encode_coeffs / decode_coeffs, result back to the device) against the device
-    path (ctx.encrypt(tensor) / ctx.decrypt(ct, sk, like=tensor): encoding and decoding on the
+    device when torch is installed, else numpy) through the host (values copied there, the
+    host's special FFT, the result uploaded back into a tensor) against the device path
+    (ctx.encrypt(tensor) / ctx.decrypt(ct, sk, like=tensor): encoding and decoding on the
     context's device); best of `repeat` seconds each, per device of `devices` (default: the
     device; "all": every GPU), one after another. Preset: N16_L35 (N = 2^16, no bootstrapping).
     Correctness flags: the device path's error, the two paths' agreement, the fraction of
-    equal encoded words (a rounding tie may flip one)."""
+    equal encoded words (the same FFT code on both: 1.0)."""
     names = dist.device_set(devices if devices is not None else ckks.resolve_device(device))
     per_device = {name: _encoding_on(name, preset, repeat) for name in names}
     params = ckks.Params.preset(preset)
