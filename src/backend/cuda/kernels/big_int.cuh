@@ -61,15 +61,14 @@ __global__ void big_to_doubles_kernel(double* out, const u64* a, BigShape s, int
   if (c < s.n) out[c] = backend::big::to_double(a + c * s.words, s, scale_bits);
 }
 
-/// The CRT's block: 64 coefficients, their limbs loaded together (coalesced) and transposed into
-/// shared memory (dynamic: limbs32 x 64 words, so that short inputs leave room for more blocks
-/// per SM), then each thread's residues written row by row (coalesced).
+/// The CRT's block: kBigCrtThreads coefficients, their limbs loaded together (coalesced) and
+/// transposed into shared memory, then each thread's residues written row by row (coalesced).
 inline constexpr std::size_t kBigRnsMaxLimbs = 160;
 
 __global__ void __launch_bounds__(64)
     big_to_rns_kernel(u32* out, const u64* words, BigShape in, backend::BigRnsView v) {
   constexpr unsigned T = 64;
-  extern __shared__ u32 limbs[];  // [v.limbs32][T]
+  __shared__ u32 limbs[kBigRnsMaxLimbs * T];
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * T;
   const std::size_t count = in.n - first < T ? in.n - first : T;
   wait_for_previous_kernels();
@@ -92,14 +91,13 @@ __global__ void __launch_bounds__(64)
 }
 
 /// The inverse CRT's block: kBigCrtThreads coefficients, their digits y_i in shared memory
-/// (a column a thread; dynamic, primes x kBigCrtThreads words), the tables read by every thread
-/// of a warp at once (broadcasts).
+/// (a column a thread), the tables read by every thread of a warp at once (broadcasts).
 inline constexpr unsigned kBigCrtThreads = 64;
 inline constexpr std::size_t kBigCrtMaxPrimes = 160;
 
 __global__ void __launch_bounds__(kBigCrtThreads)
     big_from_rns_kernel(u64* out, BigShape o, const u32* residues, backend::BigCrtView v) {
-  extern __shared__ u32 y[];  // [v.primes][kBigCrtThreads]: digits, below the primes
+  __shared__ u32 y[kBigCrtMaxPrimes * kBigCrtThreads];  // digits are below the primes, < 2^31
   const std::size_t c = big_coefficient();
   wait_for_previous_kernels();
   if (c >= o.n) return;

@@ -54,10 +54,8 @@ class CudaBigInt final : public BigIntOps {
                            std::to_string(in.words));
     if (in.n == 0) return;
     ctx_.activate();
-    // Shared memory for the block's limbs only: at 38 limbs (1200-bit inputs) an H100 SM holds
-    // eight blocks (the register limit) instead of the five that 160 limbs' worth allowed.
-    cuda::launch(k::big_to_rns_kernel, dim3(static_cast<unsigned>((in.n + 63) / 64)), 64,
-                 v.limbs32 * 64 * sizeof(u32), raw(stream), "big_to_rns_kernel", out, words, in, v);
+    cuda::launch(k::big_to_rns_kernel, dim3(static_cast<unsigned>((in.n + 63) / 64)), 64, 0,
+                 raw(stream), "big_to_rns_kernel", out, words, in, v);
   }
   void big_from_rns_async(u64* out, const BigShape& o, const u32* residues, const BigCrtView& v,
                           Stream stream) override {
@@ -69,8 +67,7 @@ class CudaBigInt final : public BigIntOps {
     ctx_.activate();
     cuda::launch(k::big_from_rns_kernel,
                  dim3(static_cast<unsigned>((o.n + k::kBigCrtThreads - 1) / k::kBigCrtThreads)),
-                 k::kBigCrtThreads, v.primes * k::kBigCrtThreads * sizeof(u32), raw(stream),
-                 "big_from_rns_kernel", out, o, residues, v);
+                 k::kBigCrtThreads, 0, raw(stream), "big_from_rns_kernel", out, o, residues, v);
   }
   void big_from_residues_async(u64* out, const BigShape& o, const u64* residues, u64 q,
                                Stream stream) override {
