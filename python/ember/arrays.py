@@ -231,6 +231,34 @@ def device_values(values):
     return flat, (shape if len(shape) > 1 else None)
 
 
+def device_bits(values):
+    """(a flat, contiguous uint8 array of 0s and 1s on the same GPU, the original shape) for a CUDA
+    torch tensor or CuPy array of bools or integers (flattened and converted on the GPU; the
+    check that every value is 0 or 1 reads one flag back), or None for other producers and
+    dtypes (the host path reads and checks those)."""
+    shape = tuple(int(d) for d in values.shape)
+    library = _library(values)
+    if library == "torch":
+        import torch
+
+        if values.dtype.is_floating_point or values.dtype.is_complex:
+            return None
+        flat = values.detach().reshape(-1)
+        if flat.dtype != torch.bool and bool(((flat != 0) & (flat != 1)).any()):
+            raise ParameterError("encrypt takes bits: values must be 0 or 1")
+        return flat.to(torch.uint8).contiguous(), shape
+    if library == "cupy":
+        import cupy
+
+        if values.dtype.kind not in "biu":
+            return None
+        flat = cupy.ascontiguousarray(values).reshape(-1)
+        if flat.dtype.kind != "b" and bool(((flat != 0) & (flat != 1)).any()):
+            raise ParameterError("encrypt takes bits: values must be 0 or 1")
+        return cupy.ascontiguousarray(flat.astype(cupy.uint8)), shape
+    return None
+
+
 def device_integers(values):
     """(a flat, contiguous array of an integer dtype on the same GPU, the original shape or None)
     for a CUDA torch tensor or CuPy array of integers (flattened on the GPU), or None for other

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _ember
+from . import arrays as _arrays
 from . import serialize as _ser
 from ._persistent import Persistent
 from ._progress import Progress
@@ -407,6 +408,10 @@ class Context(Persistent):
         self.device = resolve_device(device)
         self._raw = _ember.CggiContext(**params._fields(), device=self.device)
         self.params_id = self._raw.params_id
+        # The GPU whose memory encrypt/decrypt read and write in place (None: a CPU context).
+        self._cuda_index = (
+            int(self.device.split(":")[1]) if self.device.startswith("cuda") else None
+        )
 
     def __repr__(self) -> str:
         return f"cggi.Context({self.params.name or 'literal'}, device={self.device!r})"
@@ -470,6 +475,15 @@ class Context(Persistent):
 
     # Bits.
     def encrypt(self, bits, ck: ClientKey) -> Bits:
+        """Bits (bool or 0/1 integers, any shape) encrypted under ck. A CUDA torch tensor or CuPy
+        array on this context's GPU stays there: the masks and noise are drawn on the host, the
+        messages added on the GPU."""
+        on_gpu = self._gpu_bits(bits)
+        if on_gpu is not None:
+            flat, shape = on_gpu
+            _arrays.synchronize_producer(flat)
+            raw = self._raw.encrypt_bits_in_place(flat, self._own(ck, ClientKey, "encrypt"))
+            return Bits(self, raw, shape)
         arr = np.asarray(to_numpy(bits) if hasattr(bits, "__dlpack__") else bits)
         if arr.dtype != bool and not np.issubdtype(arr.dtype, np.integer):
             raise ParameterError(f"encrypt takes a bool (or 0/1) array, got dtype {arr.dtype}")
@@ -485,8 +499,24 @@ class Context(Persistent):
         if isinstance(c, Ints):
             return to_output(self.decrypt_int(c, ck), out, like)
         raw = self._own(c, Bits, "decrypt")
-        bits = self._raw.decrypt_bits(raw, self._own(ck, ClientKey, "decrypt"))
+        key = self._own(ck, ClientKey, "decrypt")
+        if _arrays.device_output_wanted(out, like, self._cuda_index):
+            # On the GPU: the bits as uint8 0/1 (bool for a torch or CuPy `like`).
+            array = self._raw.decrypt_bits_in_place(raw, key, list(c.shape))
+            got = _arrays.from_device(array, like)
+            if like is None:
+                return got
+            return got.bool() if hasattr(got, "bool") else got.astype(bool)
+        bits = self._raw.decrypt_bits(raw, key)
         return to_output(np.asarray(bits, dtype=bool).reshape(c.shape), out, like)
+
+    def _gpu_bits(self, bits):
+        """(flat uint8 bits in this context's GPU memory, shape) for a GPU array this context
+        reads in place, else None (host values; a GPU array on a CPU context goes through the
+        host); one on another GPU than this context's is refused."""
+        if not _arrays.on_context_gpu(bits, self._cuda_index, self.device):
+            return None
+        return _arrays.device_bits(bits)
 
     def constant(self, bits) -> Bits:
         """Trivial encryptions of known bits (no key, no noise): for circuit constants."""

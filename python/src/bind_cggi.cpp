@@ -7,7 +7,9 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "convert.h"
 #include "ember/backend/backend.h"
@@ -183,6 +185,40 @@ void bind_cggi(nb::module_& m) {
                out = x.decrypt_bits(c, ck);
              }
              return owned(std::move(out));
+           })
+      .def(
+          "encrypt_bits_in_place",
+          // Bits (bytes) in this GPU context's memory, read where they are (DLPack).
+          [](Context& x, nb::ndarray<const std::uint8_t, nb::ndim<1>, nb::c_contig> bits,
+             const ClientKey& ck) {
+            const backend::Device d = x.device();
+            if (d.kind != backend::DeviceKind::cuda ||
+                bits.device_type() != nb::device::cuda::value ||
+                bits.device_id() != static_cast<int>(d.index))
+              throw ParameterError(
+                  "encrypt: the bits must be in the memory of this context's GPU (" + d.str() +
+                  ")");
+            nb::gil_scoped_release unlocked;
+            return x.encrypt_bits_in_place(bits.data(), bits.shape(0), ck);
+          },
+          nb::arg("bits"), nb::arg("ck"))
+      .def("decrypt_bits_in_place",
+           // The bits (uint8, 0/1) in this GPU context's memory, a DLPack array of `shape`.
+           [](const Context& x, const LweBatch& c, const ClientKey& ck,
+              std::vector<std::size_t> shape) {
+             shape = py::device_output_shape(x.device(), std::move(shape), c.count);
+             auto buffer = std::make_unique<backend::Buffer>(
+                 *c.words->backend(), std::max<std::size_t>(c.count, 1), c.stream);
+             {
+               nb::gil_scoped_release unlocked;
+               x.decrypt_bits_in_place(c, ck, buffer->as<std::uint8_t>());
+             }
+             backend::Buffer* owned_buffer = buffer.release();
+             nb::capsule owner(owned_buffer,
+                               [](void* p) noexcept { delete static_cast<backend::Buffer*>(p); });
+             return nb::ndarray<>(owned_buffer->as<void>(), shape.size(), shape.data(), owner,
+                                  nullptr, nb::dtype<std::uint8_t>(), nb::device::cuda::value,
+                                  x.device().index);
            })
       .def(
           "encrypt_ints",

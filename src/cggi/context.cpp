@@ -81,14 +81,6 @@ void lwe_encrypt(T* ct, const std::uint8_t* key, std::size_t dim, T m, const Noi
   ct[dim] = b;
 }
 
-template <class T>
-T lwe_phase(const T* ct, const std::uint8_t* key, std::size_t dim) {
-  T b = ct[dim];
-  for (std::size_t i = 0; i < dim; ++i)
-    if (key[i]) b = static_cast<T>(b - ct[i]);
-  return b;
-}
-
 }  // namespace
 
 std::vector<std::uint64_t> LweBatch::to_host() const {
@@ -208,19 +200,33 @@ void check_key(const ClientKey& ck, std::uint64_t params_id, const char* what) {
 }  // namespace
 
 LweBatch Context::encrypt_bits(const std::vector<std::uint8_t>& bits, const ClientKey& ck) {
+  return encrypt_bits_at(bits.data(), bits.size(), false, ck);
+}
+
+LweBatch Context::encrypt_bits_in_place(const std::uint8_t* bits, std::size_t count,
+                                        const ClientKey& ck) {
+  return encrypt_bits_at(bits, count, true, ck);
+}
+
+LweBatch Context::encrypt_bits_at(const std::uint8_t* bits, std::size_t count, bool in_backend,
+                                  const ClientKey& ck) {
   check_key(ck, params_id_, "encrypt");
-  LweBatch c = empty_batch(bits.size(), 0, ck.key_id);
+  LweBatch c = empty_batch(count, 0, ck.key_id);
   with_torus(params_.torus_bits, [&](auto zero) {
     using T = decltype(zero);
     const std::size_t w = c.dim + 1;
-    std::vector<T> host(bits.size() * w);
+    std::vector<T> host(count * w);
     TorusDraw d(*sampler_);
     const T mu = static_cast<T>(detail::mu(params_.torus_bits));
-    for (std::size_t i = 0; i < bits.size(); ++i)
+    // The host path puts each message in the body; bits in backend memory are added there, to
+    // the same encryptions of zero (the draws do not depend on the messages).
+    for (std::size_t i = 0; i < count; ++i)
       lwe_encrypt(host.data() + i * w, ck.glwe.data(), c.dim,
-                  bits[i] ? mu : static_cast<T>(T{0} - mu), params_.glwe_noise, params_.torus_bits,
-                  d);
+                  in_backend ? T{0} : backend::cggi::with_bit(T{0}, bits[i], mu),
+                  params_.glwe_noise, params_.torus_bits, d);
     be_->copy_from_host_async(c.words->as<T>(), host.data(), host.size() * sizeof(T), Stream{});
+    if (in_backend)
+      be_->cggi().add_bits_async(c.words->as<T>(), bits, mu, c.dim, count, shape_, Stream{});
     be_->synchronize(Stream{});
   });
   return c;
@@ -262,7 +268,7 @@ std::vector<T> phases(const LweBatch& c, const ClientKey& ck) {
   const auto w = detail::download<T>(*c.words->backend(), c.words->as<T>(), c.count * (c.dim + 1));
   std::vector<T> out(c.count);
   for (std::size_t i = 0; i < c.count; ++i)
-    out[i] = lwe_phase(w.data() + i * (c.dim + 1), ck.glwe.data(), c.dim);
+    out[i] = backend::cggi::lwe_phase(w.data() + i * (c.dim + 1), ck.glwe.data(), c.dim);
   return out;
 }
 }  // namespace
@@ -278,6 +284,19 @@ std::vector<std::uint8_t> Context::decrypt_bits(const LweBatch& c, const ClientK
     for (T p : phases<T>(c, ck)) out.push_back((p >> (params_.torus_bits - 1)) == 0);
     return out;
   });
+}
+
+void Context::decrypt_bits_in_place(const LweBatch& c, const ClientKey& ck,
+                                    std::uint8_t* out) const {
+  check(c, "decrypt");
+  check_key(ck, params_id_, "decrypt");
+  if (c.message_bits != 0) throw MismatchError("decrypt: these are integers: use decrypt_int");
+  if (c.key_id != 0 && c.key_id != ck.key_id)
+    throw MismatchError("decrypt: the ciphertexts were encrypted under another key");
+  const Buffer key = Buffer::from_host(*be_, ck.glwe.data(), c.dim, c.stream);
+  be_->cggi().decrypt_bits_async(out, c.words->as<void>(), key.as<std::uint8_t>(), c.dim, c.count,
+                                 shape_, c.stream);
+  be_->synchronize(c.stream);
 }
 
 std::vector<std::uint64_t> Context::decrypt_ints(const LweBatch& c, const ClientKey& ck) const {

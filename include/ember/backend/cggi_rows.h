@@ -169,4 +169,25 @@ EMBER_HD void key_switch_row(T* out, T a, const T* ksk_row, std::size_t out_dim,
   }
 }
 
+/// The phase b - <a, s> of one LWE ciphertext (dim mask words, then b) under a binary key.
+template <class T>
+EMBER_HD T lwe_phase(const T* ct, const std::uint8_t* key, std::size_t dim) {
+  T b = ct[dim];
+  for (std::size_t i = 0; i < dim; ++i)
+    if (key[i]) b = static_cast<T>(b - ct[i]);
+  return b;
+}
+
+/// A Boolean message added to an encryption of zero's body: +mu for a nonzero bit, -mu for 0.
+template <class T>
+EMBER_HD T with_bit(T body, std::uint8_t bit, T mu) {
+  return static_cast<T>(bit ? body + mu : body - mu);
+}
+
+/// A Boolean ciphertext's bit from its phase: 1 in [0, 1/2), 0 in [1/2, 1).
+template <class T>
+EMBER_HD std::uint8_t bit_of_phase(T phase) {
+  return (phase >> (kTorusBits<T> - 1)) == 0 ? 1 : 0;
+}
+
 }  // namespace ember::backend::cggi

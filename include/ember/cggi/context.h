@@ -94,6 +94,12 @@ class Context {
 
   LweBatch encrypt_bits(const std::vector<std::uint8_t>& bits, const ClientKey& ck);
   std::vector<std::uint8_t> decrypt_bits(const LweBatch& c, const ClientKey& ck) const;
+  /// encrypt_bits of `count` bits (bytes, 0 or nonzero) in this context's backend memory: the
+  /// masks and noise are drawn on the host as encrypt_bits draws them (the same words for the
+  /// same sampler state), the messages are added where the bits are (add_bits_async).
+  LweBatch encrypt_bits_in_place(const std::uint8_t* bits, std::size_t count, const ClientKey& ck);
+  /// decrypt_bits into `out` (c.count bytes, 0 or 1) in this context's backend memory.
+  void decrypt_bits_in_place(const LweBatch& c, const ClientKey& ck, std::uint8_t* out) const;
   /// Integers in [0, 2^bits), bits in [1, 4].
   LweBatch encrypt_ints(const std::vector<std::uint64_t>& values, int bits, const ClientKey& ck);
   std::vector<std::uint64_t> decrypt_ints(const LweBatch& c, const ClientKey& ck) const;
@@ -150,6 +156,9 @@ class Context {
   std::vector<std::uint64_t> ksk_to_host(const ServerKey& sk) const;
 
  private:
+  /// encrypt_bits from host bits, or (in_backend) from bits in backend memory.
+  LweBatch encrypt_bits_at(const std::uint8_t* bits, std::size_t count, bool in_backend,
+                           const ClientKey& ck);
   void check(const LweBatch& c, const char* what) const;
   LweBatch empty_batch(std::size_t count, int message_bits, std::uint64_t key_id,
                        backend::Stream stream = {}) const;

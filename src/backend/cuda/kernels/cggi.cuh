@@ -100,4 +100,23 @@ __global__ void cggi_linear_kernel(T* out, const T* a, const T* b, T ca, T cb, T
   out[w] = v;
 }
 
+template <class T>
+__global__ void cggi_add_bits_kernel(T* words, const std::uint8_t* bits, T mu, std::size_t dim,
+                                     std::size_t count) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  wait_for_previous_kernels();
+  if (i >= count) return;
+  T& body = words[i * (dim + 1) + dim];
+  body = backend::cggi::with_bit(body, bits[i], mu);
+}
+
+template <class T>
+__global__ void cggi_decrypt_bits_kernel(std::uint8_t* out, const T* words, const std::uint8_t* key,
+                                         std::size_t dim, std::size_t count) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  wait_for_previous_kernels();
+  if (i >= count) return;
+  out[i] = backend::cggi::bit_of_phase(backend::cggi::lwe_phase(words + i * (dim + 1), key, dim));
+}
+
 }  // namespace ember::cuda::kernels

@@ -95,6 +95,29 @@ class CudaCggi final : public CggiOps {
     });
   }
 
+  void add_bits_async(void* words, const std::uint8_t* bits, u64 mu, std::size_t dim,
+                      std::size_t count, const CggiShape& s, Stream stream) override {
+    if (count == 0) return;
+    ctx_.activate();
+    with_torus(s.torus_bits, [&](auto zero) {
+      using T = decltype(zero);
+      cuda::launch(k::cggi_add_bits_kernel<T>, dim3(static_cast<unsigned>((count + 255) / 256)),
+                   256, 0, raw(stream), "cggi_add_bits_kernel", static_cast<T*>(words), bits,
+                   static_cast<T>(mu), dim, count);
+    });
+  }
+  void decrypt_bits_async(std::uint8_t* out, const void* words, const std::uint8_t* key,
+                          std::size_t dim, std::size_t count, const CggiShape& s,
+                          Stream stream) override {
+    if (count == 0) return;
+    ctx_.activate();
+    with_torus(s.torus_bits, [&](auto zero) {
+      using T = decltype(zero);
+      cuda::launch(k::cggi_decrypt_bits_kernel<T>, dim3(static_cast<unsigned>((count + 127) / 128)),
+                   128, 0, raw(stream), "cggi_decrypt_bits_kernel", out,
+                   static_cast<const T*>(words), key, dim, count);
+    });
+  }
   void linear_async(void* out, const void* a, const void* b, std::int64_t ca, std::int64_t cb,
                     u64 constant, std::size_t dim, std::size_t count, const CggiShape& s,
                     Stream stream) override {
