@@ -233,9 +233,17 @@ def device_values(values):
 
 def device_bits(values):
     """(a flat, contiguous uint8 array of 0s and 1s on the same GPU, the original shape) for a CUDA
-    torch tensor or CuPy array of bools or integers (flattened and converted on the GPU; the
-    check that every value is 0 or 1 reads one flag back), or None for other producers and
-    dtypes (the host path reads and checks those)."""
+    torch tensor or CuPy array of bools or integers, or None for other producers and dtypes (the
+    host path reads and checks those); see device_small_integers."""
+    return device_small_integers(values, 2, "encrypt takes bits: values must be 0 or 1")
+
+
+def device_small_integers(values, limit: int, message: str | None = None):
+    """(a flat, contiguous uint8 array of values in [0, limit) on the same GPU, the original
+    shape) for a CUDA torch tensor or CuPy array of bools or integers (flattened and converted on
+    the GPU; the range check reads one flag back: ParameterError with `message` outside it), or
+    None for other producers and dtypes (the host path reads and checks those)."""
+    message = message or f"values must be in [0, {limit})"
     shape = tuple(int(d) for d in values.shape)
     library = _library(values)
     if library == "torch":
@@ -244,8 +252,8 @@ def device_bits(values):
         if values.dtype.is_floating_point or values.dtype.is_complex:
             return None
         flat = values.detach().reshape(-1)
-        if flat.dtype != torch.bool and bool(((flat != 0) & (flat != 1)).any()):
-            raise ParameterError("encrypt takes bits: values must be 0 or 1")
+        if flat.dtype != torch.bool and bool(((flat < 0) | (flat >= limit)).any()):
+            raise ParameterError(message)
         return flat.to(torch.uint8).contiguous(), shape
     if library == "cupy":
         import cupy
@@ -253,8 +261,8 @@ def device_bits(values):
         if values.dtype.kind not in "biu":
             return None
         flat = cupy.ascontiguousarray(values).reshape(-1)
-        if flat.dtype.kind != "b" and bool(((flat != 0) & (flat != 1)).any()):
-            raise ParameterError("encrypt takes bits: values must be 0 or 1")
+        if flat.dtype.kind != "b" and bool(((flat < 0) | (flat >= limit)).any()):
+            raise ParameterError(message)
         return cupy.ascontiguousarray(flat.astype(cupy.uint8)), shape
     return None
 

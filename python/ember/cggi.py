@@ -482,7 +482,7 @@ class Context(Persistent):
         if on_gpu is not None:
             flat, shape = on_gpu
             _arrays.synchronize_producer(flat)
-            raw = self._raw.encrypt_bits_in_place(flat, self._own(ck, ClientKey, "encrypt"))
+            raw = self._raw.encrypt_in_place(flat, 0, self._own(ck, ClientKey, "encrypt"))
             return Bits(self, raw, shape)
         arr = np.asarray(to_numpy(bits) if hasattr(bits, "__dlpack__") else bits)
         if arr.dtype != bool and not np.issubdtype(arr.dtype, np.integer):
@@ -496,17 +496,21 @@ class Context(Persistent):
     def decrypt(self, c: Bits | Ints, ck: ClientKey, out: str | None = None, like=None):
         """np.ndarray[bool] for Bits, np.ndarray[int64] for Ints (in the encrypted shape);
         out="torch" / "dlpack" or like=x convert it (ember.arrays)."""
+        if _arrays.device_output_wanted(out, like, self._cuda_index):
+            # On the GPU: bits or integers as uint8 (bool or int64 for a torch or CuPy `like`).
+            raw = self._own(c, _Batch, "decrypt")
+            key = self._own(ck, ClientKey, "decrypt")
+            array = self._raw.decrypt_in_place(raw, key, list(c.shape))
+            got = _arrays.from_device(array, like)
+            if like is None:
+                return got
+            if isinstance(c, Ints):
+                return got.long() if hasattr(got, "long") else got.astype(np.int64)
+            return got.bool() if hasattr(got, "bool") else got.astype(bool)
         if isinstance(c, Ints):
             return to_output(self.decrypt_int(c, ck), out, like)
         raw = self._own(c, Bits, "decrypt")
         key = self._own(ck, ClientKey, "decrypt")
-        if _arrays.device_output_wanted(out, like, self._cuda_index):
-            # On the GPU: the bits as uint8 0/1 (bool for a torch or CuPy `like`).
-            array = self._raw.decrypt_bits_in_place(raw, key, list(c.shape))
-            got = _arrays.from_device(array, like)
-            if like is None:
-                return got
-            return got.bool() if hasattr(got, "bool") else got.astype(bool)
         bits = self._raw.decrypt_bits(raw, key)
         return to_output(np.asarray(bits, dtype=bool).reshape(c.shape), out, like)
 
@@ -640,6 +644,13 @@ class Context(Persistent):
                 f"per bootstrap (above 2^{MAX_LOG2_P_FAIL_LUT}): use fewer bits or an integer "
                 "preset (int2_128, int4_128)"
             )
+        if _arrays.on_context_gpu(values, self._cuda_index, self.device):
+            on_gpu = _arrays.device_small_integers(values, 1 << bits)
+            if on_gpu is not None:
+                flat, shape = on_gpu
+                _arrays.synchronize_producer(flat)
+                key = self._own(ck, ClientKey, "encrypt_int")
+                return Ints(self, self._raw.encrypt_in_place(flat, bits, key), shape)
         arr = np.asarray(to_numpy(values) if hasattr(values, "__dlpack__") else values)
         if not np.issubdtype(arr.dtype, np.integer):
             raise ParameterError(f"encrypt_int takes an integer array, got dtype {arr.dtype}")

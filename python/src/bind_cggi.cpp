@@ -187,23 +187,26 @@ void bind_cggi(nb::module_& m) {
              return owned(std::move(out));
            })
       .def(
-          "encrypt_bits_in_place",
-          // Bits (bytes) in this GPU context's memory, read where they are (DLPack).
-          [](Context& x, nb::ndarray<const std::uint8_t, nb::ndim<1>, nb::c_contig> bits,
-             const ClientKey& ck) {
+          "encrypt_in_place",
+          // Bits (message_bits 0) or integers (bytes) in this GPU context's memory, read where
+          // they are (DLPack).
+          [](Context& x, nb::ndarray<const std::uint8_t, nb::ndim<1>, nb::c_contig> values,
+             int message_bits, const ClientKey& ck) {
             const backend::Device d = x.device();
             if (d.kind != backend::DeviceKind::cuda ||
-                bits.device_type() != nb::device::cuda::value ||
-                bits.device_id() != static_cast<int>(d.index))
+                values.device_type() != nb::device::cuda::value ||
+                values.device_id() != static_cast<int>(d.index))
               throw ParameterError(
-                  "encrypt: the bits must be in the memory of this context's GPU (" + d.str() +
+                  "encrypt: the values must be in the memory of this context's GPU (" + d.str() +
                   ")");
             nb::gil_scoped_release unlocked;
-            return x.encrypt_bits_in_place(bits.data(), bits.shape(0), ck);
+            return message_bits
+                       ? x.encrypt_ints_in_place(values.data(), values.shape(0), message_bits, ck)
+                       : x.encrypt_bits_in_place(values.data(), values.shape(0), ck);
           },
-          nb::arg("bits"), nb::arg("ck"))
-      .def("decrypt_bits_in_place",
-           // The bits (uint8, 0/1) in this GPU context's memory, a DLPack array of `shape`.
+          nb::arg("values"), nb::arg("message_bits"), nb::arg("ck"))
+      .def("decrypt_in_place",
+           // The bits or integers (uint8) in this GPU context's memory, a DLPack array of `shape`.
            [](const Context& x, const LweBatch& c, const ClientKey& ck,
               std::vector<std::size_t> shape) {
              shape = py::device_output_shape(x.device(), std::move(shape), c.count);
@@ -211,7 +214,7 @@ void bind_cggi(nb::module_& m) {
                  *c.words->backend(), std::max<std::size_t>(c.count, 1), c.stream);
              {
                nb::gil_scoped_release unlocked;
-               x.decrypt_bits_in_place(c, ck, buffer->as<std::uint8_t>());
+               x.decrypt_in_place(c, ck, buffer->as<std::uint8_t>());
              }
              backend::Buffer* owned_buffer = buffer.release();
              nb::capsule owner(owned_buffer,

@@ -200,60 +200,78 @@ void check_key(const ClientKey& ck, std::uint64_t params_id, const char* what) {
 }  // namespace
 
 LweBatch Context::encrypt_bits(const std::vector<std::uint8_t>& bits, const ClientKey& ck) {
-  return encrypt_bits_at(bits.data(), bits.size(), false, ck);
+  std::vector<std::uint8_t> ones(bits.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) ones[i] = bits[i] != 0;
+  return encrypt_messages(ones.data(), ones.size(), 0, false, ck);
 }
 
 LweBatch Context::encrypt_bits_in_place(const std::uint8_t* bits, std::size_t count,
                                         const ClientKey& ck) {
-  return encrypt_bits_at(bits, count, true, ck);
+  return encrypt_messages(bits, count, 0, true, ck);
 }
 
-LweBatch Context::encrypt_bits_at(const std::uint8_t* bits, std::size_t count, bool in_backend,
-                                  const ClientKey& ck) {
-  check_key(ck, params_id_, "encrypt");
-  LweBatch c = empty_batch(count, 0, ck.key_id);
-  with_torus(params_.torus_bits, [&](auto zero) {
-    using T = decltype(zero);
-    const std::size_t w = c.dim + 1;
-    std::vector<T> host(count * w);
-    TorusDraw d(*sampler_);
-    const T mu = static_cast<T>(detail::mu(params_.torus_bits));
-    // The host path puts each message in the body; bits in backend memory are added there, to
-    // the same encryptions of zero (the draws do not depend on the messages).
-    for (std::size_t i = 0; i < count; ++i)
-      lwe_encrypt(host.data() + i * w, ck.glwe.data(), c.dim,
-                  in_backend ? T{0} : backend::cggi::with_bit(T{0}, bits[i], mu),
-                  params_.glwe_noise, params_.torus_bits, d);
-    be_->copy_from_host_async(c.words->as<T>(), host.data(), host.size() * sizeof(T), Stream{});
-    if (in_backend)
-      be_->cggi().add_bits_async(c.words->as<T>(), bits, mu, c.dim, count, shape_, Stream{});
-    be_->synchronize(Stream{});
-  });
-  return c;
+void Context::check_int_bits(int bits) const {
+  if (bits < 1 || bits > 4) throw ParameterError("encrypt_int: bits must be in [1, 4]");
+  if ((shape_.N >> bits) < 2)
+    throw ParameterError("encrypt_int: N = " + std::to_string(shape_.N) + " is too small for " +
+                         std::to_string(bits) + "-bit lookups");
 }
 
 LweBatch Context::encrypt_ints(const std::vector<std::uint64_t>& values, int bits,
                                const ClientKey& ck) {
   check_key(ck, params_id_, "encrypt_int");
-  if (bits < 1 || bits > 4) throw ParameterError("encrypt_int: bits must be in [1, 4]");
-  if ((shape_.N >> bits) < 2)
-    throw ParameterError("encrypt_int: N = " + std::to_string(shape_.N) + " is too small for " +
-                         std::to_string(bits) + "-bit lookups");
-  for (auto v : values)
-    if (v >> bits)
-      throw ParameterError("encrypt_int: value " + std::to_string(v) + " does not fit " +
+  check_int_bits(bits);
+  std::vector<std::uint8_t> small(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i] >> bits)
+      throw ParameterError("encrypt_int: value " + std::to_string(values[i]) + " does not fit " +
                            std::to_string(bits) + " bits");
-  LweBatch c = empty_batch(values.size(), bits, ck.key_id);
+    small[i] = static_cast<std::uint8_t>(values[i]);
+  }
+  return encrypt_messages(small.data(), small.size(), bits, false, ck);
+}
+
+LweBatch Context::encrypt_ints_in_place(const std::uint8_t* values, std::size_t count, int bits,
+                                        const ClientKey& ck) {
+  check_int_bits(bits);
+  return encrypt_messages(values, count, bits, true, ck);
+}
+
+LweBatch Context::encrypt_messages(const std::uint8_t* values, std::size_t count, int message_bits,
+                                   bool in_backend, const ClientKey& ck) {
+  check_key(ck, params_id_, message_bits ? "encrypt_int" : "encrypt");
+  LweBatch c = empty_batch(count, message_bits, ck.key_id);
   with_torus(params_.torus_bits, [&](auto zero) {
     using T = decltype(zero);
+    const int W = params_.torus_bits;
+    // Booleans: 1 -> mu, 0 -> -mu; integers: value * delta.
+    const T scale =
+        static_cast<T>(message_bits ? detail::delta(W, message_bits) : detail::mu(W) << 1);
+    const T offset = static_cast<T>(message_bits ? T{0} : T{0} - static_cast<T>(detail::mu(W)));
     const std::size_t w = c.dim + 1;
-    std::vector<T> host(values.size() * w);
+    std::vector<T> host(count * w);
     TorusDraw d(*sampler_);
-    const T delta = static_cast<T>(detail::delta(params_.torus_bits, bits));
-    for (std::size_t i = 0; i < values.size(); ++i)
-      lwe_encrypt(host.data() + i * w, ck.glwe.data(), c.dim, static_cast<T>(values[i] * delta),
+    // The host path puts each message in the body; values in backend memory are added there, to
+    // the same encryptions of zero (the draws do not depend on the messages).
+    for (std::size_t i = 0; i < count; ++i)
+      lwe_encrypt(host.data() + i * w, ck.glwe.data(), c.dim,
+                  in_backend ? T{0} : backend::cggi::plus_message(T{0}, values[i], scale, offset),
                   params_.glwe_noise, params_.torus_bits, d);
     be_->copy_from_host_async(c.words->as<T>(), host.data(), host.size() * sizeof(T), Stream{});
+    if (in_backend) {
+      const std::uint32_t clear = 0;
+      Buffer bad = Buffer::from_host(*be_, &clear, sizeof clear, Stream{});
+      const auto limit = static_cast<std::uint8_t>(1u << (message_bits ? message_bits : 1));
+      be_->cggi().add_messages_async(c.words->as<T>(), values, scale, offset, limit,
+                                     bad.as<std::uint32_t>(), c.dim, count, shape_, Stream{});
+      std::uint32_t flag = 0;
+      be_->copy_to_host_async(&flag, bad.as<const void>(), sizeof flag, Stream{});
+      be_->synchronize(Stream{});
+      if (flag)
+        throw ParameterError(message_bits ? "encrypt_int: values must be in [0, " +
+                                                std::to_string(1u << message_bits) + ")"
+                                          : std::string("encrypt: bits must be 0 or 1"));
+    }
     be_->synchronize(Stream{});
   });
   return c;
@@ -280,22 +298,19 @@ std::vector<std::uint8_t> Context::decrypt_bits(const LweBatch& c, const ClientK
   return with_torus(params_.torus_bits, [&](auto zero) {
     using T = decltype(zero);
     std::vector<std::uint8_t> out;
-    // True: phase in [0, 1/2).
-    for (T p : phases<T>(c, ck)) out.push_back((p >> (params_.torus_bits - 1)) == 0);
+    for (T p : phases<T>(c, ck)) out.push_back(backend::cggi::message_of_phase(p, 0));
     return out;
   });
 }
 
-void Context::decrypt_bits_in_place(const LweBatch& c, const ClientKey& ck,
-                                    std::uint8_t* out) const {
+void Context::decrypt_in_place(const LweBatch& c, const ClientKey& ck, std::uint8_t* out) const {
   check(c, "decrypt");
   check_key(ck, params_id_, "decrypt");
-  if (c.message_bits != 0) throw MismatchError("decrypt: these are integers: use decrypt_int");
   if (c.key_id != 0 && c.key_id != ck.key_id)
     throw MismatchError("decrypt: the ciphertexts were encrypted under another key");
   const Buffer key = Buffer::from_host(*be_, ck.glwe.data(), c.dim, c.stream);
-  be_->cggi().decrypt_bits_async(out, c.words->as<void>(), key.as<std::uint8_t>(), c.dim, c.count,
-                                 shape_, c.stream);
+  be_->cggi().decode_messages_async(out, c.words->as<void>(), key.as<std::uint8_t>(), c.dim,
+                                    c.count, c.message_bits, shape_, c.stream);
   be_->synchronize(c.stream);
 }
 
@@ -305,12 +320,8 @@ std::vector<std::uint64_t> Context::decrypt_ints(const LweBatch& c, const Client
   if (c.message_bits == 0) throw MismatchError("decrypt_int: these are bits: use decrypt");
   return with_torus(params_.torus_bits, [&](auto zero) {
     using T = decltype(zero);
-    const int shift = params_.torus_bits - c.message_bits - 1;
     std::vector<std::uint64_t> out;
-    for (T p : phases<T>(c, ck)) {
-      const T rounded = static_cast<T>(p + (T{1} << (shift - 1)));
-      out.push_back((rounded >> shift) & ((T{1} << c.message_bits) - 1));
-    }
+    for (T p : phases<T>(c, ck)) out.push_back(backend::cggi::message_of_phase(p, c.message_bits));
     return out;
   });
 }

@@ -86,15 +86,18 @@ class CggiOps {
                             const CggiShape& shape, Stream stream) = 0;
 
   /// Encryption's message step: the body of ciphertext i (of `count` encryptions of zero of
-  /// dim + 1 words) gets +mu when bits[i] is nonzero, -mu when it is 0 (with_bit). The masks
-  /// and noise come from the host's CSPRNG; the messages stay in backend memory.
-  virtual void add_bits_async(void* words, const std::uint8_t* bits, u64 mu, std::size_t dim,
-                              std::size_t count, const CggiShape& shape, Stream stream) = 0;
-  /// Decryption in backend memory: out[i] = bit_of_phase(lwe_phase(ciphertext i, key)) for
-  /// `count` ciphertexts of dim + 1 words, the key's dim 0/1 bytes in backend memory.
-  virtual void decrypt_bits_async(std::uint8_t* out, const void* words, const std::uint8_t* key,
-                                  std::size_t dim, std::size_t count, const CggiShape& shape,
-                                  Stream stream) = 0;
+  /// dim + 1 words) becomes plus_message(body, values[i], scale, offset); values of `limit` or
+  /// more set *bad (a word in backend memory, left as it is otherwise). The masks and noise come
+  /// from the host's CSPRNG; the messages stay in backend memory.
+  virtual void add_messages_async(void* words, const std::uint8_t* values, u64 scale, u64 offset,
+                                  std::uint8_t limit, std::uint32_t* bad, std::size_t dim,
+                                  std::size_t count, const CggiShape& shape, Stream stream) = 0;
+  /// Decryption in backend memory: out[i] = message_of_phase(lwe_phase(ciphertext i, key),
+  /// message_bits) for `count` ciphertexts of dim + 1 words, the key's dim 0/1 bytes in backend
+  /// memory.
+  virtual void decode_messages_async(std::uint8_t* out, const void* words, const std::uint8_t* key,
+                                     std::size_t dim, std::size_t count, int message_bits,
+                                     const CggiShape& shape, Stream stream) = 0;
 
   /// An indexed copy of `count` ciphertexts of dim + 1 words with optional negation (NOT of a
   /// Boolean ciphertext: every word negated mod 2^W, as linear_async with ca = -1 gives):

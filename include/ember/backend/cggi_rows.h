@@ -178,16 +178,21 @@ EMBER_HD T lwe_phase(const T* ct, const std::uint8_t* key, std::size_t dim) {
   return b;
 }
 
-/// A Boolean message added to an encryption of zero's body: +mu for a nonzero bit, -mu for 0.
+/// An encryption of zero's body plus the message value * scale + offset: Booleans take scale
+/// 2 mu and offset -mu (1 -> mu, 0 -> -mu), integers scale delta and offset 0.
 template <class T>
-EMBER_HD T with_bit(T body, std::uint8_t bit, T mu) {
-  return static_cast<T>(bit ? body + mu : body - mu);
+EMBER_HD T plus_message(T body, std::uint8_t value, T scale, T offset) {
+  return static_cast<T>(body + static_cast<T>(value) * scale + offset);
 }
 
-/// A Boolean ciphertext's bit from its phase: 1 in [0, 1/2), 0 in [1/2, 1).
+/// The message of a phase: for message_bits 0 a Boolean ciphertext's bit (1 in [0, 1/2), 0 in
+/// [1/2, 1)); else the integer of its top message_bits bits below the padding bit, rounded.
 template <class T>
-EMBER_HD std::uint8_t bit_of_phase(T phase) {
-  return (phase >> (kTorusBits<T> - 1)) == 0 ? 1 : 0;
+EMBER_HD std::uint8_t message_of_phase(T phase, int message_bits) {
+  if (message_bits == 0) return (phase >> (kTorusBits<T> - 1)) == 0 ? 1 : 0;
+  const int shift = kTorusBits<T> - message_bits - 1;
+  const T rounded = static_cast<T>(phase + (T{1} << (shift - 1)));
+  return static_cast<std::uint8_t>((rounded >> shift) & ((T{1} << message_bits) - 1));
 }
 
 }  // namespace ember::backend::cggi

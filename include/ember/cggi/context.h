@@ -94,12 +94,18 @@ class Context {
 
   LweBatch encrypt_bits(const std::vector<std::uint8_t>& bits, const ClientKey& ck);
   std::vector<std::uint8_t> decrypt_bits(const LweBatch& c, const ClientKey& ck) const;
-  /// encrypt_bits of `count` bits (bytes, 0 or nonzero) in this context's backend memory: the
-  /// masks and noise are drawn on the host as encrypt_bits draws them (the same words for the
-  /// same sampler state), the messages are added where the bits are (add_bits_async).
+  /// encrypt_bits of `count` bits (bytes, 0 or 1: ParameterError otherwise) in this context's
+  /// backend memory: the masks and noise are drawn on the host as encrypt_bits draws them (the
+  /// same words for the same sampler state), the messages are added where the bits are
+  /// (add_messages_async).
   LweBatch encrypt_bits_in_place(const std::uint8_t* bits, std::size_t count, const ClientKey& ck);
-  /// decrypt_bits into `out` (c.count bytes, 0 or 1) in this context's backend memory.
-  void decrypt_bits_in_place(const LweBatch& c, const ClientKey& ck, std::uint8_t* out) const;
+  /// encrypt_ints of `count` values (bytes in [0, 2^bits)) in this context's backend memory, the
+  /// same way.
+  LweBatch encrypt_ints_in_place(const std::uint8_t* values, std::size_t count, int bits,
+                                 const ClientKey& ck);
+  /// decrypt_bits or decrypt_ints (by c's message bits) into `out`, c.count bytes in this
+  /// context's backend memory.
+  void decrypt_in_place(const LweBatch& c, const ClientKey& ck, std::uint8_t* out) const;
   /// Integers in [0, 2^bits), bits in [1, 4].
   LweBatch encrypt_ints(const std::vector<std::uint64_t>& values, int bits, const ClientKey& ck);
   std::vector<std::uint64_t> decrypt_ints(const LweBatch& c, const ClientKey& ck) const;
@@ -156,9 +162,12 @@ class Context {
   std::vector<std::uint64_t> ksk_to_host(const ServerKey& sk) const;
 
  private:
-  /// encrypt_bits from host bits, or (in_backend) from bits in backend memory.
-  LweBatch encrypt_bits_at(const std::uint8_t* bits, std::size_t count, bool in_backend,
-                           const ClientKey& ck);
+  /// Encryptions of `count` messages (message_bits 0: Booleans; else integers of that many bits)
+  /// from host bytes, or (in_backend) from bytes in backend memory.
+  LweBatch encrypt_messages(const std::uint8_t* values, std::size_t count, int message_bits,
+                            bool in_backend, const ClientKey& ck);
+  /// ParameterError unless `bits` in [1, 4] fits this N's lookups.
+  void check_int_bits(int bits) const;
   void check(const LweBatch& c, const char* what) const;
   LweBatch empty_batch(std::size_t count, int message_bits, std::uint64_t key_id,
                        backend::Stream stream = {}) const;

@@ -180,26 +180,29 @@ class CpuCggi final : public CggiOps {
     });
   }
 
-  void add_bits_async(void* words, const std::uint8_t* bits, u64 mu, std::size_t dim,
-                      std::size_t count, const CggiShape& s, Stream) override {
+  void add_messages_async(void* words, const std::uint8_t* values, u64 scale, u64 offset,
+                          std::uint8_t limit, std::uint32_t* bad, std::size_t dim,
+                          std::size_t count, const CggiShape& s, Stream) override {
     with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       T* w = static_cast<T*>(words);
       for (std::size_t i = 0; i < count; ++i) {
+        if (values[i] >= limit) *bad = 1;
         T& body = w[i * (dim + 1) + dim];
-        body = cggi::with_bit(body, bits[i], static_cast<T>(mu));
+        body = cggi::plus_message(body, values[i], static_cast<T>(scale), static_cast<T>(offset));
       }
     });
   }
-  void decrypt_bits_async(std::uint8_t* out, const void* words, const std::uint8_t* key,
-                          std::size_t dim, std::size_t count, const CggiShape& s, Stream) override {
+  void decode_messages_async(std::uint8_t* out, const void* words, const std::uint8_t* key,
+                             std::size_t dim, std::size_t count, int message_bits,
+                             const CggiShape& s, Stream) override {
     with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
       const T* w = static_cast<const T*>(words);
       const long total = static_cast<long>(count);
 #pragma omp parallel for schedule(static) num_threads(threads_.team()) if (total > 256)
       for (long i = 0; i < total; ++i)
-        out[i] = cggi::bit_of_phase(cggi::lwe_phase(w + i * (dim + 1), key, dim));
+        out[i] = cggi::message_of_phase(cggi::lwe_phase(w + i * (dim + 1), key, dim), message_bits);
     });
   }
   void linear_async(void* out, const void* a, const void* b, std::int64_t ca, std::int64_t cb,

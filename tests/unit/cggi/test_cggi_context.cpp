@@ -255,33 +255,42 @@ TEST(CggiNoise, KeySwitchAndModulusSwitchVariancesAtBool128) {
   EXPECT_LT(std::abs(ks_sum / m), 5.5 * std::sqrt(want_ks / m)) << why.str();
 }
 
-TEST_P(CggiScheme, BitsInBackendMemoryEncryptAndDecryptLikeHostBits) {
-  // The CPU backend's memory is the host's: the in-place path's message step and device
-  // decryption run here as on a GPU (tests/gpu/test_gpu_cggi_device.py runs them there).
+TEST_P(CggiScheme, MessagesInBackendMemoryEncryptAndDecryptLikeHostOnes) {
+  // The CPU backend's memory is the host's: the in-place path's message step and decryption in
+  // backend memory run here as on a GPU (tests/gpu/test_gpu_cggi_device.py runs them there).
   Context ctx = make(GetParam());
   ClientKey ck = ctx.keygen();
-  const std::vector<std::uint8_t> bits = {1, 0, 0, 1, 1, 1, 0, 1, 0, 0, 7};  // nonzero is 1
-  const LweBatch c = ctx.encrypt_bits_in_place(bits.data(), bits.size(), ck);
-  const LweBatch h = ctx.encrypt_bits(bits, ck);
-  std::vector<std::uint8_t> want(bits.size());
-  for (std::size_t i = 0; i < bits.size(); ++i) want[i] = bits[i] != 0;
-  EXPECT_EQ(ctx.decrypt_bits(c, ck), want);
-  std::vector<std::uint8_t> in_place(bits.size(), 9), of_host(bits.size(), 9);
-  ctx.decrypt_bits_in_place(c, ck, in_place.data());
-  ctx.decrypt_bits_in_place(h, ck, of_host.data());
-  EXPECT_EQ(in_place, want);
-  EXPECT_EQ(of_host, want);
-  // Fresh noise either way: the in-place encryption's phase errors are as small as the host's.
   const auto largest = [](const std::vector<double>& e) {
     double m = 0;
     for (double x : e) m = std::max(m, std::fabs(x));
     return m;
   };
+  const std::vector<std::uint8_t> bits = {1, 0, 0, 1, 1, 1, 0, 1, 0, 0, 1};
+  const LweBatch c = ctx.encrypt_bits_in_place(bits.data(), bits.size(), ck);
+  const LweBatch h = ctx.encrypt_bits(bits, ck);
+  EXPECT_EQ(ctx.decrypt_bits(c, ck), bits);
+  std::vector<std::uint8_t> in_place(bits.size(), 9), of_host(bits.size(), 9);
+  ctx.decrypt_in_place(c, ck, in_place.data());
+  ctx.decrypt_in_place(h, ck, of_host.data());
+  EXPECT_EQ(in_place, bits);
+  EXPECT_EQ(of_host, bits);
+  // Fresh noise either way: the in-place encryption's phase errors are as small as the host's.
   const double in_place_noise = largest(ctx.phase_errors(c, ck));
   EXPECT_LT(in_place_noise, 1.0 / 16);
   EXPECT_LT(in_place_noise, 8 * largest(ctx.phase_errors(h, ck)) + 1e-9);
   ClientKey other = ctx.keygen();
-  EXPECT_THROW(ctx.decrypt_bits_in_place(c, other, in_place.data()), MismatchError);
+  EXPECT_THROW(ctx.decrypt_in_place(c, other, in_place.data()), MismatchError);
+  const std::vector<std::uint8_t> not_bits = {0, 2};
+  EXPECT_THROW(ctx.encrypt_bits_in_place(not_bits.data(), 2, ck), ParameterError);
+  if (ctx.shape().N < 2048) return;  // integers need room for their lookups
+  const std::vector<std::uint8_t> ints = {0, 3, 1, 2, 3};
+  const LweBatch q = ctx.encrypt_ints_in_place(ints.data(), ints.size(), 2, ck);
+  EXPECT_EQ(ctx.decrypt_ints(q, ck), std::vector<std::uint64_t>(ints.begin(), ints.end()));
+  std::vector<std::uint8_t> got(ints.size(), 9);
+  ctx.decrypt_in_place(q, ck, got.data());
+  EXPECT_EQ(got, ints);
+  const std::vector<std::uint8_t> too_big = {4};
+  EXPECT_THROW(ctx.encrypt_ints_in_place(too_big.data(), 1, 2, ck), ParameterError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CggiScheme,

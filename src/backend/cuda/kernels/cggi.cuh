@@ -101,22 +101,26 @@ __global__ void cggi_linear_kernel(T* out, const T* a, const T* b, T ca, T cb, T
 }
 
 template <class T>
-__global__ void cggi_add_bits_kernel(T* words, const std::uint8_t* bits, T mu, std::size_t dim,
-                                     std::size_t count) {
+__global__ void cggi_add_messages_kernel(T* words, const std::uint8_t* values, T scale, T offset,
+                                         std::uint8_t limit, std::uint32_t* bad, std::size_t dim,
+                                         std::size_t count) {
   const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   wait_for_previous_kernels();
   if (i >= count) return;
+  if (values[i] >= limit) *bad = 1;
   T& body = words[i * (dim + 1) + dim];
-  body = backend::cggi::with_bit(body, bits[i], mu);
+  body = backend::cggi::plus_message(body, values[i], scale, offset);
 }
 
 template <class T>
-__global__ void cggi_decrypt_bits_kernel(std::uint8_t* out, const T* words, const std::uint8_t* key,
-                                         std::size_t dim, std::size_t count) {
+__global__ void cggi_decode_messages_kernel(std::uint8_t* out, const T* words,
+                                            const std::uint8_t* key, std::size_t dim,
+                                            std::size_t count, int message_bits) {
   const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   wait_for_previous_kernels();
   if (i >= count) return;
-  out[i] = backend::cggi::bit_of_phase(backend::cggi::lwe_phase(words + i * (dim + 1), key, dim));
+  out[i] = backend::cggi::message_of_phase(
+      backend::cggi::lwe_phase(words + i * (dim + 1), key, dim), message_bits);
 }
 
 }  // namespace ember::cuda::kernels

@@ -95,27 +95,29 @@ class CudaCggi final : public CggiOps {
     });
   }
 
-  void add_bits_async(void* words, const std::uint8_t* bits, u64 mu, std::size_t dim,
-                      std::size_t count, const CggiShape& s, Stream stream) override {
+  void add_messages_async(void* words, const std::uint8_t* values, u64 scale, u64 offset,
+                          std::uint8_t limit, std::uint32_t* bad, std::size_t dim,
+                          std::size_t count, const CggiShape& s, Stream stream) override {
     if (count == 0) return;
     ctx_.activate();
     with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
-      cuda::launch(k::cggi_add_bits_kernel<T>, dim3(static_cast<unsigned>((count + 255) / 256)),
-                   256, 0, raw(stream), "cggi_add_bits_kernel", static_cast<T*>(words), bits,
-                   static_cast<T>(mu), dim, count);
+      cuda::launch(k::cggi_add_messages_kernel<T>, dim3(static_cast<unsigned>((count + 255) / 256)),
+                   256, 0, raw(stream), "cggi_add_messages_kernel", static_cast<T*>(words), values,
+                   static_cast<T>(scale), static_cast<T>(offset), limit, bad, dim, count);
     });
   }
-  void decrypt_bits_async(std::uint8_t* out, const void* words, const std::uint8_t* key,
-                          std::size_t dim, std::size_t count, const CggiShape& s,
-                          Stream stream) override {
+  void decode_messages_async(std::uint8_t* out, const void* words, const std::uint8_t* key,
+                             std::size_t dim, std::size_t count, int message_bits,
+                             const CggiShape& s, Stream stream) override {
     if (count == 0) return;
     ctx_.activate();
     with_torus(s.torus_bits, [&](auto zero) {
       using T = decltype(zero);
-      cuda::launch(k::cggi_decrypt_bits_kernel<T>, dim3(static_cast<unsigned>((count + 127) / 128)),
-                   128, 0, raw(stream), "cggi_decrypt_bits_kernel", out,
-                   static_cast<const T*>(words), key, dim, count);
+      cuda::launch(k::cggi_decode_messages_kernel<T>,
+                   dim3(static_cast<unsigned>((count + 127) / 128)), 128, 0, raw(stream),
+                   "cggi_decode_messages_kernel", out, static_cast<const T*>(words), key, dim,
+                   count, message_bits);
     });
   }
   void linear_async(void* out, const void* a, const void* b, std::int64_t ca, std::int64_t cb,
