@@ -110,6 +110,46 @@ def _synchronize(array) -> None:
         torch.cuda.synchronize(array.device)
 
 
+def _as_host(a) -> np.ndarray:
+    return a.cpu().numpy() if hasattr(a, "cpu") else np.asarray(a)
+
+
+class _Paths:
+    """The four steps the encoding benchmarks time, for values t (on ctx's device) and keys
+    (pk, sk): encrypt through the host (t copied there, encoded there, uploaded) or from t
+    itself, and decrypt the device path's ciphertext through the host (decoded there, the
+    result uploaded to t's device) or into t's device."""
+
+    def __init__(self, ctx, pk, sk, t):
+        self.ctx, self.pk, self.sk, self.t = ctx, pk, sk, t
+        self.ct = self.device_encrypt()
+
+    def host_encrypt(self):
+        return self.ctx.encrypt(_as_host(self.t), self.pk)
+
+    def device_encrypt(self):
+        return self.ctx.encrypt(self.t, self.pk)
+
+    def host_decrypt(self):
+        out = _device_array(self.ctx.decrypt(self.ct, self.sk), self.ctx.device)
+        _synchronize(out)
+        return out
+
+    def device_decrypt(self):
+        out = self.ctx.decrypt(self.ct, self.sk, like=self.t)
+        _synchronize(out)
+        return out
+
+    def seconds(self, repeat: int) -> dict:
+        """Best of `repeat` seconds of each step, by the names the reports use."""
+        return {
+            "encode_encrypt_host_path": _seconds(self.host_encrypt, repeat),
+            "encode_encrypt_device_path": _seconds(self.device_encrypt, repeat),
+            "decrypt_decode_host_path": _seconds(self.host_decrypt, repeat),
+            "decrypt_decode_device_path": _seconds(self.device_decrypt, repeat),
+        }
+
+
 def _encoding_on(name: str, preset: str, repeat: int) -> dict:
     """run_encoding's measurements on one device."""
     from . import _ember
@@ -119,41 +159,15 @@ def _encoding_on(name: str, preset: str, repeat: int) -> dict:
     pk = ctx.public_key(sk)
     x = np.random.default_rng(2).uniform(-1, 1, ctx.slots)
     t = _device_array(x, ctx.device)
-
-    def host_encrypt():
-        # Through the host: the values copied there, encoded by the host's special FFT, uploaded.
-        host = t.cpu().numpy() if hasattr(t, "cpu") else np.asarray(t)
-        return ctx.encrypt(host, pk)
-
-    def device_encrypt():
-        return ctx.encrypt(t, pk)
-
-    ct = device_encrypt()
-
-    def host_decrypt():
-        out = _device_array(ctx.decrypt(ct, sk), ctx.device)
-        _synchronize(out)
-        return out
-
-    def device_decrypt():
-        out = ctx.decrypt(ct, sk, like=t)
-        _synchronize(out)
-        return out
-
-    as_host = lambda a: a.cpu().numpy() if hasattr(a, "cpu") else np.asarray(a)
-    new_host, old_host = as_host(device_decrypt()), as_host(host_decrypt())
+    paths = _Paths(ctx, pk, sk, t)
+    new_host, old_host = _as_host(paths.device_decrypt()), _as_host(paths.host_decrypt())
     old_words = ctx.encode(x)._poly.to_numpy()
     new_words = ctx.encode(t)._poly.to_numpy()
     return {
         "values": f"{type(t).__module__.split('.')[0]} array of {ctx.slots} float64 on "
         + (str(t.device) if hasattr(t, "device") else "cpu"),
         "encoded_on_device": bool(ctx.encode(t).encoded_on_device),
-        "seconds": {
-            "encode_encrypt_host_path": round(_seconds(host_encrypt, repeat), 6),
-            "encode_encrypt_device_path": round(_seconds(device_encrypt, repeat), 6),
-            "decrypt_decode_host_path": round(_seconds(host_decrypt, repeat), 6),
-            "decrypt_decode_device_path": round(_seconds(device_decrypt, repeat), 6),
-        },
+        "seconds": {k: round(v, 6) for k, v in paths.seconds(repeat).items()},
         "correct": {
             "device_path_error": float(np.max(np.abs(new_host - x))),
             "device_path_within_1e-5": bool(np.max(np.abs(new_host - x)) < 1e-5),
@@ -210,33 +224,13 @@ def _integer_encoding_on(name: str, scheme: str, preset: str, repeat: int) -> di
     t_mod = ctx.plain_modulus
     x = np.random.default_rng(3).integers(-(t_mod // 2), t_mod // 2 + 1, ctx.slots)
     t = _device_array(x, ctx.device)
-    as_host = lambda a: a.cpu().numpy() if hasattr(a, "cpu") else np.asarray(a)
-
-    def host_encrypt():
-        # The host path (every BFV/BGV input before): the values to the host, encoded there.
-        return ctx.encrypt(as_host(t), pk)
-
-    def device_encrypt():
-        return ctx.encrypt(t, pk)
-
-    ct = device_encrypt()
-
-    def host_decrypt():
-        out = _device_array(ctx.decrypt(ct, sk), ctx.device)  # decoded on the host, uploaded
-        _synchronize(out)
-        return out
-
-    def device_decrypt():
-        out = ctx.decrypt(ct, sk, like=t)
-        _synchronize(out)
-        return out
-
+    paths = _Paths(ctx, pk, sk, t)
     words = []
-    for encrypt in (host_encrypt, device_encrypt):
+    for encrypt in (paths.host_encrypt, paths.device_encrypt):
         ctx._sampler = ring.Sampler(bytes(32), 1)  # the same draws for both paths
         words.append(encrypt().to_bytes())
     ctx._sampler = ring.Sampler()
-    device_result, host_result = as_host(device_decrypt()), as_host(host_decrypt())
+    device_result, host_result = _as_host(paths.device_decrypt()), _as_host(paths.host_decrypt())
     return {
         "preset": preset,
         "log_n": ctx.params.n.bit_length() - 1,
@@ -244,12 +238,7 @@ def _integer_encoding_on(name: str, scheme: str, preset: str, repeat: int) -> di
         "values": f"{type(t).__module__.split('.')[0]} array of {ctx.slots} int64 on "
         + (str(t.device) if hasattr(t, "device") else "cpu"),
         "encoded_on_device": bool(ctx.encode(t).on_device),
-        "ms": {
-            "encode_encrypt_host_path": round(1e3 * _seconds(host_encrypt, repeat), 4),
-            "encode_encrypt_device_path": round(1e3 * _seconds(device_encrypt, repeat), 4),
-            "decrypt_decode_host_path": round(1e3 * _seconds(host_decrypt, repeat), 4),
-            "decrypt_decode_device_path": round(1e3 * _seconds(device_decrypt, repeat), 4),
-        },
+        "ms": {k: round(1e3 * v, 4) for k, v in paths.seconds(repeat).items()},
         "correct": {
             "ciphertext_words_equal": words[0] == words[1],
             "decryptions_equal": bool(np.array_equal(device_result, host_result)),

@@ -408,24 +408,30 @@ bool launch_ntt_forward_affine(const NttBatch& batch, std::size_t count,
   return true;
 }
 
-void launch_ntt32(const kernels::NttBatchT<u32>& batch, std::size_t count, bool forward,
-                  cudaStream_t stream) {
-  const std::size_t rows = count * batch.limbs;
-  if (rows == 0) return;
+namespace {
+/// The rows of a launch of `count` polynomials of `limbs` limbs (0: nothing to launch);
+/// ParameterError above one grid's 65535 rows.
+std::size_t launch_rows(std::size_t count, std::size_t limbs) {
+  const std::size_t rows = count * limbs;
   if (rows > 65535)
     throw ParameterError("NTT batch of " + std::to_string(rows) +
                          " limbs is too large for one launch: split it below 65536 limbs");
+  return rows;
+}
+}  // namespace
+
+void launch_ntt32(const kernels::NttBatchT<u32>& batch, std::size_t count, bool forward,
+                  cudaStream_t stream) {
+  const std::size_t rows = launch_rows(count, batch.limbs);
+  if (rows == 0) return;
   if (batch.n < 16) throw ParameterError("32-bit-word NTTs need N >= 16");
   run_two_kernel(batch, rows, forward, stream);
 }
 
 void launch_ntt(const NttBatch& batch, std::size_t count, bool forward, const NttSchedule& schedule,
                 cudaStream_t stream) {
-  const std::size_t rows = count * batch.limbs;
+  const std::size_t rows = launch_rows(count, batch.limbs);
   if (rows == 0) return;
-  if (rows > 65535)
-    throw ParameterError("NTT batch of " + std::to_string(rows) +
-                         " limbs is too large for one launch: split it below 65536 limbs");
   std::string v = schedule.pick(batch.n, rows, forward, batch.paths);
   // The warp-shuffle kernel reads no lifted input: at N = 256 it would be the first kernel.
   if (batch.lift_rows && (v == "warp_shuffle" || v == "cluster") && batch.n <= 256)
