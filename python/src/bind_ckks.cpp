@@ -105,28 +105,8 @@ void bind_ckks(nb::module_& m) {
           },
           nb::arg("poly"), nb::arg("scale"), nb::arg("check"), nb::arg("count"), nb::arg("complex"),
           nb::arg("on_device"), nb::arg("shape") = std::vector<std::size_t>{})
-      .def("slots_to_coeffs",
-           // The encoding's coefficients before the scale of N/2 complex slot values (host).
-           [](const Context& x, C128Vector z) {
-             if (z.shape(0) != x.n() / 2)
-               throw ParameterError("slots_to_coeffs: expected " + std::to_string(x.n() / 2) +
-                                    " values, got " + std::to_string(z.shape(0)));
-             std::vector<std::complex<double>> copy;
-             const auto* p = py::aligned(z, copy);
-             return py::owned(x.slots_to_coeffs(reinterpret_cast<const Context::Cx*>(p)));
-           })
-      .def("coeffs_to_slots",
-           // The N/2 slots (complex, host) of N coefficients (host).
-           [](const Context& x, F64Vector c) {
-             if (c.shape(0) != x.n())
-               throw ParameterError("coeffs_to_slots: expected " + std::to_string(x.n()) +
-                                    " coefficients, got " + std::to_string(c.shape(0)));
-             std::vector<double> copy;
-             const auto z = x.coeffs_to_slots(py::aligned(c, copy));
-             std::vector<std::complex<double>> out(z.size());
-             std::memcpy(out.data(), z.data(), z.size() * sizeof(Context::Cx));
-             return py::owned(std::move(out));
-           })
+      .def("slots_to_coeffs", &py::host_slots_to_coeffs<Context>)
+      .def("coeffs_to_slots", &py::host_coeffs_to_slots<Context>)
       .def("linear_transform_hoisted",
            // babies: Galois keys of baby steps 1..; giant_keys: a key or None per giant step;
            // terms: per giant step, (baby index, plaintext over Q_level u P) pairs.

@@ -113,26 +113,8 @@ void bind_heaan(nb::module_& m) {
           nb::arg("n"), nb::arg("log_q"), nb::arg("primes"), nb::arg("device"))
       .def_prop_ro("n", &heaan::Context::n)
       .def_prop_ro("log_q", &heaan::Context::log_q)
-      .def("slots_to_coeffs",
-           [](const heaan::Context& x, py::C128Vector z) {
-             if (z.shape(0) != x.n() / 2)
-               throw ParameterError("slots_to_coeffs: expected " + std::to_string(x.n() / 2) +
-                                    " values, got " + std::to_string(z.shape(0)));
-             std::vector<std::complex<double>> copy;
-             const auto* p = py::aligned(z, copy);
-             return py::owned(x.slots_to_coeffs(reinterpret_cast<const heaan::Context::Cx*>(p)));
-           })
-      .def("coeffs_to_slots",
-           [](const heaan::Context& x, py::F64Vector c) {
-             if (c.shape(0) != x.n())
-               throw ParameterError("coeffs_to_slots: expected " + std::to_string(x.n()) +
-                                    " coefficients, got " + std::to_string(c.shape(0)));
-             std::vector<double> copy;
-             const auto z = x.coeffs_to_slots(py::aligned(c, copy));
-             std::vector<std::complex<double>> out(z.size());
-             std::memcpy(out.data(), z.data(), z.size() * sizeof(heaan::Context::Cx));
-             return py::owned(std::move(out));
-           })
+      .def("slots_to_coeffs", &py::host_slots_to_coeffs<heaan::Context>)
+      .def("coeffs_to_slots", &py::host_coeffs_to_slots<heaan::Context>)
       .def(
           "encode_slots",
           // The message polynomial of up to N/2 values on the host or this context's GPU.

@@ -7,9 +7,11 @@
 
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "convert.h"
 #include "ember/backend/buffer.h"
 #include "ember/backend/ckks_fft.h"
 #include "ember/backend/runtime.h"
@@ -64,6 +66,31 @@ inline nb::ndarray<> device_array(backend::Device device, backend::Buffer* buffe
       type == SlotType::c128 ? nb::dtype<std::complex<double>>() : nb::dtype<double>();
   return nb::ndarray<>(buffer->as<void>(), shape.size(), shape.data(), owner, nullptr, dtype,
                        nb::device::cuda::value, device.index);
+}
+
+/// ctx.slots_to_coeffs of N/2 complex slot values on the host (ckks's and heaan's contexts): the
+/// encoding's coefficients before the scale, as numpy.
+template <class Ctx>
+auto host_slots_to_coeffs(const Ctx& x, const C128Vector& z) {
+  if (z.shape(0) != x.n() / 2)
+    throw ParameterError("slots_to_coeffs: expected " + std::to_string(x.n() / 2) +
+                         " values, got " + std::to_string(z.shape(0)));
+  std::vector<std::complex<double>> copy;
+  const auto* p = aligned(z, copy);
+  return owned(x.slots_to_coeffs(reinterpret_cast<const typename Ctx::Cx*>(p)));
+}
+
+/// ctx.coeffs_to_slots of N coefficients on the host: the N/2 complex slots, as numpy.
+template <class Ctx>
+auto host_coeffs_to_slots(const Ctx& x, const F64Vector& c) {
+  if (c.shape(0) != x.n())
+    throw ParameterError("coeffs_to_slots: expected " + std::to_string(x.n()) +
+                         " coefficients, got " + std::to_string(c.shape(0)));
+  std::vector<double> copy;
+  const auto z = x.coeffs_to_slots(aligned(c, copy));
+  std::vector<std::complex<double>> out(z.size());
+  std::memcpy(out.data(), z.data(), z.size() * sizeof(typename Ctx::Cx));
+  return owned(std::move(out));
 }
 
 }  // namespace ember::py
