@@ -65,7 +65,10 @@ void bind_heaan(nb::module_& m) {
       .def(nb::init<std::shared_ptr<const ring::RingContext>>())
       .def("basis_for", &ring::BigMultiplier::basis_for)
       .def("multiply", &ring::BigMultiplier::multiply, nb::arg("a"), nb::arg("b"),
-           nb::arg("out_bits"));
+           nb::arg("out_bits"))
+      .def("to_rns", &ring::BigMultiplier::to_rns, nb::arg("a"), nb::arg("basis"),
+           nb::arg("centered") = false)
+      .def("from_rns", &ring::BigMultiplier::from_rns, nb::arg("a"), nb::arg("out_bits"));
 
   nb::class_<heaan::SecretKey>(m, "HeaanSecretKey")
       .def("__init__",

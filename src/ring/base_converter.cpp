@@ -1,33 +1,13 @@
 // Fast and exact base conversion tables and launches.
 #include "ember/ring/base_converter.h"
 
-#include "ember/backend/rows.h"
 #include "ember/core/errors.h"
 #include "ember/core/numtheory.h"
+#include "ember/ring/byte_planes.h"
 
 namespace ember::ring {
 
 using backend::Buffer;
-
-namespace {
-
-/// The byte planes of BaseConvView::byte_planes for the matrix W[k][j] (k < 32 blocks, j < to).
-std::vector<u32> byte_planes_of(const std::vector<std::vector<u64>>& w, std::size_t to,
-                                std::size_t blocks) {
-  const std::size_t to_pad = (to + 7) / 8 * 8, words = 8 * blocks;
-  std::vector<u32> planes(8 * to_pad * words, 0);
-  for (std::size_t k = 0; k < w.size(); ++k)
-    for (std::size_t j = 0; j < to; ++j)
-      for (std::size_t b = 0; b < 8; ++b) {
-        const u32 byte = static_cast<u32>(w[k][j] >> (8 * b)) & 0xff;
-        planes[(b * to_pad + j) * words +
-               backend::rows::byte_plane_slot(static_cast<u32>(k / 4), static_cast<u32>(blocks))] |=
-            byte << (8 * (k % 4));
-      }
-  return planes;
-}
-
-}  // namespace
 
 struct BaseConverter::DeviceTables {
   Buffer qhat_inv, qhat_inv_shoup, qhat_mod_p, inv_q, q_mod_p;
@@ -96,7 +76,7 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const Conve
       for (std::size_t j = 0; j < p.size(); ++j) row[j] = scaled(j, neg_mod(q_mod_p_[j], p[j]));
     }
     byte_blocks_ = (w.size() + 31) / 32;
-    byte_planes_ = byte_planes_of(w, p.size(), byte_blocks_);
+    byte_planes_ = byte_planes_of(w, p.size(), byte_blocks_, 8);
     for (std::size_t j = 0; j < p.size(); ++j)
       byte_targets_.push_back(
           {p[j], 1.0 / static_cast<double>(p[j]), out_add_.empty() ? 0 : out_add_[j]});

@@ -9,6 +9,7 @@
 #include "ember/backend/stream_join.h"
 #include "ember/core/errors.h"
 #include "ember/core/numtheory.h"
+#include "ember/ring/byte_planes.h"
 
 namespace ember::ring {
 
@@ -186,6 +187,7 @@ BigPoly BigPoly::automorphism(u64 galois) const {
 struct BigMultiplier::Tables {
   backend::Buffer words, reciprocal, limbs, minus_p;  // minus_p, reciprocal: inverse CRT only
   backend::Buffer wrap;                               // the centered CRT's 2^bits mod p_i
+  backend::Buffer bytes;                              // the tensor-core form (byte planes)
   backend::BigRnsView forward;
   backend::BigCrtView inverse;
 };
@@ -229,11 +231,19 @@ const BigMultiplier::Tables& BigMultiplier::forward_tables(const RnsBasis& basis
       cur = mul_mod(cur, two32, moduli[i]);
     }
   }
+  // The byte matrix W[k][i] = 2^(8k) mod p_i over the input's bytes k.
+  std::vector<std::vector<u64>> w(4 * limbs, std::vector<u64>(m));
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t k = 0; k < 4 * limbs; ++k)
+      w[k][i] = k == 0 ? 1 : mul_mod(w[k - 1][i], 256, moduli[i]);
+  const std::size_t blocks = (4 * limbs + 31) / 32;
+  const std::vector<std::uint32_t> planes = fragment_tiles_of(w, m, blocks, 4);
   auto t = std::make_unique<Tables>();
   const backend::Stream s{};
   t->words = backend::Buffer::from_host(be, moduli.data(), m * sizeof(Modulus), s);
   t->limbs = backend::Buffer::from_host(be, pow32.data(), pow32.size() * 4, s);
   t->wrap = backend::Buffer::from_host(be, wrap.data(), wrap.size() * 4, s);
+  t->bytes = backend::Buffer::from_host(be, planes.data(), planes.size() * 4, s);
   be.synchronize(s);
   t->forward = backend::BigRnsView{m, limbs, stride, t->words.as<const Modulus>(),
                                    t->limbs.as<const std::uint32_t>()};
@@ -241,6 +251,8 @@ const BigMultiplier::Tables& BigMultiplier::forward_tables(const RnsBasis& basis
     t->forward.wrap = t->wrap.as<const std::uint32_t>();
     t->forward.bits = centered_bits;
   }
+  t->forward.byte_planes = t->bytes.as<const std::uint32_t>();
+  t->forward.byte_blocks = static_cast<std::uint32_t>(blocks);
   slot = std::move(t);
   return *slot;
 }
@@ -272,6 +284,17 @@ const BigMultiplier::Tables& BigMultiplier::inverse_tables(const RnsBasis& basis
   }
   Limbs minus_p = low_limbs(p_all, limbs, true);
   minus_p.resize(stride, 0);
+  // The byte matrix: row 4 i + a (digit i's byte a; digit m is the multiple k of P, against
+  // -P), column u: byte u - a of that digit's cofactor.
+  std::vector<std::vector<u64>> w(4 * (m + 1), std::vector<u64>(4 * limbs, 0));
+  for (std::size_t i = 0; i <= m; ++i) {
+    const std::uint32_t* cof = i < m ? cofactor.data() + i * stride : minus_p.data();
+    for (std::size_t a = 0; a < 4; ++a)
+      for (std::size_t u = a; u < 4 * limbs; ++u)
+        w[4 * i + a][u] = (cof[(u - a) / 4] >> (8 * ((u - a) % 4))) & 0xffu;
+  }
+  const std::size_t blocks = (4 * (m + 1) + 31) / 32;
+  const std::vector<std::uint32_t> matrix = fragment_tiles_of(w, 4 * limbs, blocks, 1);
   auto t = std::make_unique<Tables>();
   const backend::Stream s{};
   t->words = backend::Buffer::from_host(be, words.data(), words.size() * sizeof(u64), s);
@@ -279,6 +302,7 @@ const BigMultiplier::Tables& BigMultiplier::inverse_tables(const RnsBasis& basis
       backend::Buffer::from_host(be, reciprocal.data(), reciprocal.size() * sizeof(double), s);
   t->limbs = backend::Buffer::from_host(be, cofactor.data(), cofactor.size() * 4, s);
   t->minus_p = backend::Buffer::from_host(be, minus_p.data(), minus_p.size() * 4, s);
+  t->bytes = backend::Buffer::from_host(be, matrix.data(), matrix.size() * 4, s);
   be.synchronize(s);
   auto& v = t->inverse;
   v.primes = m;
@@ -290,6 +314,8 @@ const BigMultiplier::Tables& BigMultiplier::inverse_tables(const RnsBasis& basis
   v.reciprocal = t->reciprocal.as<const double>();
   v.cofactor = t->limbs.as<const std::uint32_t>();
   v.minus_p = t->minus_p.as<const std::uint32_t>();
+  v.byte_matrix = t->bytes.as<const std::uint32_t>();
+  v.byte_blocks = static_cast<std::uint32_t>(blocks);
   slot = std::move(t);
   return *slot;
 }

@@ -42,6 +42,14 @@ struct BigCrtView {
   const double* reciprocal = nullptr;  // [primes]: 1 / p_i
   const u32* cofactor = nullptr;       // [primes][stride]: (P / p_i) mod 2^(32 limbs32), 0-padded
   const u32* minus_p = nullptr;        // [stride]: -P mod 2^(32 limbs32), 0-padded
+  // The combination as one byte matrix for integer tensor cores (the CUDA backend's form): row
+  // k = 4 i + a takes byte a of digit y_i (i = primes: the multiple k, below 2^8), column u is
+  // byte u of the output (u < 4 limbs32), W[k][u] = byte u - a of cofactor_i (of minus_p for
+  // i = primes), 0 for u < a. One byte plane in fragment order (ring::fragment_tiles_of) over
+  // byte_blocks blocks of 32 rows; sum_k bytes_k W[k][u] 2^(8u) with the carries between columns is
+  // then the output.
+  const u32* byte_matrix = nullptr;
+  u32 byte_blocks = 0;
 };
 
 /// Tables of the CRT of big integers (limbs32 32-bit limbs) into residues mod primes below 2^30,
@@ -56,6 +64,13 @@ struct BigRnsView {
   // off the residues of negative inputs; nullptr reads the input unsigned, in [0, 2^bits).
   const u32* wrap = nullptr;
   int bits = 0;  // the input's width when wrap is set
+  // The CRT as byte matrices for integer tensor cores (the CUDA backend's form): row k is byte k
+  // of the input (k < 4 limbs32), W[k][i] = 2^(8k) mod p_i, stored as its four byte planes
+  // in fragment order (ring::fragment_tiles_of) over byte_blocks blocks of 32 rows; sum_b 2^(8b)
+  // sum_k bytes_k plane_b[k][i] (below 2^51 for up to 160 limbs) is then congruent to the input mod
+  // p_i.
+  const u32* byte_planes = nullptr;
+  u32 byte_blocks = 0;
 };
 
 namespace big {

@@ -6,6 +6,7 @@
 #include "ember/backend/rows.h"
 #include "kernels/affine_args.cuh"
 #include "kernels/dependent_launch.cuh"
+#include "kernels/mma_bytes.cuh"
 
 namespace ember::cuda::kernels {
 
@@ -175,18 +176,6 @@ __global__ void bconv_many_kernel(const __grid_constant__ ConvJobArgs args) {
   const LimbMap from{args.moduli, job.from_ids, args.log_n, job.from_limbs};
   const LimbMap to{args.moduli, job.to_ids, args.log_n, job.to_limbs};
   bconv_fused_block<kMax, kRows>(job.out, job.in, job.in_sub, job.conv, from, to, job.from_limbs);
-}
-
-/// d += a b for a 16x32 row-major and a 32x8 column-major matrix of unsigned bytes (tensor
-/// cores, 32-bit accumulators): the fragments of mma.sync.m16n8k32 (PTX ISA, "Matrix Fragments
-/// for mma.m16n8k32"). Lane (g, t) = (lane / 4, lane % 4) holds A's rows g and g + 8 at columns
-/// 4t.. and 16 + 4t.., B's column g at rows 4t.. and 16 + 4t.., D's rows g and g + 8 at columns
-/// 2t and 2t + 1.
-__device__ __forceinline__ void mma_bytes_16x8x32(u32 (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 /// The column tiles of bconv_bytes_warp: A fragments times each byte plane's B fragments (this

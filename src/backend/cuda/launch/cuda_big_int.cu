@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include <string>
+#include <type_traits>
 
 #include "ember/core/errors.h"
 #include "kernels/big_int.cuh"
@@ -48,26 +49,28 @@ class CudaBigInt final : public BigIntOps {
   }
   void big_to_rns_async(u32* out, const u64* words, const BigShape& in, const BigRnsView& v,
                         Stream stream) override {
-    if (v.limbs32 > k::kBigRnsMaxLimbs)
-      throw ParameterError("the CRT on the GPU takes at most " +
-                           std::to_string(k::kBigRnsMaxLimbs / 2) + " words a coefficient, got " +
-                           std::to_string(in.words));
+    if (!v.byte_planes)
+      throw ParameterError("the CRT on the GPU needs its byte planes (ring::BigMultiplier's)");
     if (in.n == 0) return;
-    ctx_.activate();
-    cuda::launch(k::big_to_rns_kernel, dim3(static_cast<unsigned>((in.n + 63) / 64)), 64, 0,
-                 raw(stream), "big_to_rns_kernel", out, words, in, v);
+    launch_bytes(
+        v.byte_blocks, 4, 0, in.n, stream, "big_to_rns_bytes_kernel",
+        [&](auto pairs) { return &k::big_to_rns_bytes_kernel<decltype(pairs)::value>; }, out, words,
+        in, v);
   }
   void big_from_rns_async(u64* out, const BigShape& o, const u32* residues, const BigCrtView& v,
                           Stream stream) override {
-    if (v.primes > k::kBigCrtMaxPrimes)
-      throw ParameterError("the inverse CRT on the GPU takes at most " +
-                           std::to_string(k::kBigCrtMaxPrimes) + " primes, got " +
-                           std::to_string(v.primes));
+    if (!v.byte_matrix)
+      throw ParameterError(
+          "the inverse CRT on the GPU needs its byte matrix (ring::BigMultiplier's)");
+    if (o.words > kMaxOutputWords)
+      throw ParameterError("the inverse CRT on the GPU writes at most " +
+                           std::to_string(kMaxOutputWords) + " words a coefficient, got " +
+                           std::to_string(o.words));
     if (o.n == 0) return;
-    ctx_.activate();
-    cuda::launch(k::big_from_rns_kernel,
-                 dim3(static_cast<unsigned>((o.n + k::kBigCrtThreads - 1) / k::kBigCrtThreads)),
-                 k::kBigCrtThreads, 0, raw(stream), "big_from_rns_kernel", out, o, residues, v);
+    launch_bytes(
+        v.byte_blocks, 1, o.words, o.n, stream, "big_from_rns_bytes_kernel",
+        [&](auto pairs) { return &k::big_from_rns_bytes_kernel<decltype(pairs)::value>; }, out, o,
+        residues, v);
   }
   void big_from_residues_async(u64* out, const BigShape& o, const u64* residues, u64 q,
                                Stream stream) override {
@@ -79,6 +82,44 @@ class CudaBigInt final : public BigIntOps {
   }
 
  private:
+  /// Output words of the inverse CRT (staged in shared memory).
+  static constexpr std::size_t kMaxOutputWords = 80;
+
+  /// Launches the instance of a byte-matrix kernel (kernel_for(std::integral_constant<int, K>))
+  /// with the fewest pairs K of blocks of 32 input bytes that hold `blocks`, a warp for 16
+  /// coefficients, and the shared memory of its staged tiles (`planes` byte planes) and output
+  /// words (`words`, for the inverse CRT).
+  template <class KernelFor, class... Args>
+  void launch_bytes(u32 blocks, std::size_t planes, std::size_t words, std::size_t n, Stream stream,
+                    const char* name, KernelFor kernel_for, Args... args) {
+    ctx_.activate();
+    const dim3 grid(static_cast<unsigned>((n + kCoefficientsPerBlock - 1) / kCoefficientsPerBlock));
+    const std::size_t smem = k::big_bytes_smem((blocks + 1) / 2, planes, words);
+    const auto go = [&](auto instance) {
+      const auto kernel = kernel_for(instance);
+      if (smem > 48 * 1024)
+        cuda::check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(smem)),
+                    "cudaFuncSetAttribute(big-integer CRT kernel)");
+      cuda::launch(kernel, grid, k::kBigBytesThreads, smem, raw(stream), name, args...);
+    };
+    const u32 pairs = (blocks + 1) / 2;
+    if (pairs <= 2)
+      go(std::integral_constant<int, 2>{});
+    else if (pairs <= 3)
+      go(std::integral_constant<int, 3>{});
+    else if (pairs <= 6)
+      go(std::integral_constant<int, 6>{});
+    else if (pairs <= 8)
+      go(std::integral_constant<int, 8>{});
+    else if (pairs <= 11)
+      go(std::integral_constant<int, 11>{});
+    else
+      throw ParameterError(std::string(name) + ": at most 22 blocks of 32 bytes (160 primes or " +
+                           "limbs) on the GPU, got " + std::to_string(blocks));
+  }
+  static constexpr std::size_t kCoefficientsPerBlock = k::kBigBytesThreads / 32 * 16;
+
   template <class Kernel, class... Args>
   void run(std::size_t n, Stream stream, Kernel* kernel, const char* name, Args... args) {
     if (n == 0) return;
