@@ -1,4 +1,5 @@
-// The big-integer kernels: one thread per coefficient running big_int_rows.h, the CPU's code.
+// The big-integer kernels: one thread per coefficient running big_int_rows.h, the CPU's code
+// (staged through shared memory where it reads its own words), and the tensor-core CRTs.
 #pragma once
 
 #include <cstddef>
@@ -17,25 +18,78 @@ __device__ __forceinline__ std::size_t big_coefficient() {
   return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
 
-__global__ void big_add_kernel(u64* out, const u64* a, const u64* b, BigShape s, bool subtract) {
-  const std::size_t c = big_coefficient();
-  wait_for_previous_kernels();
-  if (c >= s.n) return;
-  const std::size_t o = c * s.words;
-  backend::big::add(out + o, a + o, b + o, s, subtract);
+/// Coefficients (and threads) of a block of the staged kernels below: each block copies its
+/// coefficients' words into shared memory coalesced, a thread runs the CPU's row code on one
+/// coefficient there, and the block copies the results out coalesced (a thread reading its own
+/// coefficient's words from global memory touched a different sector in every lane).
+inline constexpr unsigned kBigStagedCoefficients = 32;
+
+/// Shared bytes of a staged kernel whose coefficients take `words` words in all (inputs and
+/// output).
+constexpr std::size_t big_staged_smem(std::size_t words) {
+  return kBigStagedCoefficients * words * sizeof(u64);
 }
 
-__global__ void big_negate_kernel(u64* out, const u64* a, BigShape s) {
-  const std::size_t c = big_coefficient();
-  wait_for_previous_kernels();
-  if (c < s.n) backend::big::negate(out + c * s.words, a + c * s.words, s);
+/// Copies `total` words between global and shared memory, the block's threads side by side.
+__device__ __forceinline__ void big_copy(u64* to, const u64* from, std::size_t total) {
+  for (std::size_t k = threadIdx.x; k < total; k += blockDim.x) to[k] = from[k];
 }
 
-__global__ void big_shift_kernel(u64* out, BigShape o, const u64* a, BigShape i, int left,
-                                 int right) {
-  const std::size_t c = big_coefficient();
+/// The block's first coefficient and how many it takes (of n).
+__device__ __forceinline__ std::size_t big_staged_count(std::size_t n, std::size_t& first) {
+  first = static_cast<std::size_t>(blockIdx.x) * kBigStagedCoefficients;
+  return n - first < kBigStagedCoefficients ? n - first : kBigStagedCoefficients;
+}
+
+__global__ void __launch_bounds__(kBigStagedCoefficients)
+    big_add_kernel(u64* out, const u64* a, const u64* b, BigShape s, bool subtract) {
+  extern __shared__ u64 staged[];  // a's words, then b's; the sum replaces a's
+  std::size_t first = 0;
+  const std::size_t count = big_staged_count(s.n, first), total = count * s.words;
+  u64* sa = staged;
+  u64* sb = staged + kBigStagedCoefficients * s.words;
   wait_for_previous_kernels();
-  if (c < o.n) backend::big::shift(out + c * o.words, o, a + c * i.words, i, left, right);
+  big_copy(sa, a + first * s.words, total);
+  big_copy(sb, b + first * s.words, total);
+  __syncthreads();
+  if (threadIdx.x < count) {
+    const std::size_t o = threadIdx.x * s.words;
+    backend::big::add(sa + o, sa + o, sb + o, s, subtract);  // word by word: in place is safe
+  }
+  __syncthreads();
+  big_copy(out + first * s.words, sa, total);
+}
+
+__global__ void __launch_bounds__(kBigStagedCoefficients)
+    big_negate_kernel(u64* out, const u64* a, BigShape s) {
+  extern __shared__ u64 staged[];
+  std::size_t first = 0;
+  const std::size_t count = big_staged_count(s.n, first), total = count * s.words;
+  wait_for_previous_kernels();
+  big_copy(staged, a + first * s.words, total);
+  __syncthreads();
+  if (threadIdx.x < count) {
+    u64* x = staged + threadIdx.x * s.words;
+    backend::big::negate(x, x, s);
+  }
+  __syncthreads();
+  big_copy(out + first * s.words, staged, total);
+}
+
+__global__ void __launch_bounds__(kBigStagedCoefficients)
+    big_shift_kernel(u64* out, BigShape o, const u64* a, BigShape i, int left, int right) {
+  extern __shared__ u64 staged[];  // a's words, then the output's
+  std::size_t first = 0;
+  const std::size_t count = big_staged_count(o.n, first);
+  u64* sa = staged;
+  u64* so = staged + kBigStagedCoefficients * i.words;
+  wait_for_previous_kernels();
+  big_copy(sa, a + first * i.words, count * i.words);
+  __syncthreads();
+  if (threadIdx.x < count)
+    backend::big::shift(so + threadIdx.x * o.words, o, sa + threadIdx.x * i.words, i, left, right);
+  __syncthreads();
+  big_copy(out + first * o.words, so, count * o.words);
 }
 
 __global__ void big_automorphism_kernel(u64* out, const u64* a, BigShape s, u64 galois_inverse) {

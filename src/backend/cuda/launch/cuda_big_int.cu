@@ -21,14 +21,16 @@ class CudaBigInt final : public BigIntOps {
 
   void big_add_async(u64* out, const u64* a, const u64* b, const BigShape& s, bool subtract,
                      Stream stream) override {
-    run(s.n, stream, k::big_add_kernel, "big_add_kernel", out, a, b, s, subtract);
+    run_staged(s.n, 2 * s.words, stream, k::big_add_kernel, "big_add_kernel", out, a, b, s,
+               subtract);
   }
   void big_negate_async(u64* out, const u64* a, const BigShape& s, Stream stream) override {
-    run(s.n, stream, k::big_negate_kernel, "big_negate_kernel", out, a, s);
+    run_staged(s.n, s.words, stream, k::big_negate_kernel, "big_negate_kernel", out, a, s);
   }
   void big_shift_async(u64* out, const BigShape& o, const u64* a, const BigShape& i, int left,
                        int right, Stream stream) override {
-    run(o.n, stream, k::big_shift_kernel, "big_shift_kernel", out, o, a, i, left, right);
+    run_staged(o.n, o.words + i.words, stream, k::big_shift_kernel, "big_shift_kernel", out, o, a,
+               i, left, right);
   }
   void big_automorphism_async(u64* out, const u64* a, const BigShape& s, u64 galois,
                               Stream stream) override {
@@ -119,6 +121,27 @@ class CudaBigInt final : public BigIntOps {
                            "limbs) on the GPU, got " + std::to_string(blocks));
   }
   static constexpr std::size_t kCoefficientsPerBlock = k::kBigBytesThreads / 32 * 16;
+
+  /// Launches a staged kernel (kernels::kBigStagedCoefficients a block) whose coefficients take
+  /// `words` words of shared memory each.
+  template <class Kernel, class... Args>
+  void run_staged(std::size_t n, std::size_t words, Stream stream, Kernel* kernel, const char* name,
+                  Args... args) {
+    if (n == 0) return;
+    ctx_.activate();
+    const std::size_t smem = k::big_staged_smem(words);
+    if (smem > 227 * 1024)  // Hopper's most shared memory a block
+      throw ParameterError(std::string(name) + ": coefficients of " + std::to_string(words) +
+                           " words in all do not fit shared memory; the GPU takes at most " +
+                           std::to_string(227 * 1024 / k::big_staged_smem(1)) + " words");
+    if (smem > 48 * 1024)
+      cuda::check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(smem)),
+                  "cudaFuncSetAttribute(staged big-integer kernel)");
+    const auto per_block = k::kBigStagedCoefficients;
+    cuda::launch(kernel, dim3(static_cast<unsigned>((n + per_block - 1) / per_block)), per_block,
+                 smem, raw(stream), name, args...);
+  }
 
   template <class Kernel, class... Args>
   void run(std::size_t n, Stream stream, Kernel* kernel, const char* name, Args... args) {
