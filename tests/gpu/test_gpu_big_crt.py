@@ -11,28 +11,19 @@ Skipped without a GPU by this directory's conftest; EMBER_EQUIV_DEVICE=cpu runs 
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import DEVICE_SPEC
 from ember import _ember
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from bigref import from_words, to_words
+
 N = 64
 PRIMES = _ember.generate_ntt_primes(30, N, 160)
-
-
-def to_words(values, bits):
-    w = (bits + 63) // 64
-    out = np.zeros((len(values), w), dtype=np.uint64)
-    for i, v in enumerate(values):
-        v %= 1 << bits
-        for j in range(w):
-            out[i, j] = (v >> (64 * j)) & ((1 << 64) - 1)
-    return out
-
-
-def from_words(arr):
-    return [sum(int(arr[i, j]) << (64 * j) for j in range(arr.shape[1])) for i in range(len(arr))]
 
 
 @pytest.fixture(scope="module")

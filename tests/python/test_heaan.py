@@ -7,24 +7,11 @@ import warnings
 
 import numpy as np
 import pytest
+from bigref import from_words, to_words
 from ember import _ember, heaan
 from ember.errors import MismatchError, MissingKeyError, ParameterError, SecurityWarning
 
 N = 64
-
-
-def to_words(values, bits):
-    w = (bits + 63) // 64
-    out = np.zeros((len(values), w), dtype=np.uint64)
-    for i, v in enumerate(values):
-        v %= 1 << bits
-        for j in range(w):
-            out[i, j] = (v >> (64 * j)) & ((1 << 64) - 1)
-    return out
-
-
-def from_words(arr):
-    return [sum(int(arr[i, j]) << (64 * j) for j in range(arr.shape[1])) for i in range(len(arr))]
 
 
 def signed(v, bits):

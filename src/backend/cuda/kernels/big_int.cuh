@@ -131,6 +131,18 @@ constexpr std::size_t big_bytes_smem(std::size_t pairs, std::size_t planes, std:
   return kBigBytesStages * planes * pairs * 512 + kBigBytesThreads / 32 * 16 * words * 8;
 }
 
+/// Calls f(kb, slot, r, i) for each word of lane t's mma A fragments over kBlocks blocks: word
+/// `slot` of block kb holds row g + 8 r's 32-bit input i = 8 kb + 4 h + t (slot = 2 h + r).
+template <int kBlocks, class F>
+__device__ __forceinline__ void for_fragment_words(u32 t, F f) {
+#pragma unroll
+  for (int kb = 0; kb < kBlocks; ++kb)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) f(kb, 2 * h + r, r, static_cast<std::size_t>(8 * kb + 4 * h + t));
+}
+
 /// The first of the 16 coefficients this warp takes.
 __device__ __forceinline__ std::size_t big_warp_first() {
   return (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32 * 16;
@@ -158,15 +170,9 @@ __global__ void __launch_bounds__(kBigBytesThreads)
   const std::size_t count = v.limbs32, row[2] = {c0 + g, c0 + g + 8};
   const bool valid[2] = {row[0] < in.n, row[1] < in.n};
   u32 frag[2 * kPairs][4];
-#pragma unroll
-  for (int kb = 0; kb < 2 * kPairs; ++kb)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const std::size_t j = 8 * kb + 4 * h + t;
-        frag[kb][2 * h + r] = valid[r] && j < count ? __ldg(limbs + row[r] * count + j) : 0;
-      }
+  for_fragment_words<2 * kPairs>(t, [&](int kb, int slot, int r, std::size_t j) {
+    frag[kb][slot] = valid[r] && j < count ? __ldg(limbs + row[r] * count + j) : 0;
+  });
   bool negative[2] = {false, false};
   if (v.wrap) {
     const int top = v.bits - 1;
@@ -230,31 +236,24 @@ __global__ void __launch_bounds__(kBigBytesThreads)
   const bool valid[2] = {row[0] < o.n, row[1] < o.n};
   u32 frag[2 * kPairs][4];
   double share[2] = {0.0, 0.0};
-#pragma unroll
-  for (int kb = 0; kb < 2 * kPairs; ++kb)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const std::size_t i = 8 * kb + 4 * h + t;
-        u32 y = 0;
-        if (valid[r] && i < v.primes) {
-          y = static_cast<u32>(backend::big::crt_digit(residues[i * o.n + row[r]], v, i));
-          share[r] += static_cast<double>(y) * v.reciprocal[i];
-        }
-        frag[kb][2 * h + r] = y;
-      }
+  for_fragment_words<2 * kPairs>(t, [&](int kb, int slot, int r, std::size_t i) {
+    u32 y = 0;
+    if (valid[r] && i < v.primes) {
+      y = static_cast<u32>(backend::big::crt_digit(residues[i * o.n + row[r]], v, i));
+      share[r] += static_cast<double>(y) * v.reciprocal[i];
+    }
+    frag[kb][slot] = y;
+  });
+  u32 k[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     share[r] += __shfl_xor_sync(0xffffffffu, share[r], 1);
     share[r] += __shfl_xor_sync(0xffffffffu, share[r], 2);
-    const u32 k = static_cast<u32>(share[r] + 0.5);  // the CPU's crt_multiple
-#pragma unroll
-    for (int kb = 0; kb < 2 * kPairs; ++kb)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        if (8 * kb + 4 * h + t == v.primes) frag[kb][2 * h + r] = k;
+    k[r] = static_cast<u32>(share[r] + 0.5);  // the CPU's crt_multiple
   }
+  for_fragment_words<2 * kPairs>(t, [&](int kb, int slot, int r, std::size_t i) {
+    if (i == v.primes) frag[kb][slot] = k[r];
+  });
   u64 carry[2] = {0, 0};
   for (u32 w = 0; w < o.words; ++w) {
     const uint4* staged = stager.acquire(w) + lane;
