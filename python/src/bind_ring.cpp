@@ -185,11 +185,14 @@ void bind_ring(nb::module_& m) {
            nb::arg("exact") = false)
       .def_static(
           "centered",
-          [](RnsBasis source, RnsBasis target) {
-            return BaseConverter::centered(std::move(source), std::move(target));
+          [](RnsBasis source, RnsBasis target, const std::vector<u64>& in_mul,
+             const std::vector<u64>& out_mul) {
+            return BaseConverter::centered(std::move(source), std::move(target), in_mul, out_mul);
           },
-          nb::arg("source"), nb::arg("target"))
-      .def("convert", &BaseConverter::convert);
+          nb::arg("source"), nb::arg("target"), nb::arg("in_mul") = std::vector<u64>{},
+          nb::arg("out_mul") = std::vector<u64>{})
+      .def("convert", nb::overload_cast<const RnsPoly&>(&BaseConverter::convert, nb::const_))
+      .def("convert", nb::overload_cast<const RnsPoly32&>(&BaseConverter::convert, nb::const_));
   nb::class_<BaseExtender>(m, "BaseExtender")
       .def(nb::init<RnsBasis, RnsBasis>())
       .def_prop_ro("qp", &BaseExtender::qp)

@@ -1,6 +1,8 @@
 // Fast and exact base conversion tables and launches.
 #include "ember/ring/base_converter.h"
 
+#include <string>
+
 #include "ember/core/errors.h"
 #include "ember/core/numtheory.h"
 #include "ember/ring/byte_planes.h"
@@ -16,13 +18,20 @@ struct BaseConverter::DeviceTables {
   backend::BaseConvView view;
 };
 
+struct BaseConverter::DeviceTables32 {
+  Buffer words;  // every 32-bit table, one upload
+  Buffer inv_q;
+  backend::BaseConvView32 view;
+};
+
 BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const ConversionMaps& maps)
     : from_(std::move(from)),
       to_(std::move(to)),
       // From one prime x itself is below Q: the fast conversion is exact, and an overflow
       // estimate could only be wrong (y / q rounds to 1 in floating point for y near q).
       exact_(exact && from_.size() > 1),
-      tables_(std::make_shared<backend::PerDevice<DeviceTables>>()) {
+      tables_(std::make_shared<backend::PerDevice<DeviceTables>>()),
+      tables32_(std::make_shared<backend::PerDevice<DeviceTables32>>()) {
   from_.concat(to_);  // throws MismatchError for other rings or shared primes
   const auto q = from_.primes();
   const auto p = to_.primes();
@@ -164,6 +173,67 @@ backend::BaseConvView BaseConverter::view_on(backend::Backend& be) const {
       .view;
 }
 
+backend::BaseConvView32 BaseConverter::view32_on(backend::Backend& be) const {
+  for (const RnsBasis* b : {&from_, &to_})
+    for (u64 q : b->primes())
+      if (q >> kMaxModulusBitsOf<u32>)
+        throw ParameterError(
+            "base conversion on 32-bit words: every prime must be below 2^30, got " +
+            std::to_string(q));
+  return tables32_
+      ->get(be,
+            [&](backend::Backend& b) {
+              // The tables' values are below their primes (< 2^30): the 64-bit ones narrowed, with
+              // the Shoup companions recomputed for 32-bit words.
+              const auto p = to_.primes(), q = from_.primes();
+              std::vector<u32> words;
+              std::vector<std::size_t> at;
+              const auto add = [&](std::vector<u32> v) {
+                at.push_back(words.size());
+                words.insert(words.end(), v.begin(), v.end());
+              };
+              const auto narrow = [](const std::vector<u64>& v) {
+                return std::vector<u32>(v.begin(), v.end());
+              };
+              const auto shoup32 = [](const std::vector<u64>& v, const std::vector<u64>& mod) {
+                std::vector<u32> out(v.size());
+                for (std::size_t i = 0; i < v.size(); ++i)
+                  out[i] = shoup_precompute<u32>(static_cast<u32>(v[i]), static_cast<u32>(mod[i]));
+                return out;
+              };
+              add(narrow(qhat_inv_));
+              add(shoup32(qhat_inv_, q));
+              add(narrow(qhat_mod_p_));
+              add(narrow(q_mod_p_));
+              add(narrow(y_add_));
+              add(narrow(out_mul_));
+              add(shoup32(out_mul_, p));
+              add(narrow(out_add_));
+              DeviceTables32 t;
+              t.words = backend::upload(b, words);
+              const u32* base = t.words.as<const u32>();
+              auto& v = t.view;
+              v.from_limbs = from_.size();
+              v.to_limbs = to_.size();
+              v.qhat_inv = base + at[0];
+              v.qhat_inv_shoup = base + at[1];
+              v.qhat_mod_p = base + at[2];
+              if (exact_) {
+                t.inv_q = backend::upload(b, inv_q_);
+                v.inv_q = t.inv_q.as<const double>();
+                v.q_mod_p = base + at[3];
+              }
+              if (!y_add_.empty()) v.y_add = base + at[4];
+              if (!out_mul_.empty()) {
+                v.out_mul = base + at[5];
+                v.out_mul_shoup = base + at[6];
+              }
+              if (!out_add_.empty()) v.out_add = base + at[7];
+              return t;
+            })
+      .view;
+}
+
 backend::ConvJob BaseConverter::job(u64* out, const u64* a, backend::Backend& be) const {
   backend::ConvJob j;
   j.conv = view_on(be);
@@ -177,6 +247,18 @@ backend::ConvJob BaseConverter::job(u64* out, const u64* a, backend::Backend& be
 void BaseConverter::convert_async(u64* out, const u64* a, backend::Backend& be,
                                   backend::Stream s) const {
   be.base_convert_async(out, a, view_on(be), from_.on(be), to_.on(be), s);
+}
+
+RnsPoly32 BaseConverter::convert(const RnsPoly32& a) const {
+  if (a.basis() != from_)
+    throw MismatchError("base conversion: the input's basis is not the converter's source basis");
+  if (a.form() != Form::coeff)
+    throw MismatchError("base conversion needs coeff form; call intt() first");
+  auto& be = a.backend();
+  const backend::BaseConvView32 view = view32_on(be);
+  RnsPoly32 out(to_, Form::coeff, a.device(), a.stream());
+  be.base_convert_async(out.data(), a.data(), view, from_.on32(be), to_.on32(be), a.stream());
+  return out;
 }
 
 RnsPoly BaseConverter::convert(const RnsPoly& a) const {

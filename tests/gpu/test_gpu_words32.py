@@ -78,3 +78,30 @@ def test_primes_of_30_bits_or_more_are_refused(gpu):
     basis = _ember.RnsBasis.all(_ember.RingContext.create(n, primes))
     with pytest.raises(ValueError, match="below 2\\^30"):
         _ember.RnsPoly32.from_numpy(basis, np.zeros((1, n), dtype=np.uint32), "coeff", gpu)
+
+
+@pytest.mark.parametrize("log_n,from_limbs,to_limbs", [(12, 3, 2), (14, 9, 4), (16, 40, 5)])
+def test_base_conversion_equals_the_cpu_and_the_64_bit_one(gpu, log_n, from_limbs, to_limbs):
+    """Fast, exact and centered (with maps) conversions on 32-bit words: the GPU's words equal
+    the CPU's and the 64-bit conversion's."""
+    n = 1 << log_n
+    primes = _ember.generate_ntt_primes(30, n, from_limbs)
+    primes += _ember.generate_ntt_primes(29, n, to_limbs, primes)
+    ring = _ember.RingContext.create(n, primes)
+    qb = _ember.RnsBasis(ring, list(range(from_limbs)))
+    pb = _ember.RnsBasis(ring, list(range(from_limbs, from_limbs + to_limbs)))
+    words = _words(primes[:from_limbs], 1 << log_n, log_n + from_limbs)
+    rng = np.random.default_rng(log_n)
+    in_mul = [int(v) for v in rng.integers(1, 1 << 20, from_limbs)]
+    out_mul = [int(v) for v in rng.integers(1, 1 << 20, to_limbs)]
+    converters = [
+        _ember.BaseConverter(qb, pb, False),
+        _ember.BaseConverter(qb, pb, True),
+        _ember.BaseConverter.centered(qb, pb, in_mul, out_mul),
+    ]
+    for conv in converters:
+        on_gpu = conv.convert(_ember.RnsPoly32.from_numpy(qb, words, "coeff", gpu)).to_numpy()
+        on_cpu = conv.convert(_ember.RnsPoly32.from_numpy(qb, words)).to_numpy()
+        wide = conv.convert(_ember.RnsPoly.from_numpy(qb, words.astype(np.uint64), "coeff", gpu))
+        np.testing.assert_array_equal(on_gpu, on_cpu)
+        np.testing.assert_array_equal(on_gpu.astype(np.uint64), wide.to_numpy())

@@ -224,3 +224,54 @@ def test_conversion_errors(device):
     # MismatchError is also a ValueError.
     with pytest.raises(ValueError):
         conv.convert(ring.RnsPoly.zeros(qb, "eval", device))
+
+
+@pytest.mark.parametrize(
+    "n,q_bits,p_bits",
+    [
+        (16, [30], [29]),
+        (64, [30, 29, 28], [30, 27]),
+        (32, [30] * 9, [29, 30]),  # 9 source limbs: crosses the 8-term fold of the 32-bit sum
+        (16, [30] * 40, [30] * 3),
+    ],
+    ids=["1to1", "3to2", "9to2", "40to3"],
+)
+def test_base_conversion_on_32_bit_words_equals_64_bit(n, q_bits, p_bits, rng, device):
+    """The same conversions (fast, exact, centered with input and output maps) on 32-bit words
+    give the 64-bit words, for primes below 2^30."""
+    _, qb, pb, q_primes, p_primes = split_ring(n, q_bits, p_bits)
+    x = random_residues(rng, q_primes, n)
+    x[:, 0] = 0
+    x[:, 1] = np.array(q_primes, dtype=np.uint64) - 1
+    in_mul = [int(v) for v in rng.integers(1, 1 << 29, len(q_primes))]
+    out_mul = [int(v) for v in rng.integers(1, 1 << 29, len(p_primes))]
+    converters = [
+        ember._ember.BaseConverter(qb, pb, False),
+        ember._ember.BaseConverter(qb, pb, True),
+        ember._ember.BaseConverter.centered(qb, pb),
+        ember._ember.BaseConverter.centered(qb, pb, in_mul, out_mul),
+    ]
+    x64 = ring.poly(qb, x, device=device)
+    x32 = ember._ember.RnsPoly32.from_numpy(qb, x.astype(np.uint32), "coeff", device)
+    for conv in converters:
+        want = conv.convert(x64).to_numpy()
+        got = conv.convert(x32).to_numpy()
+        assert got.dtype == np.uint32
+        np.testing.assert_array_equal(got.astype(np.uint64), want)
+    exact = converters[1].convert(x32).to_numpy()
+    crt = Crt(q_primes)
+    for c, v in enumerate(crt.values(x)):
+        if c == 1:
+            continue  # Q - 1: HPS's floating-point overflow estimate needs a margin from Q
+        assert [int(exact[j, c]) for j in range(len(p_primes))] == [v % p for p in p_primes]
+
+
+def test_base_conversion_on_32_bit_words_refuses_wide_primes(rng, device):
+    ctx, _, _, q_primes, _ = split_ring(16, [30, 31], [30])
+    x = ember._ember.RnsPoly32.from_numpy(
+        ring.RnsBasis(ctx, [0]), random_residues(rng, q_primes[:1], 16).astype(np.uint32)
+    )
+    with pytest.raises(ember.errors.ParameterError, match="below 2\\^30"):
+        ember._ember.BaseConverter(ring.RnsBasis(ctx, [0]), ring.RnsBasis(ctx, [1]), False).convert(
+            x
+        )

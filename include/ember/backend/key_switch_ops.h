@@ -46,24 +46,31 @@ struct OnePrimeMaps {
   const u64* out_add = nullptr;
 };
 
-/// Tables of a fast base conversion from basis Q (`from`) to basis P (`to`), backend memory.
-struct BaseConvView {
+/// Tables of a fast base conversion from basis Q (`from`) to basis P (`to`), backend memory, on
+/// words of type W (u64; u32 for primes below 2^30: BaseConverter::view32_on).
+template <class W>
+struct BaseConvViewT {
   std::size_t from_limbs = 0;
   std::size_t to_limbs = 0;
-  const u64* qhat_inv = nullptr;        // [from]: (Q/q_i)^-1 mod q_i
-  const u64* qhat_inv_shoup = nullptr;  // [from]
-  const u64* qhat_mod_p = nullptr;      // [from][to]: (Q/q_i) mod p_j
+  const W* qhat_inv = nullptr;        // [from]: (Q/q_i)^-1 mod q_i
+  const W* qhat_inv_shoup = nullptr;  // [from]
+  const W* qhat_mod_p = nullptr;      // [from][to]: (Q/q_i) mod p_j
   // Exact conversion (HPS): the overflow u = floor(sum_i y_i / q_i) is computed in floating
   // point and u Q subtracted, so the result is x mod Q itself. Null for the fast conversion.
   const double* inv_q = nullptr;  // [from]: 1 / q_i
-  const u64* q_mod_p = nullptr;   // [to]: Q mod p_j
+  const W* q_mod_p = nullptr;     // [to]: Q mod p_j
   // Optional affine maps folded into the conversion (null: identity). The input map x -> x a + b
   // is applied as y_i = x_i qhat_inv_i + y_add_i (a folded into qhat_inv); the output map is
   // v -> v out_mul_j + out_add_j. Centered conversions and DivideRound's correction use them.
-  const u64* y_add = nullptr;          // [from]
-  const u64* out_mul = nullptr;        // [to]
-  const u64* out_mul_shoup = nullptr;  // [to]
-  const u64* out_add = nullptr;        // [to]
+  const W* y_add = nullptr;          // [from]
+  const W* out_mul = nullptr;        // [to]
+  const W* out_mul_shoup = nullptr;  // [to]
+  const W* out_add = nullptr;        // [to]
+};
+using BaseConvView32 = BaseConvViewT<u32>;
+
+/// The 64-bit conversion's tables, with the forms only its kernels read.
+struct BaseConvView : BaseConvViewT<u64> {
   // The conversion as a byte matrix for integer tensor cores (null when the source primes and,
   // for an exact conversion, the overflow exceed kByteMatrixInputs): W[k][j] with k = 8 i + a for
   // source prime i and byte a of y_i, W = (Q/q_i mod p_j) 2^(8a) out_mul_j mod p_j, and for an
@@ -200,6 +207,11 @@ class KeySwitchOps {
   /// out (P limbs) = sum_i [a_i qhat_inv_i]_{q_i} * qhat_i mod p_j
   virtual void base_convert_async(u64* out, const u64* a, const BaseConvView& conv,
                                   const BasisView& from, const BasisView& to, Stream stream) = 0;
+
+  /// The same on 32-bit words (primes below 2^30).
+  virtual void base_convert_async(u32* out, const u32* a, const BaseConvView32& conv,
+                                  const BasisView32& from, const BasisView32& to,
+                                  Stream stream) = 0;
 
   /// Several independent conversions (ModUp's digits) in one launch where the backend can.
   virtual void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream stream) = 0;

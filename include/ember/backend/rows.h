@@ -182,30 +182,47 @@ EMBER_HD u64 reduce_small_quotient(u64 hi, u64 lo, u64 p, double inv_p) {
   return static_cast<u64>(r < 0 ? r + sp : (r >= sp ? r - sp : r));
 }
 
-/// Accumulates sum_i y_i * c_i mod p over `count` terms (y_i < 2^61, c_i < p) with a 128-bit
-/// accumulator folded every 32 terms, so no overflow for any count.
-EMBER_HD u64 dot_mod(const u64* y, std::size_t y_stride, const u64* c, std::size_t c_stride,
-                     std::size_t count, const Modulus& m) {
-  u64 acc_hi = 0, acc_lo = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    u64 hi, lo;
-    mul_wide(y[i * y_stride], c[i * c_stride], hi, lo);
-    u64 s = acc_lo + lo;
-    acc_hi += hi + (s < acc_lo);
-    acc_lo = s;
-    if ((i & 31) == 31) {
-      acc_lo = barrett_reduce_128(acc_hi, acc_lo, m);
-      acc_hi = 0;
+/// Accumulates sum_i y_i * c_i mod p over `count` terms (y_i < 2^61, c_i < p on 64-bit words; both
+/// below p < 2^30 on 32-bit words) without overflow for any count: on 64-bit words a 128-bit
+/// accumulator folded every 32 terms, on 32-bit words a 64-bit one (products below 2^60) folded
+/// every 8.
+template <class W>
+EMBER_HD W dot_mod(const W* y, std::size_t y_stride, const W* c, std::size_t c_stride,
+                   std::size_t count, const ModulusT<W>& m) {
+  if constexpr (sizeof(W) == 4) {
+    const auto fold = [&](u64 v) {  // v mod p: the high word first (below 2^32, any p)
+      const u32 high = barrett_reduce_64<u32>(static_cast<u32>(v >> 32), m);
+      return barrett_reduce_128<u32>(high, static_cast<u32>(v), m);
+    };
+    u64 acc = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      acc += u64{y[i * y_stride]} * c[i * c_stride];
+      if ((i & 7) == 7) acc = fold(acc);
     }
+    return fold(acc);
+  } else {
+    u64 acc_hi = 0, acc_lo = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      u64 hi, lo;
+      mul_wide(y[i * y_stride], c[i * c_stride], hi, lo);
+      u64 s = acc_lo + lo;
+      acc_hi += hi + (s < acc_lo);
+      acc_lo = s;
+      if ((i & 31) == 31) {
+        acc_lo = barrett_reduce_128(acc_hi, acc_lo, m);
+        acc_hi = 0;
+      }
+    }
+    return barrett_reduce_128(acc_hi, acc_lo, m);
   }
-  return barrett_reduce_128(acc_hi, acc_lo, m);
 }
 
 /// The overflow u = floor(sum_i y_i / q_i) of a fast base conversion, in double precision with
 /// a fixed order of correctly rounded operations (no fused multiply-add), so that every backend
 /// computes the same u.
-EMBER_HD u64 conversion_overflow(const u64* y, std::size_t stride, std::size_t count,
-                                 const double* inv_q) {
+template <class W>
+EMBER_HD W conversion_overflow(const W* y, std::size_t stride, std::size_t count,
+                               const double* inv_q) {
   double sum = 0.0;
   for (std::size_t i = 0; i < count; ++i) {
 #if defined(__CUDA_ARCH__)
@@ -214,35 +231,39 @@ EMBER_HD u64 conversion_overflow(const u64* y, std::size_t stride, std::size_t c
     sum += static_cast<double>(y[i * stride]) * inv_q[i];
 #endif
   }
-  return static_cast<u64>(sum);  // sum >= 0: truncation is floor
+  return static_cast<W>(sum);  // sum >= 0: truncation is floor (below count)
 }
 
 /// The source residue word `at` of a conversion: a's, less sub's when the job subtracts one
 /// (ConvJob::in_sub; both in [0, q)).
-EMBER_HD u64 conversion_word(const u64* a, const u64* sub, std::size_t at, u64 q) {
-  return sub ? sub_mod(a[at], sub[at], q) : a[at];
+template <class W>
+EMBER_HD W conversion_word(const W* a, const W* sub, std::size_t at, Word<W> q) {
+  return sub ? sub_mod<W>(a[at], sub[at], q) : a[at];
 }
 
 /// The scaled source residue y_i = x qhat_inv_i (+ y_add_i) of a base conversion.
-EMBER_HD u64 conversion_input(u64 x, std::size_t i, const backend::BaseConvView& conv, u64 q) {
-  const u64 y = mul_shoup(x, conv.qhat_inv[i], conv.qhat_inv_shoup[i], q);
-  return conv.y_add ? add_mod(y, conv.y_add[i], q) : y;
+template <class W>
+EMBER_HD W conversion_input(Word<W> x, std::size_t i, const BaseConvViewT<W>& conv, Word<W> q) {
+  const W y = mul_shoup<W>(x, conv.qhat_inv[i], conv.qhat_inv_shoup[i], q);
+  return conv.y_add ? add_mod<W>(y, conv.y_add[i], q) : y;
 }
 
 /// The output map of a base conversion (identity unless out_mul / out_add are set).
-EMBER_HD u64 conversion_output(u64 v, std::size_t j, const backend::BaseConvView& conv, u64 p) {
-  if (conv.out_mul) v = mul_shoup(v, conv.out_mul[j], conv.out_mul_shoup[j], p);
-  return conv.out_add ? add_mod(v, conv.out_add[j], p) : v;
+template <class W>
+EMBER_HD W conversion_output(Word<W> v, std::size_t j, const BaseConvViewT<W>& conv, Word<W> p) {
+  if (conv.out_mul) v = mul_shoup<W>(v, conv.out_mul[j], conv.out_mul_shoup[j], p);
+  return conv.out_add ? add_mod<W>(v, conv.out_add[j], p) : v;
 }
 
 /// Converted value of one coefficient into target prime j (fast, or exact when conv.inv_q),
 /// output map applied.
-EMBER_HD u64 convert_row(const u64* y, std::size_t stride, const backend::BaseConvView& conv,
-                         std::size_t j, u64 overflow, const Modulus& m) {
-  u64 v = dot_mod(y, stride, conv.qhat_mod_p + j, conv.to_limbs, conv.from_limbs, m);
+template <class W>
+EMBER_HD W convert_row(const W* y, std::size_t stride, const BaseConvViewT<W>& conv, std::size_t j,
+                       Word<W> overflow, const ModulusT<W>& m) {
+  W v = dot_mod<W>(y, stride, conv.qhat_mod_p + j, conv.to_limbs, conv.from_limbs, m);
   if (conv.inv_q)
-    v = sub_mod(v, mul_mod(barrett_reduce_64(overflow, m), conv.q_mod_p[j], m), m.value);
-  return conversion_output(v, j, conv, m.value);
+    v = sub_mod<W>(v, mul_mod<W>(barrett_reduce_64<W>(overflow, m), conv.q_mod_p[j], m), m.value);
+  return conversion_output<W>(v, j, conv, m.value);
 }
 
 /// Where digit j's value at row r of Q_l u P lives: row r of kp.d when r is one of the digit's

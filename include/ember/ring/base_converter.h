@@ -35,9 +35,14 @@ class BaseConverter {
   const RnsBasis& to() const { return to_; }
   /// `a` over `from`, coefficient form -> result over `to`, coefficient form.
   RnsPoly convert(const RnsPoly& a) const;
+  /// The same conversion on 32-bit words: ParameterError unless every prime of both bases is
+  /// below 2^30. Bit-identical to convert() on the same values.
+  RnsPoly32 convert(const RnsPoly32& a) const;
   /// Raw launch into caller memory (for fused scheme code).
   void convert_async(u64* out, const u64* a, backend::Backend& be, backend::Stream s) const;
   backend::BaseConvView view_on(backend::Backend& be) const;
+  /// The tables on 32-bit words (see convert(const RnsPoly32&)).
+  backend::BaseConvView32 view32_on(backend::Backend& be) const;
   /// This conversion of `a` into `out` as one job of Backend::base_convert_many_async.
   backend::ConvJob job(u64* out, const u64* a, backend::Backend& be) const;
   /// The conversion's byte planes (see BaseConvView::byte_planes), empty when it has none.
@@ -49,6 +54,7 @@ class BaseConverter {
 
  private:
   struct DeviceTables;
+  struct DeviceTables32;
   RnsBasis from_, to_;
   bool exact_ = false;
   std::vector<u64> qhat_inv_, qhat_inv_shoup_, qhat_mod_p_, q_mod_p_;
@@ -59,6 +65,7 @@ class BaseConverter {
   std::vector<backend::ByteTarget> byte_targets_;
   std::vector<backend::ByteSource> byte_sources_;
   std::shared_ptr<backend::PerDevice<DeviceTables>> tables_;
+  std::shared_ptr<backend::PerDevice<DeviceTables32>> tables32_;
 };
 
 }  // namespace ember::ring

@@ -429,31 +429,37 @@ class CpuBackend final : public Backend {
 
   void base_convert_async(u64* out, const u64* a, const BaseConvView& conv, const BasisView& from,
                           const BasisView& to, Stream) override {
-    convert(out, a, nullptr, conv, from, to);
+    convert<u64>(out, a, nullptr, conv, from, to);
+  }
+
+  void base_convert_async(u32* out, const u32* a, const BaseConvView32& conv,
+                          const BasisView32& from, const BasisView32& to, Stream) override {
+    convert<u32>(out, a, nullptr, conv, from, to);
   }
 
   void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream) override {
-    for (const auto& j : jobs) convert(j.out, j.in, j.in_sub, j.conv, j.from, j.to);
+    for (const auto& j : jobs) convert<u64>(j.out, j.in, j.in_sub, j.conv, j.from, j.to);
   }
 
   // y_i = [(a_i - sub_i) * qhat_inv_i]_{q_i}, then out_j = sum_i y_i * qhat_mod_p[i][j] mod p_j.
-  void convert(u64* out, const u64* a, const u64* sub, const BaseConvView& conv,
-               const BasisView& from, const BasisView& to) {
+  template <class W>
+  void convert(W* out, const W* a, const W* sub, const BaseConvViewT<W>& conv,
+               const BasisViewT<W>& from, const BasisViewT<W>& to) {
     const std::size_t n = from.ring->n;
     const std::size_t L = conv.from_limbs;
-    std::vector<u64> y(L * n);
-    per_limb(from, [&](long i, const Modulus& m) {
+    std::vector<W> y(L * n);
+    per_limb(from, [&](long i, const ModulusT<W>& m) {
       for (std::size_t c = 0; c < n; ++c)
-        y[c * L + i] = backend::rows::conversion_input(
-            backend::rows::conversion_word(a, sub, i * n + c, m.value), i, conv, m.value);
+        y[c * L + i] = backend::rows::conversion_input<W>(
+            backend::rows::conversion_word<W>(a, sub, i * n + c, m.value), i, conv, m.value);
     });
-    std::vector<u64> overflow(n, 0);
+    std::vector<W> overflow(n, 0);
     if (conv.inv_q)
       for (std::size_t c = 0; c < n; ++c)
-        overflow[c] = backend::rows::conversion_overflow(&y[c * L], 1, L, conv.inv_q);
-    per_limb(to, [&](long j, const Modulus& m) {
+        overflow[c] = backend::rows::conversion_overflow<W>(&y[c * L], 1, L, conv.inv_q);
+    per_limb(to, [&](long j, const ModulusT<W>& m) {
       for (std::size_t c = 0; c < n; ++c)
-        out[j * n + c] = backend::rows::convert_row(&y[c * L], 1, conv, j, overflow[c], m);
+        out[j * n + c] = backend::rows::convert_row<W>(&y[c * L], 1, conv, j, overflow[c], m);
     });
   }
 

@@ -77,17 +77,18 @@ __global__ void automorphism_coeff_kernel(u64* out, const u64* a, u64 k, LimbMap
   }
 }
 
-/// y[i][c] = a[i][c] * qhat_inv[i] mod q_i (first half of a fast base conversion).
-__global__ void bconv_scale_kernel(u64* y, const u64* a, const u64* sub, BaseConvView conv,
-                                   LimbMap from) {
+/// y[i][c] = a[i][c] * qhat_inv[i] mod q_i (first half of a fast base conversion, on words W).
+template <class W>
+__global__ void bconv_scale_kernel(W* y, const W* a, const W* sub, backend::BaseConvViewT<W> conv,
+                                   LimbMapT<W> from) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(from.limbs) << from.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> from.log_n);
-    const u64 q = from.mod(limb).value;
-    y[i] = backend::rows::conversion_input(backend::rows::conversion_word(a, sub, i, q), limb, conv,
-                                           q);
+    const W q = from.mod(limb).value;
+    y[i] = backend::rows::conversion_input<W>(backend::rows::conversion_word<W>(a, sub, i, q), limb,
+                                              conv, q);
   }
 }
 
@@ -392,8 +393,10 @@ __global__ void tensor_kernel(u64* d0, u64* d1, u64* d2, TensorOperands in, Limb
   }
 }
 
-/// out[j][c] = sum_i y[i][c] * qhat_mod_p[i][j] mod p_j.
-__global__ void bconv_sum_kernel(u64* out, const u64* y, BaseConvView conv, LimbMap to) {
+/// out[j][c] = sum_i y[i][c] * qhat_mod_p[i][j] mod p_j (on words W).
+template <class W>
+__global__ void bconv_sum_kernel(W* out, const W* y, backend::BaseConvViewT<W> conv,
+                                 LimbMapT<W> to) {
   wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << to.log_n;
   const std::size_t total = static_cast<std::size_t>(to.limbs) << to.log_n;
@@ -401,9 +404,10 @@ __global__ void bconv_sum_kernel(u64* out, const u64* y, BaseConvView conv, Limb
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 j = static_cast<u32>(i >> to.log_n);
     const std::size_t c = i & (n - 1);
-    const u64 overflow =
-        conv.inv_q ? backend::rows::conversion_overflow(y + c, n, conv.from_limbs, conv.inv_q) : 0;
-    out[i] = backend::rows::convert_row(y + c, n, conv, j, overflow, to.mod(j));
+    const W overflow =
+        conv.inv_q ? backend::rows::conversion_overflow<W>(y + c, n, conv.from_limbs, conv.inv_q)
+                   : 0;
+    out[i] = backend::rows::convert_row<W>(y + c, n, conv, j, overflow, to.mod(j));
   }
 }
 
