@@ -14,6 +14,7 @@
 #include "ember/core/numtheory.h"
 #include "ember/ring/base_extender.h"
 #include "ember/ring/crt.h"
+#include "ember/ring/divide_round.h"
 #include "ember/ring/rns_poly.h"
 #include "ember/ring/sampler.h"
 
@@ -113,6 +114,9 @@ void bind_ring(nb::module_& m) {
       .def("sub", &RnsPoly32::sub)
       .def("negate", &RnsPoly32::negate)
       .def("multiply", &RnsPoly32::multiply)
+      .def("multiply_scalar", nb::overload_cast<u64>(&RnsPoly32::multiply_scalar, nb::const_))
+      .def("multiply_scalar_per_limb",
+           nb::overload_cast<const std::vector<u64>&>(&RnsPoly32::multiply_scalar, nb::const_))
       .def("multiply_accumulate_inplace", [](RnsPoly32& p, const RnsPoly32& a, const RnsPoly32& b) {
         p.multiply_accumulate_inplace(a, b);
       });
@@ -193,6 +197,11 @@ void bind_ring(nb::module_& m) {
           nb::arg("out_mul") = std::vector<u64>{})
       .def("convert", nb::overload_cast<const RnsPoly&>(&BaseConverter::convert, nb::const_))
       .def("convert", nb::overload_cast<const RnsPoly32&>(&BaseConverter::convert, nb::const_));
+  nb::class_<DivideRound>(m, "DivideRound")
+      .def(nb::init<RnsBasis, RnsBasis, u64, u64>(), nb::arg("q"), nb::arg("t"),
+           nb::arg("plain_modulus") = 1, nb::arg("multiplier") = 1)
+      .def("divide", &DivideRound::divide<u64>, nb::arg("a_q"), nb::arg("a_t"))
+      .def("divide", &DivideRound::divide<u32>, nb::arg("a_q"), nb::arg("a_t"));
   nb::class_<BaseExtender>(m, "BaseExtender")
       .def(nb::init<RnsBasis, RnsBasis>())
       .def_prop_ro("qp", &BaseExtender::qp)

@@ -1,6 +1,7 @@
 // DivideRound: (a - delta) / T over Q with delta = a mod T chosen for rounding (or for BGV).
 #include "ember/ring/divide_round.h"
 
+#include "ember/backend/stream_join.h"
 #include "ember/core/errors.h"
 #include "ember/core/numtheory.h"
 
@@ -102,5 +103,28 @@ void DivideRound::apply_coeff_many_async(u64* const* out, const u64* const* a_q,
                               delta.as<u64>(), tab.t_inv.as<u64>(), tab.t_inv_shoup.as<u64>(),
                               addends, addend_galois, q_.on(be), s);
 }
+
+template <class W>
+RnsPolyT<W> DivideRound::divide(const RnsPolyT<W>& a_q, const RnsPolyT<W>& a_t) const {
+  if (a_q.basis() != q_ || a_t.basis() != t_)
+    throw MismatchError("DivideRound: give the polynomial's part over Q and its part over T");
+  if (a_q.form() != Form::coeff || a_t.form() != Form::coeff)
+    throw MismatchError("DivideRound: both parts must be in coeff form; call intt() first");
+  if (a_q.device() != a_t.device())
+    throw MismatchError("DivideRound: both parts must be on the same device");
+  if constexpr (sizeof(W) == 4) {
+    // delta m^-1 over Q by the 32-bit conversion, then (a_q - delta m^-1) (m T^-1).
+    return a_q.sub(t_to_q_.convert(a_t)).multiply_scalar(t_inv_mod_q_);
+  } else {
+    RnsPoly out(q_, Form::coeff, a_q.device(), a_q.stream());
+    auto& be = a_q.backend();
+    const backend::StreamJoin join(be, a_q.stream(), {a_t.stream()});
+    apply_coeff_async(out.data(), a_q.data(), a_t.data(), be, a_q.stream());
+    return out;
+  }
+}
+
+template RnsPoly DivideRound::divide<u64>(const RnsPoly&, const RnsPoly&) const;
+template RnsPoly32 DivideRound::divide<u32>(const RnsPoly32&, const RnsPoly32&) const;
 
 }  // namespace ember::ring

@@ -272,16 +272,11 @@ RnsPolyT<W> RnsPolyT<W>::multiply_scalar(u64 scalar) const {
 
 template <class W>
 RnsPolyT<W> RnsPolyT<W>::multiply_scalar(const std::vector<u64>& per_limb) const {
-  if constexpr (sizeof(W) == 4)
-    throw ParameterError("multiply_scalar is not available on 32-bit words");
   if (per_limb.size() != limbs())
     throw ParameterError("multiply_scalar: got " + std::to_string(per_limb.size()) +
                          " scalars for " + std::to_string(limbs()) + " limbs; give one per limb");
   RnsPolyT r(basis_, form_, device_, stream_);
-  if constexpr (sizeof(W) == 8) {
-    auto& be = backend();
-    be.multiply_scalar_async(r.data(), data(), per_limb, view(), stream_);
-  }
+  backend().multiply_scalar_async(r.data(), data(), per_limb, view(), stream_);
   return r;
 }
 

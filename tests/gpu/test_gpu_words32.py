@@ -105,3 +105,31 @@ def test_base_conversion_equals_the_cpu_and_the_64_bit_one(gpu, log_n, from_limb
         wide = conv.convert(_ember.RnsPoly.from_numpy(qb, words.astype(np.uint64), "coeff", gpu))
         np.testing.assert_array_equal(on_gpu, on_cpu)
         np.testing.assert_array_equal(on_gpu.astype(np.uint64), wide.to_numpy())
+
+
+@pytest.mark.parametrize("log_n,q_limbs,t_limbs", [(12, 4, 1), (16, 20, 2)])
+def test_division_and_scalars_equal_the_cpu_and_the_64_bit_ones(gpu, log_n, q_limbs, t_limbs):
+    """DivideRound by one or two trailing primes (a rescale, a prime-pair rescale) and
+    multiply_scalar on 32-bit words: the GPU's words equal the CPU's and the 64-bit ones."""
+    n = 1 << log_n
+    primes = _ember.generate_ntt_primes(30, n, q_limbs + t_limbs)
+    ring = _ember.RingContext.create(n, primes)
+    qb = _ember.RnsBasis(ring, list(range(q_limbs)))
+    tb = _ember.RnsBasis(ring, list(range(q_limbs, q_limbs + t_limbs)))
+    x_q, x_t = _words(primes[:q_limbs], n, 7), _words(primes[q_limbs:], n, 8)
+    div = _ember.DivideRound(qb, tb)
+    out = {}
+    for device in ("cpu", gpu):
+        a_q = _ember.RnsPoly32.from_numpy(qb, x_q, "coeff", device)
+        a_t = _ember.RnsPoly32.from_numpy(tb, x_t, "coeff", device)
+        out[device] = [
+            div.divide(a_q, a_t).to_numpy(),
+            a_q.multiply_scalar(2**61 + 12345).to_numpy(),
+        ]
+    wide = div.divide(
+        _ember.RnsPoly.from_numpy(qb, x_q.astype(np.uint64), "coeff", gpu),
+        _ember.RnsPoly.from_numpy(tb, x_t.astype(np.uint64), "coeff", gpu),
+    ).to_numpy()
+    for g, c in zip(out[gpu], out["cpu"]):
+        np.testing.assert_array_equal(g, c)
+    np.testing.assert_array_equal(out[gpu][0].astype(np.uint64), wide)

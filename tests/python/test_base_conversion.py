@@ -275,3 +275,40 @@ def test_base_conversion_on_32_bit_words_refuses_wide_primes(rng, device):
         ember._ember.BaseConverter(ring.RnsBasis(ctx, [0]), ring.RnsBasis(ctx, [1]), False).convert(
             x
         )
+
+
+@pytest.mark.parametrize(
+    "n,q_bits,t_bits", [(16, [30, 29], [28]), (32, [30] * 5, [29, 30]), (16, [30] * 12, [30] * 3)]
+)
+def test_divide_round_on_32_bit_words_equals_64_bit_and_rounds(n, q_bits, t_bits, rng, device):
+    """Division by the product T of one, two or three trailing primes with rounding (a rescale by
+    a prime pair is |T| = 2): the 32-bit words equal the 64-bit ones and round(x / T) mod q_i."""
+    _, qb, tb, q_primes, t_primes = split_ring(n, q_bits, t_bits)
+    x_q, x_t = random_residues(rng, q_primes, n), random_residues(rng, t_primes, n)
+    div = ember._ember.DivideRound(qb, tb)
+    want = div.divide(ring.poly(qb, x_q, device=device), ring.poly(tb, x_t, device=device))
+    got = div.divide(
+        ember._ember.RnsPoly32.from_numpy(qb, x_q.astype(np.uint32), "coeff", device),
+        ember._ember.RnsPoly32.from_numpy(tb, x_t.astype(np.uint32), "coeff", device),
+    ).to_numpy()
+    np.testing.assert_array_equal(got.astype(np.uint64), want.to_numpy())
+    t = product(t_primes)
+    crt = Crt(q_primes + t_primes)
+    for c, x in enumerate(crt.values(np.vstack([x_q, x_t]))):
+        rounded = (x + t // 2) // t  # delta centered in (-T/2, T/2]
+        assert [int(got[i, c]) for i in range(len(q_primes))] == [rounded % q for q in q_primes]
+
+
+def test_multiply_scalar_on_32_bit_words_equals_64_bit(rng, device):
+    _, qb, _, q_primes, _ = split_ring(64, [30, 29, 27], [30])
+    x = random_residues(rng, q_primes, 64)
+    scalars = [int(v) for v in rng.integers(0, 1 << 62, len(q_primes), dtype=np.uint64)]
+    x32 = ember._ember.RnsPoly32.from_numpy(qb, x.astype(np.uint32), "coeff", device)
+    x64 = ring.poly(qb, x, device=device)
+    got = x32.multiply_scalar_per_limb(scalars).to_numpy()
+    want = x64.multiply_scalar_per_limb(scalars).to_numpy()
+    np.testing.assert_array_equal(got.astype(np.uint64), want)
+    np.testing.assert_array_equal(
+        x32.multiply_scalar(scalars[0]).to_numpy().astype(np.uint64),
+        x64.multiply_scalar(scalars[0]).to_numpy(),
+    )

@@ -176,6 +176,8 @@ class RingOps {
   /// out = a * scalar[limb]; scalars are host values, reduced mod each limb's prime.
   virtual void multiply_scalar_async(u64* out, const u64* a, const std::vector<u64>& scalars,
                                      const BasisView& b, Stream stream) = 0;
+  virtual void multiply_scalar_async(u32* out, const u32* a, const std::vector<u64>& scalars,
+                                     const BasisView32& b, Stream stream) = 0;
   /// out = a(X^k) for odd k; `eval` selects the evaluation-form permutation.
   virtual void automorphism_async(u64* out, const u64* a, u64 k, bool eval, const BasisView& b,
                                   Stream stream) = 0;

@@ -35,6 +35,11 @@ class DivideRound {
                         backend::Backend& be, backend::Stream s,
                         const u64* const* addends = nullptr,
                         const u64* coeff_addends = nullptr) const;
+  /// The division of one polynomial given as its Q part and its T part, coefficient form, into a
+  /// new one over Q: on 64-bit words apply_coeff_async; on 32-bit words (every prime below 2^30)
+  /// the same words from the T -> Q conversion and the pointwise steps on u32.
+  template <class W>
+  RnsPolyT<W> divide(const RnsPolyT<W>& a_q, const RnsPolyT<W>& a_t) const;
   /// One polynomial with a_q, a_t and out in coefficient form (a_t is only read).
   void apply_coeff_async(u64* out, const u64* a_q, const u64* a_t, backend::Backend& be,
                          backend::Stream s) const;

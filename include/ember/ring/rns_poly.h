@@ -24,7 +24,7 @@ Form form_from_name(const std::string& name);
 
 /// W: the word type, u64 (every basis) or u32 (bases of primes below 2^30: the same operations on
 /// half the bytes, from the same backend code instantiated for u32). On 32-bit words
-/// multiply_scalar and automorphism are not available (ParameterError).
+/// automorphism is not available (ParameterError).
 template <class W>
 class RnsPolyT {
  public:

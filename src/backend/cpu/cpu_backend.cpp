@@ -256,11 +256,20 @@ class CpuBackend final : public Backend {
   }
   void multiply_scalar_async(u64* out, const u64* a, const std::vector<u64>& scalars,
                              const BasisView& b, Stream) override {
+    multiply_scalar_words<u64>(out, a, scalars, b);
+  }
+  void multiply_scalar_async(u32* out, const u32* a, const std::vector<u64>& scalars,
+                             const BasisView32& b, Stream) override {
+    multiply_scalar_words<u32>(out, a, scalars, b);
+  }
+  template <class W>
+  void multiply_scalar_words(W* out, const W* a, const std::vector<u64>& scalars,
+                             const BasisViewT<W>& b) {
     const std::size_t n = b.ring->n;
-    per_limb(b, [&](long l, const Modulus& m) {
-      const u64 s = barrett_reduce_64(scalars[l], m);
-      const u64 ss = shoup_precompute(s, m.value);
-      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = mul_shoup(a[i], s, ss, m.value);
+    per_limb(b, [&](long l, const ModulusT<W>& m) {
+      const W s = static_cast<W>(scalars[l] % m.value);
+      const W ss = shoup_precompute<W>(s, m.value);
+      for (std::size_t i = l * n; i < (l + 1) * n; ++i) out[i] = mul_shoup<W>(a[i], s, ss, m.value);
     });
   }
   void automorphism_accumulate_async(u64* out, const u64* a, u64 k, const std::vector<u64>& scalars,

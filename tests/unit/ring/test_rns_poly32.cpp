@@ -71,7 +71,7 @@ TEST(RnsPoly32, FromSignedReducesLikeRnsPoly) {
               RnsPoly::from_signed(basis, Form::eval, cpu, v.data()));
 }
 
-TEST(RnsPoly32, RefusesWidePrimesAndWordOnlyOperations) {
+TEST(RnsPoly32, RefusesWidePrimesAndTheAutomorphism) {
   const std::size_t n = 64;
   const auto cpu = ember::backend::parse_device("cpu");
   const std::vector<u64> wide = {ember::generate_ntt_primes(31, n, 1)[0]};
@@ -80,7 +80,13 @@ TEST(RnsPoly32, RefusesWidePrimesAndWordOnlyOperations) {
   std::mt19937_64 rng(1);
   const Pair a = random_pair(test_basis(n), Form::coeff, rng);
   EXPECT_THROW(a.narrow.automorphism(3), ember::ParameterError);
-  EXPECT_THROW(a.narrow.multiply_scalar(3), ember::ParameterError);
+}
+
+TEST(RnsPoly32, MultiplyScalarEqualsTheWideWords) {
+  std::mt19937_64 rng(2);
+  const Pair a = random_pair(test_basis(64), Form::eval, rng);
+  expect_same(a.narrow.multiply_scalar(0xfedcba9876543210ull),
+              a.wide.multiply_scalar(0xfedcba9876543210ull));
 }
 
 }  // namespace

@@ -477,6 +477,20 @@ class CudaBackend final : public Backend {
     pointwise<k::PointwiseOp::multiply_scalar>(out, a, nullptr, sc.words(), scs.words(), b, s);
   }
 
+  void multiply_scalar_async(u32* out, const u32* a, const std::vector<u64>& scalars,
+                             const BasisView32& b, Stream s) override {
+    std::vector<u32> both(2 * b.limbs);  // the reduced scalars, then their Shoup companions
+    for (std::size_t l = 0; l < b.limbs; ++l) {
+      const u32 q = b.ring->host_moduli[b.host_ids[l]].value;
+      both[l] = static_cast<u32>(scalars[l] % q);
+      both[b.limbs + l] = shoup_precompute<u32>(both[l], q);
+    }
+    Scratch sc = scratch((both.size() + 1) / 2, s);
+    copy_from_host_async(sc.p, both.data(), both.size() * sizeof(u32), s);
+    const u32* values = reinterpret_cast<const u32*>(sc.words());
+    pointwise<k::PointwiseOp::multiply_scalar>(out, a, nullptr, values, values + b.limbs, b, s);
+  }
+
   void automorphism_accumulate_async(u64* out, const u64* a, u64 kk,
                                      const std::vector<u64>& scalars, const BasisView& b,
                                      Stream s) override {
