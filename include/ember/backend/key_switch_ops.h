@@ -107,12 +107,15 @@ struct ConvJob {
 /// primes D_j = [j alpha, min((j + 1) alpha, q_rows)) and its ModUp on the other rows of
 /// Q_l u P, which `ext` holds back to back: digit j's converted rows start at row
 /// j * (rows - alpha), in Q_l u P order with D_j left out. `key` holds dnum digits of two
-/// polynomials over the key_rows = key_q_rows + (rows - q_rows) primes of the full basis.
-struct KeyProductView {
-  const u64* d = nullptr;    // [q_rows][N], eval form
-  const u64* ext = nullptr;  // converted rows of every digit, eval form (words may be unreduced:
-                             // below 2^63.3 for primes below 2^57, see ntt_forward_lifted_async)
-  const u64* key = nullptr;  // [dnum][2][key_rows][N], eval form
+/// polynomials over the key_rows = key_q_rows + (rows - q_rows) primes of the full basis. On words
+/// W (u64; u32 for primes below 2^30).
+template <class W>
+struct KeyProductViewT {
+  const W* d = nullptr;    // [q_rows][N], eval form
+  const W* ext = nullptr;  // converted rows of every digit, eval form (64-bit words may be
+                           // unreduced: below 2^63.3 for primes below 2^57, see
+                           // ntt_forward_lifted_async)
+  const W* key = nullptr;  // [dnum][2][key_rows][N], eval form
   u32 digits = 0;
   u32 alpha = 0;
   u32 rows = 0;        // l + 1 + k
@@ -123,9 +126,11 @@ struct KeyProductView {
   // Optional: out0 += add_scale[r] * add(X^galois) on the Q rows r (a hoisted rotation's
   // P sigma(c0), fused into the key product's accumulator); add_scale reduced mod q_r.
   static constexpr u32 kMaxAddRows = 64;
-  const u64* add = nullptr;  // [q_rows][N], eval form
-  u64 add_scale[kMaxAddRows] = {};
+  const W* add = nullptr;  // [q_rows][N], eval form
+  W add_scale[kMaxAddRows] = {};
 };
+using KeyProductView = KeyProductViewT<u64>;
+using KeyProductView32 = KeyProductViewT<u32>;
 
 /// Operands of the baby-step sums of a double-hoisted linear transform (backend memory): baby b
 /// is the rotation (galois[b], key[b]) of one ciphertext kept in Q_l u P, the key product of the
@@ -191,6 +196,10 @@ class KeySwitchOps {
   /// Q_l rows of out0 / out1 go to q0 / q1, the P rows to p0 / p1.
   virtual void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                        const BasisView& qlp, Stream stream) = 0;
+  /// The same on 32-bit words.
+  virtual void key_inner_product_async(u32* q0, u32* q1, u32* p0, u32* p1,
+                                       const KeyProductView32& kp, const BasisView32& qlp,
+                                       Stream stream) = 0;
   /// ModUp's forward NTT of the converted rows kp.ext (over `ext_basis`, one polynomial;
   /// lifted from `lift` as by ntt_forward_lifted_async when lift.rows_per_source > 0), then
   /// key_inner_product_async: what a key product with rows used once computes. kp.ext's words are

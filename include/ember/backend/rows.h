@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ember/backend/backend.h"
 #include "ember/core/chacha20.h"
@@ -145,7 +146,32 @@ struct Wide {
     hi += h + (lo < l);
   }
   EMBER_HD u64 reduce(const Modulus& m) const { return barrett_reduce_128(hi, lo, m); }
+  /// The sum replaced by its reduction (room for 32 more terms).
+  EMBER_HD void fold(const Modulus& m) {
+    lo = reduce(m);
+    hi = 0;
+  }
 };
+
+/// A 64-bit sum of products of residues below 2^30 (32-bit words, each product below 2^60):
+/// exact for up to 15 terms, then reduce().
+struct Wide32 {
+  u64 sum = 0;
+  EMBER_HD void add_product(u32 a, u32 b) { sum += u64{a} * b; }
+  /// sum mod p: the high word first (any 32-bit value), then the two words.
+  EMBER_HD u32 reduce(const Modulus32& m) const {
+    const u32 high = barrett_reduce_64<u32>(static_cast<u32>(sum >> 32), m);
+    return barrett_reduce_128<u32>(high, static_cast<u32>(sum), m);
+  }
+  EMBER_HD void fold(const Modulus32& m) { sum = reduce(m); }
+};
+
+/// The sum of products on words W, and how many terms it takes between folds (one more term may
+/// follow the last fold).
+template <class W>
+using WideOf = std::conditional_t<sizeof(W) == 4, Wide32, Wide>;
+template <class W>
+inline constexpr u32 kWideTerms = sizeof(W) == 4 ? 8 : 32;
 
 /// Partial sums of a byte-matrix conversion (BaseConvView::byte_planes): the products of planes
 /// 2p and 2p + 1 (each < 2^23: 128 byte products) join in 32 bits (c_2p + c_2p+1 2^8 < 2^32) and
@@ -183,38 +209,17 @@ EMBER_HD u64 reduce_small_quotient(u64 hi, u64 lo, u64 p, double inv_p) {
 }
 
 /// Accumulates sum_i y_i * c_i mod p over `count` terms (y_i < 2^61, c_i < p on 64-bit words; both
-/// below p < 2^30 on 32-bit words) without overflow for any count: on 64-bit words a 128-bit
-/// accumulator folded every 32 terms, on 32-bit words a 64-bit one (products below 2^60) folded
-/// every 8.
+/// below p < 2^30 on 32-bit words) without overflow for any count (WideOf<W>, folded every
+/// kWideTerms<W> terms).
 template <class W>
 EMBER_HD W dot_mod(const W* y, std::size_t y_stride, const W* c, std::size_t c_stride,
                    std::size_t count, const ModulusT<W>& m) {
-  if constexpr (sizeof(W) == 4) {
-    const auto fold = [&](u64 v) {  // v mod p: the high word first (below 2^32, any p)
-      const u32 high = barrett_reduce_64<u32>(static_cast<u32>(v >> 32), m);
-      return barrett_reduce_128<u32>(high, static_cast<u32>(v), m);
-    };
-    u64 acc = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      acc += u64{y[i * y_stride]} * c[i * c_stride];
-      if ((i & 7) == 7) acc = fold(acc);
-    }
-    return fold(acc);
-  } else {
-    u64 acc_hi = 0, acc_lo = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      u64 hi, lo;
-      mul_wide(y[i * y_stride], c[i * c_stride], hi, lo);
-      u64 s = acc_lo + lo;
-      acc_hi += hi + (s < acc_lo);
-      acc_lo = s;
-      if ((i & 31) == 31) {
-        acc_lo = barrett_reduce_128(acc_hi, acc_lo, m);
-        acc_hi = 0;
-      }
-    }
-    return barrett_reduce_128(acc_hi, acc_lo, m);
+  WideOf<W> acc;
+  for (std::size_t i = 0; i < count; ++i) {
+    acc.add_product(y[i * y_stride], c[i * c_stride]);
+    if (i % kWideTerms<W> == kWideTerms<W> - 1) acc.fold(m);
   }
+  return acc.reduce(m);
 }
 
 /// The overflow u = floor(sum_i y_i / q_i) of a fast base conversion, in double precision with
@@ -269,7 +274,8 @@ EMBER_HD W convert_row(const W* y, std::size_t stride, const BaseConvViewT<W>& c
 /// Where digit j's value at row r of Q_l u P lives: row r of kp.d when r is one of the digit's
 /// own primes (`own`), else its converted row of kp.ext (the digit's rows - alpha converted rows
 /// in order, skipping its own).
-EMBER_HD u32 digit_row(const backend::KeyProductView& kp, u32 j, u32 r, bool& own) {
+template <class W>
+EMBER_HD u32 digit_row(const backend::KeyProductViewT<W>& kp, u32 j, u32 r, bool& own) {
   const u32 start = j * kp.alpha;
   const u32 end = start + kp.alpha < kp.q_rows ? start + kp.alpha : kp.q_rows;
   own = r >= start && r < end;
@@ -277,43 +283,35 @@ EMBER_HD u32 digit_row(const backend::KeyProductView& kp, u32 j, u32 r, bool& ow
 }
 
 /// sum over the digits of digit_j[r] * key_j.{0,1}[prime of r] at coefficient c (reading slot
-/// src of the digits when an automorphism is fused), accumulated in 128 bits, reduced once.
-/// `keys` replaces kp.key when not null (the babies of a BabyGiantView).
-EMBER_HD void key_product_row(const backend::KeyProductView& kp, std::size_t n, u32 r,
-                              std::size_t c, std::size_t src, const Modulus& m, u64& out0,
-                              u64& out1, const u64* keys = nullptr) {
+/// src of the digits when an automorphism is fused), accumulated in WideOf<W> (folded every
+/// kWideTerms<W> digits), reduced once. `keys` replaces kp.key when not null (the babies of a
+/// BabyGiantView).
+template <class W>
+EMBER_HD void key_product_row(const backend::KeyProductViewT<W>& kp, std::size_t n, u32 r,
+                              std::size_t c, std::size_t src, const ModulusT<W>& m, W& out0,
+                              W& out1, const W* keys = nullptr) {
   const u32 key_row = r < kp.q_rows ? r : kp.key_q_rows + (r - kp.q_rows);
-  u64 h0 = 0, l0 = 0, h1 = 0, l1 = 0;
+  WideOf<W> s0, s1;
   EMBER_UNROLL4
   for (u32 j = 0; j < kp.digits; ++j) {
     bool own;
     const u32 row = digit_row(kp, j, r, own);
     // Two loads, not one through a selected pointer: measured 4-5 % faster key switching
     // (CKKS N15, BGV N14 on an H200).
-    const u64 x = own ? kp.d[static_cast<std::size_t>(r) * n + src]
-                      : kp.ext[static_cast<std::size_t>(row) * n + src];
-    const u64* key = (keys ? keys : kp.key) + static_cast<std::size_t>(j) * 2 * kp.key_rows * n;
-    u64 hi, lo;
-    mul_wide(x, key[static_cast<std::size_t>(key_row) * n + c], hi, lo);
-    l0 += lo;
-    h0 += hi + (l0 < lo);
-    mul_wide(x, key[(static_cast<std::size_t>(kp.key_rows) + key_row) * n + c], hi, lo);
-    l1 += lo;
-    h1 += hi + (l1 < lo);
-    if ((j & 31) == 31) {
-      l0 = barrett_reduce_128(h0, l0, m);
-      l1 = barrett_reduce_128(h1, l1, m);
-      h0 = h1 = 0;
+    const W x = own ? kp.d[static_cast<std::size_t>(r) * n + src]
+                    : kp.ext[static_cast<std::size_t>(row) * n + src];
+    const W* key = (keys ? keys : kp.key) + static_cast<std::size_t>(j) * 2 * kp.key_rows * n;
+    s0.add_product(x, key[static_cast<std::size_t>(key_row) * n + c]);
+    s1.add_product(x, key[(static_cast<std::size_t>(kp.key_rows) + key_row) * n + c]);
+    if (j % kWideTerms<W> == kWideTerms<W> - 1) {
+      s0.fold(m);
+      s1.fold(m);
     }
   }
-  if (kp.add && r < kp.q_rows) {  // one more term (at most 32 + 1 since the last reduction)
-    u64 hi, lo;
-    mul_wide(kp.add[static_cast<std::size_t>(r) * n + src], kp.add_scale[r], hi, lo);
-    l0 += lo;
-    h0 += hi + (l0 < lo);
-  }
-  out0 = barrett_reduce_128(h0, l0, m);
-  out1 = barrett_reduce_128(h1, l1, m);
+  if (kp.add && r < kp.q_rows)  // one more term (room for it after the last fold)
+    s0.add_product(kp.add[static_cast<std::size_t>(r) * n + src], kp.add_scale[r]);
+  out0 = s0.reduce(m);
+  out1 = s1.reduce(m);
 }
 
 /// The giant-step sums of a BabyGiantView at row r, coefficient c: every baby's key product (its

@@ -412,17 +412,26 @@ class CpuBackend final : public Backend {
   }
   void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                const BasisView& qlp, Stream) override {
+    key_inner_product<u64>(q0, q1, p0, p1, kp, qlp);
+  }
+  void key_inner_product_async(u32* q0, u32* q1, u32* p0, u32* p1, const KeyProductView32& kp,
+                               const BasisView32& qlp, Stream) override {
+    key_inner_product<u32>(q0, q1, p0, p1, kp, qlp);
+  }
+  template <class W>
+  void key_inner_product(W* q0, W* q1, W* p0, W* p1, const KeyProductViewT<W>& kp,
+                         const BasisViewT<W>& qlp) {
     const std::size_t n = qlp.ring->n;
     const int log_n = qlp.ring->log_n;
-    per_limb(qlp, [&](long r, const Modulus& m) {
+    per_limb(qlp, [&](long r, const ModulusT<W>& m) {
       const bool in_q = static_cast<u32>(r) < kp.q_rows;
-      u64* o0 = in_q ? q0 + r * n : p0 + (r - kp.q_rows) * n;
-      u64* o1 = in_q ? q1 + r * n : p1 + (r - kp.q_rows) * n;
+      W* o0 = in_q ? q0 + r * n : p0 + (r - kp.q_rows) * n;
+      W* o1 = in_q ? q1 + r * n : p1 + (r - kp.q_rows) * n;
       for (std::size_t c = 0; c < n; ++c) {
         const std::size_t src = kp.galois ? backend::rows::automorphism_eval_source(
                                                 static_cast<u32>(c), kp.galois, log_n)
                                           : c;
-        backend::rows::key_product_row(kp, n, static_cast<u32>(r), c, src, m, o0[c], o1[c]);
+        backend::rows::key_product_row<W>(kp, n, static_cast<u32>(r), c, src, m, o0[c], o1[c]);
       }
     });
   }

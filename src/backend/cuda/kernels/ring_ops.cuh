@@ -550,9 +550,12 @@ __global__ void scale_plain_kernel(u64* out, const u64* m, u64 t, u64 q_mod_t, c
   }
 }
 
-/// Fused key inner product: thread per (row, coefficient) of Q_l u P, looping over the digits.
-__global__ void key_inner_product_kernel(u64* q0, u64* q1, u64* p0, u64* p1,
-                                         backend::KeyProductView kp, LimbMap map) {
+/// Fused key inner product: thread per (row, coefficient) of Q_l u P, looping over the digits
+/// (on words W).
+template <class W>
+__global__ void key_inner_product_kernel(W* q0, W* q1, W* p0, W* p1,
+                                         const __grid_constant__ backend::KeyProductViewT<W> kp,
+                                         LimbMapT<W> map) {
   wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << map.log_n;
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
@@ -565,9 +568,9 @@ __global__ void key_inner_product_kernel(u64* q0, u64* q1, u64* p0, u64* p1,
                                       : c;
     const std::size_t dst =
         r < kp.q_rows ? i : i - (static_cast<std::size_t>(kp.q_rows) << map.log_n);
-    u64* o0 = r < kp.q_rows ? q0 : p0;
-    u64* o1 = r < kp.q_rows ? q1 : p1;
-    backend::rows::key_product_row(kp, n, r, c, src, map.mod(r), o0[dst], o1[dst]);
+    W* o0 = r < kp.q_rows ? q0 : p0;
+    W* o1 = r < kp.q_rows ? q1 : p1;
+    backend::rows::key_product_row<W>(kp, n, r, c, src, map.mod(r), o0[dst], o1[dst]);
   }
 }
 

@@ -838,8 +838,14 @@ class CudaBackend final : public Backend {
   void key_inner_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
                                const BasisView& qlp, Stream s) override {
     ctx_.activate();
-    cuda::launch(k::key_inner_product_kernel, grid_for(qlp.limbs * qlp.ring->n), 256, 0, raw(s),
-                 "key_inner_product_kernel", q0, q1, p0, p1, kp, map_of(qlp));
+    cuda::launch(k::key_inner_product_kernel<u64>, grid_for(qlp.limbs * qlp.ring->n), 256, 0,
+                 raw(s), "key_inner_product_kernel", q0, q1, p0, p1, kp, map_of(qlp));
+  }
+  void key_inner_product_async(u32* q0, u32* q1, u32* p0, u32* p1, const KeyProductView32& kp,
+                               const BasisView32& qlp, Stream s) override {
+    ctx_.activate();
+    cuda::launch(k::key_inner_product_kernel<u32>, grid_for(qlp.limbs * qlp.ring->n), 256, 0,
+                 raw(s), "key_inner_product_kernel", q0, q1, p0, p1, kp, map_of(qlp));
   }
 
   void ntt_key_product_async(u64* q0, u64* q1, u64* p0, u64* p1, const KeyProductView& kp,
