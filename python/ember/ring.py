@@ -17,9 +17,11 @@ from .errors import ParameterError
 RingContext = _ember.RingContext
 RnsBasis = _ember.RnsBasis
 RnsPoly = _ember.RnsPoly
+RnsPoly32 = _ember.RnsPoly32
 BaseConverter = _ember.BaseConverter
 BaseExtender = _ember.BaseExtender
 CrtConverter = _ember.CrtConverter
+DivideRound = _ember.DivideRound
 Sampler = _ember.Sampler
 
 is_prime = _ember.is_prime
@@ -32,9 +34,11 @@ __all__ = [
     "BaseConverter",
     "BaseExtender",
     "CrtConverter",
+    "DivideRound",
     "RingContext",
     "RnsBasis",
     "RnsPoly",
+    "RnsPoly32",
     "Sampler",
     "chacha20_block",
     "from_rns",
