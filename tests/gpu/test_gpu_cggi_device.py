@@ -8,15 +8,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import DEVICE_SPEC
+from ember import cggi
+from test_gpu_torch import _refuse_host_copies
 
 
-def test_cuda_bits_encrypt_and_decrypt_on_the_gpu(monkeypatch):
-    torch = pytest.importorskip("torch")
+@pytest.fixture
+def torch():
+    """torch, for tests of CUDA tensors (skipped without it or without a GPU)."""
+    module = pytest.importorskip("torch")
     if DEVICE_SPEC == "cpu":
         pytest.skip("needs a GPU")
-    from ember import cggi
-    from test_gpu_torch import _refuse_host_copies
+    return module
 
+
+def test_cuda_bits_encrypt_and_decrypt_on_the_gpu(monkeypatch, torch):
     gpu = cggi.Context("test_insecure", DEVICE_SPEC)
     cpu = gpu.to("cpu")
     ck = gpu.keygen()
@@ -41,13 +46,7 @@ def test_cuda_bits_encrypt_and_decrypt_on_the_gpu(monkeypatch):
         gpu.encrypt(torch.tensor([0, 2, 1], device=DEVICE_SPEC), ck)
 
 
-def test_cuda_integers_encrypt_and_decrypt_on_the_gpu(monkeypatch):
-    torch = pytest.importorskip("torch")
-    if DEVICE_SPEC == "cpu":
-        pytest.skip("needs a GPU")
-    from ember import cggi
-    from test_gpu_torch import _refuse_host_copies
-
+def test_cuda_integers_encrypt_and_decrypt_on_the_gpu(monkeypatch, torch):
     gpu = cggi.Context("int2_128", DEVICE_SPEC)
     cpu = gpu.to("cpu")
     ck = gpu.keygen()
