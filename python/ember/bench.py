@@ -388,6 +388,10 @@ def run_bench(
         return bench_ntt32(device, quick)
     if what == "ckks":
         return bench_ckks(device, quick)
+    if what == "ckks32":
+        from .bench_ckks32 import bench_ckks32
+
+        return bench_ckks32(device, quick)
     if what == "boot":
         return bench_boot(device, quick)
     if what in ("bfv", "bgv"):
@@ -413,6 +417,6 @@ def run_bench(
 
         return bench_circuit(devices or "all", quick, circuit, function, params)
     raise ParameterError(
-        f"unknown benchmark '{what}': available: ntt, ntt32, ckks, boot, bfv, bgv, cggi, heaan, multi, "
+        f"unknown benchmark '{what}': available: ntt, ntt32, ckks, ckks32, boot, bfv, bgv, cggi, heaan, multi, "
         "split, dist, circuit"
     )

@@ -260,6 +260,7 @@ def main(argv=None) -> int:
             "ntt",
             "ntt32",
             "ckks",
+            "ckks32",
             "boot",
             "bfv",
             "bgv",

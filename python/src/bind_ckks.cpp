@@ -10,6 +10,7 @@
 #include "bind_rlwe.h"
 #include "convert.h"
 #include "ember/ckks/context.h"
+#include "ember/ckks/context32.h"
 #include "slot_arrays.h"
 
 namespace nb = nanobind;
@@ -26,27 +27,27 @@ using py::F64Vector;
 using Memory = Context::Memory;
 using SlotType = Context::SlotType;
 
-Memory memory_of(const Context& x, const AnyValues& a) {
+template <class Ctx>
+Memory memory_of(const Ctx& x, const AnyValues& a) {
   return py::in_device_memory(x.rlwe().device(), a) ? Memory::device : Memory::host;
 }
 }  // namespace
 
-void bind_ckks(nb::module_& m) {
-  nb::class_<Context> c(m, "CkksContext");
-  // like: a context of the same parameters (on another device) whose ring to share.
-  c.def(
-      "__init__",
-      [](Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
-         std::size_t dnum, const std::string& device, const Context* like) {
-        new (x) Context(n, q, p, dnum, backend::parse_device(device),
-                        like ? like->rlwe().ring() : nullptr);
-      },
-      nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("device"),
-      nb::arg("like").none() = nb::none());
+namespace {
+/// What the CKKS contexts of both word types share: encodings, encryption, ModRaise, switching
+/// keys, and every rlwe operation (bind_evaluator).
+template <class Ctx>
+void bind_ckks_common(nb::class_<Ctx>& c) {
   bind::bind_evaluator(c);
+  using W = typename Ctx::Word;
+  using Ciphertext = rlwe::CiphertextT<W>;
+  using SecretKey = rlwe::SecretKeyT<W>;
+  using PublicKey = rlwe::PublicKeyT<W>;
+  using SwitchKey = rlwe::SwitchKeyT<W>;
+  using Poly = ring::RnsPolyT<W>;
   c.def(
        "encode_coeffs",
-       [](const Context& x, F64Vector v, std::size_t level, double scale, bool extended) {
+       [](const Ctx& x, F64Vector v, std::size_t level, double scale, bool extended) {
          if (v.shape(0) != x.n())
            throw ParameterError("encode: expected " + std::to_string(x.n()) +
                                 " coefficients, got " + std::to_string(v.shape(0)));
@@ -57,7 +58,7 @@ void bind_ckks(nb::module_& m) {
       .def(
           "encode_slots",
           // (plaintext, is_complex, largest |re| or |im|): values on the host or this GPU.
-          [](const Context& x, AnyValues v, std::size_t level, double scale, bool repeat,
+          [](const Ctx& x, AnyValues v, std::size_t level, double scale, bool repeat,
              bool extended) {
             const SlotType type = py::slot_type_of(v);
             const Memory where = memory_of(x, v);
@@ -74,8 +75,8 @@ void bind_ckks(nb::module_& m) {
           // The first `count` slots of m / scale: a numpy array, or (on_device) an array of
           // `shape` (prod(shape) = count; default: 1-D) in this GPU's memory that DLPack
           // consumers take without a copy.
-          [](const Context& x, const ring::RnsPoly& m, double scale, bool check, std::size_t count,
-             bool complex, bool on_device, std::vector<std::size_t> shape) -> nb::object {
+          [](const Ctx& x, const Poly& m, double scale, bool check, std::size_t count, bool complex,
+             bool on_device, std::vector<std::size_t> shape) -> nb::object {
             const SlotType type = complex ? SlotType::c128 : SlotType::f64;
             if (on_device) {
               shape = py::device_output_shape(x.rlwe().device(), std::move(shape), count);
@@ -84,7 +85,8 @@ void bind_ckks(nb::module_& m) {
                   m.stream());
               {
                 nb::gil_scoped_release unlocked;
-                x.decode_slots(m, scale, check, buffer->as<void>(), type, count, Memory::device);
+                x.decode_slots(m, scale, check, buffer->template as<void>(), type, count,
+                               Memory::device);
               }
               return nb::cast(py::device_array(x.rlwe().device(), buffer.release(), shape, type));
             }
@@ -105,6 +107,60 @@ void bind_ckks(nb::module_& m) {
           },
           nb::arg("poly"), nb::arg("scale"), nb::arg("check"), nb::arg("count"), nb::arg("complex"),
           nb::arg("on_device"), nb::arg("shape") = std::vector<std::size_t>{})
+      .def(
+          "decode_coeffs",
+          [](const Ctx& x, const Poly& p, double scale, bool check) {
+            std::vector<double> v;
+            {
+              nb::gil_scoped_release unlocked;  // the numpy array is made with the GIL held
+              v = x.decode_coeffs(p, scale, check);
+            }
+            return bind::to_numpy(std::move(v));
+          },
+          nb::arg("poly"), nb::arg("scale"), nb::arg("check") = true)
+      .def("coefficient_bound",
+           // As a Python float (log2 below 1024 in every preset) for messages and checks.
+           [](const Ctx& x, std::size_t level) {
+             return static_cast<double>(x.coefficient_bound(level));
+           })
+      .def("encrypt", [](const Ctx& x, const Poly& p, const PublicKey& pk,
+                         ring::Sampler& s) { return x.rlwe().encrypt(p, pk, s); })
+      .def("encrypt_symmetric",
+           [](const Ctx& x, const Poly& p, const SecretKey& sk, ring::Sampler& s) {
+             return x.rlwe().encrypt_symmetric(p, sk, s);
+           })
+      .def("mod_raise", &Ctx::mod_raise, bind::release)
+      .def(
+          "switch_key",
+          [](const Ctx& x, const Ciphertext& a, const SwitchKey& k) { return x.switch_key(a, k); },
+          bind::release)
+      .def("switching_key",
+           // A key from `from_sk` to `to_sk`, filed under `key_id` (the key set that uses it);
+           // level0_only: see rlwe::Context::switch_key_level0.
+           [](const Ctx& x, const SecretKey& from_sk, const SecretKey& to_sk, ring::Sampler& s,
+              u64 key_id, bool level0_only) {
+             SwitchKey k = level0_only ? x.rlwe().switch_key_level0(from_sk.s, to_sk, s)
+                                       : x.rlwe().switch_key(from_sk.s, to_sk, s, 0);
+             k.key_id = key_id;
+             return k;
+           });
+}
+}  // namespace
+
+void bind_ckks(nb::module_& m) {
+  nb::class_<Context> c(m, "CkksContext");
+  // like: a context of the same parameters (on another device) whose ring to share.
+  c.def(
+      "__init__",
+      [](Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
+         std::size_t dnum, const std::string& device, const Context* like) {
+        new (x) Context(n, q, p, dnum, backend::parse_device(device),
+                        like ? like->rlwe().ring() : nullptr);
+      },
+      nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("device"),
+      nb::arg("like").none() = nb::none());
+  bind_ckks_common(c);
+  c.def("rescale", &Context::rescale, bind::release)
       .def("slots_to_coeffs", &py::host_slots_to_coeffs<Context>)
       .def("coeffs_to_slots", &py::host_coeffs_to_slots<Context>)
       .def("linear_transform_hoisted",
@@ -128,45 +184,23 @@ void bind_ckks(nb::module_& m) {
                giants.push_back(std::move(tg));
              }
              return x.linear_transform_hoisted(ct, babies, giants);
-           })
-      .def(
-          "decode_coeffs",
-          [](const Context& x, const ring::RnsPoly& p, double scale, bool check) {
-            std::vector<double> v;
-            {
-              nb::gil_scoped_release unlocked;  // the numpy array is made with the GIL held
-              v = x.decode_coeffs(p, scale, check);
-            }
-            return bind::to_numpy(std::move(v));
-          },
-          nb::arg("poly"), nb::arg("scale"), nb::arg("check") = true)
-      .def("coefficient_bound",
-           // As a Python float (log2 below 1024 in every preset) for messages and checks.
-           [](const Context& x, std::size_t level) {
-             return static_cast<double>(x.coefficient_bound(level));
-           })
-      .def("encrypt", [](const Context& x, const ring::RnsPoly& p, const PublicKey& pk,
-                         ring::Sampler& s) { return x.rlwe().encrypt(p, pk, s); })
-      .def("encrypt_symmetric",
-           [](const Context& x, const ring::RnsPoly& p, const SecretKey& sk, ring::Sampler& s) {
-             return x.rlwe().encrypt_symmetric(p, sk, s);
-           })
-      .def("rescale", &Context::rescale, bind::release)
-      .def("mod_raise", &Context::mod_raise, bind::release)
-      .def(
-          "switch_key",
-          [](const Context& x, const Ciphertext& a, const rlwe::SwitchKey& k) {
-            return x.switch_key(a, k);
-          },
-          bind::release)
-      .def("switching_key",
-           // A key from `from_sk` to `to_sk`, filed under `key_id` (the key set that uses it);
-           // level0_only: see rlwe::Context::switch_key_level0.
-           [](const Context& x, const SecretKey& from_sk, const SecretKey& to_sk, ring::Sampler& s,
-              u64 key_id, bool level0_only) {
-             rlwe::SwitchKey k = level0_only ? x.rlwe().switch_key_level0(from_sk.s, to_sk, s)
-                                             : x.rlwe().switch_key(from_sk.s, to_sk, s, 0);
-             k.key_id = key_id;
-             return k;
            });
+
+  // CKKS on 32-bit words (every prime below 2^30): the same surface, rescaling by one prime or
+  // a pair.
+  using ckks::Context32;
+  nb::class_<Context32> c32(m, "CkksContext32");
+  c32.def(
+      "__init__",
+      [](Context32* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
+         std::size_t dnum, const std::string& device, const Context32* like) {
+        new (x) Context32(n, q, p, dnum, backend::parse_device(device),
+                          like ? like->rlwe().ring() : nullptr);
+      },
+      nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("device"),
+      nb::arg("like").none() = nb::none());
+  bind_ckks_common(c32);
+  c32.def("rescale", &Context32::rescale, nb::arg("a"), nb::arg("primes") = 1, bind::release)
+      .def("slots_to_coeffs", &py::host_slots_to_coeffs<Context32>)
+      .def("coeffs_to_slots", &py::host_coeffs_to_slots<Context32>);
 }

@@ -3,8 +3,15 @@
 
 namespace ember::bind {
 
-void bind_rlwe_types(nb::module_& m) {
-  nb::class_<SecretKey>(m, "SecretKey")
+namespace {
+/// The key and ciphertext classes of words W, named with `suffix` ("" or "32").
+template <class W>
+void bind_types(nb::module_& m, const std::string& suffix) {
+  using SecretKey = rlwe::SecretKeyT<W>;
+  using PublicKey = rlwe::PublicKeyT<W>;
+  using SwitchKey = rlwe::SwitchKeyT<W>;
+  using Ciphertext = rlwe::CiphertextT<W>;
+  nb::class_<SecretKey>(m, ("SecretKey" + suffix).c_str())
       .def_prop_ro("s", [](const SecretKey& k) { return k.s.copy(); })
       .def_ro("key_id", &SecretKey::key_id)
       .def_ro("params_id", &SecretKey::params_id)
@@ -13,7 +20,7 @@ void bind_rlwe_types(nb::module_& m) {
           "to",
           [](const SecretKey& k, const std::string& d) { return k.to(backend::parse_device(d)); },
           release);
-  nb::class_<PublicKey>(m, "PublicKey")
+  nb::class_<PublicKey>(m, ("PublicKey" + suffix).c_str())
       .def_prop_ro("b", [](const PublicKey& k) { return k.b.copy(); })
       .def_prop_ro("a", [](const PublicKey& k) { return k.a.copy(); })
       .def_prop_ro("seed",
@@ -28,7 +35,7 @@ void bind_rlwe_types(nb::module_& m) {
           "to",
           [](const PublicKey& k, const std::string& d) { return k.to(backend::parse_device(d)); },
           release);
-  nb::class_<SwitchKey>(m, "SwitchKey")
+  nb::class_<SwitchKey>(m, ("SwitchKey" + suffix).c_str())
       .def_ro("key_id", &SwitchKey::key_id)
       .def_ro("params_id", &SwitchKey::params_id)
       .def_ro("galois", &SwitchKey::galois)
@@ -44,7 +51,7 @@ void bind_rlwe_types(nb::module_& m) {
           "to",
           [](const SwitchKey& k, const std::string& d) { return k.to(backend::parse_device(d)); },
           release);
-  nb::class_<Ciphertext>(m, "Ciphertext")
+  nb::class_<Ciphertext>(m, ("Ciphertext" + suffix).c_str())
       .def_ro("level", &Ciphertext::level)
       .def_rw("scale", &Ciphertext::scale)
       .def_ro("factor", &Ciphertext::factor)
@@ -65,6 +72,12 @@ void bind_rlwe_types(nb::module_& m) {
           release)
       .def_prop_ro("stream", &Ciphertext::stream)
       .def("on_stream", &Ciphertext::on_stream, nb::arg("stream"), release);
+}
+}  // namespace
+
+void bind_rlwe_types(nb::module_& m) {
+  bind_types<u64>(m, "");
+  bind_types<u32>(m, "32");
 }
 
 }  // namespace ember::bind

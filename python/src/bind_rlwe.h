@@ -23,7 +23,8 @@ using rlwe::PublicKey;
 using rlwe::SecretKey;
 using rlwe::SwitchKey;
 
-/// SecretKey, PublicKey, SwitchKey and Ciphertext (once per module).
+/// SecretKey, PublicKey, SwitchKey and Ciphertext, and their 32-bit forms SecretKey32, ...
+/// (once per module).
 void bind_rlwe_types(nb::module_& m);
 
 inline ChaChaKey seed_from_bytes(const nb::bytes& seed, const char* what) {
@@ -33,9 +34,10 @@ inline ChaChaKey seed_from_bytes(const nb::bytes& seed, const char* what) {
   return k;
 }
 
-inline std::vector<ring::RnsPoly> polys_from_list(const nb::list& l) {
-  std::vector<ring::RnsPoly> ps;
-  for (auto h : l) ps.push_back(nb::cast<const ring::RnsPoly&>(h).copy());
+template <class Poly = ring::RnsPoly>
+std::vector<Poly> polys_from_list(const nb::list& l) {
+  std::vector<Poly> ps;
+  for (auto h : l) ps.push_back(nb::cast<const Poly&>(h).copy());
   return ps;
 }
 
@@ -47,6 +49,12 @@ inline constexpr auto release = nb::call_guard<nb::gil_scoped_release>();
 
 template <class Ctx>
 void bind_evaluator(nb::class_<Ctx>& c) {
+  // The context's word type decides its objects' types (Ciphertext or Ciphertext32, ...).
+  using W = typename Ctx::Word;
+  using Ciphertext = rlwe::CiphertextT<W>;
+  using SecretKey = rlwe::SecretKeyT<W>;
+  using SwitchKey = rlwe::SwitchKeyT<W>;
+  using Poly = ring::RnsPolyT<W>;
   c.def_prop_ro("n", [](const Ctx& x) { return x.n(); })
       .def_prop_ro("max_level", [](const Ctx& x) { return x.max_level(); })
       .def_prop_ro("dnum", [](const Ctx& x) { return x.rlwe().dnum(); })
@@ -75,19 +83,20 @@ void bind_evaluator(nb::class_<Ctx>& c) {
       .def("make_ciphertext",
            [](const Ctx& x, nb::list polys, std::size_t level, double scale, u64 factor,
               u64 key_id) {
-             return x.rlwe().make_ciphertext(polys_from_list(polys), level, scale, factor, key_id);
+             return x.rlwe().make_ciphertext(polys_from_list<Poly>(polys), level, scale, factor,
+                                             key_id);
            })
-      .def("make_secret_key", [](const Ctx& x, const ring::RnsPoly& s,
+      .def("make_secret_key", [](const Ctx& x, const Poly& s,
                                  u64 key_id) { return x.rlwe().make_secret_key(s.copy(), key_id); })
       .def("make_public_key",
-           [](const Ctx& x, const ring::RnsPoly& b, const nb::bytes& seed, u64 nonce, u64 key_id) {
+           [](const Ctx& x, const Poly& b, const nb::bytes& seed, u64 nonce, u64 key_id) {
              return x.rlwe().make_public_key(b.copy(), seed_from_bytes(seed, "public key"), nonce,
                                              key_id);
            })
       .def("make_switch_key",
            [](const Ctx& x, nb::list parts, const nb::bytes& seed, u64 nonce, u64 galois,
               u64 key_id) {
-             return x.rlwe().make_switch_key(polys_from_list(parts),
+             return x.rlwe().make_switch_key(polys_from_list<Poly>(parts),
                                              seed_from_bytes(seed, "evaluation key"), nonce, galois,
                                              key_id);
            })
@@ -114,26 +123,20 @@ void bind_evaluator(nb::class_<Ctx>& c) {
           "negate", [](const Ctx& x, const Ciphertext& a) { return x.negate(a); }, release)
       .def(
           "add_plain",
-          [](const Ctx& x, const Ciphertext& a, const ring::RnsPoly& p) {
-            return x.add_plain(a, p);
-          },
+          [](const Ctx& x, const Ciphertext& a, const Poly& p) { return x.add_plain(a, p); },
           release)
       .def(
           "sub_plain",
-          [](const Ctx& x, const Ciphertext& a, const ring::RnsPoly& p) {
-            return x.sub_plain(a, p);
-          },
+          [](const Ctx& x, const Ciphertext& a, const Poly& p) { return x.sub_plain(a, p); },
           release)
       .def(
           "multiply_plain",
-          [](const Ctx& x, const Ciphertext& a, const ring::RnsPoly& p) {
-            return x.multiply_plain(a, p);
-          },
+          [](const Ctx& x, const Ciphertext& a, const Poly& p) { return x.multiply_plain(a, p); },
           release)
       .def(
           "dot_plain",
           [](const Ctx& x, const std::vector<const Ciphertext*>& cts,
-             const std::vector<const ring::RnsPoly*>& pts) { return x.dot_plain(cts, pts); },
+             const std::vector<const Poly*>& pts) { return x.dot_plain(cts, pts); },
           release)
       .def(
           "linear_combination",
@@ -198,6 +201,12 @@ void bind_evaluator(nb::class_<Ctx>& c) {
             return x.multiply(a, b, k);
           },
           release)
+      .def(
+          "divide_by_last_primes",
+          [](const Ctx& x, const Ciphertext& a, std::size_t primes) {
+            return x.divide_by_last_primes(a, primes);
+          },
+          nb::arg("a"), nb::arg("primes") = 1, release)
       .def(
           "drop_level",
           [](const Ctx& x, const Ciphertext& a, std::size_t l) { return x.drop_level(a, l); },

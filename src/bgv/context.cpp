@@ -68,15 +68,15 @@ std::vector<Ciphertext> Context::match(const Ciphertext& a, const Ciphertext& b)
 }
 
 Ciphertext Context::add(const Ciphertext& a, const Ciphertext& b) const {
-  if (a.level == b.level && a.factor == b.factor) return Evaluator::add(a, b);
+  if (a.level == b.level && a.factor == b.factor) return rlwe::Evaluator::add(a, b);
   const auto m = match(a, b);
-  return Evaluator::add(m[0], m[1]);
+  return rlwe::Evaluator::add(m[0], m[1]);
 }
 
 Ciphertext Context::sub(const Ciphertext& a, const Ciphertext& b) const {
-  if (a.level == b.level && a.factor == b.factor) return Evaluator::sub(a, b);
+  if (a.level == b.level && a.factor == b.factor) return rlwe::Evaluator::sub(a, b);
   const auto m = match(a, b);
-  return Evaluator::sub(m[0], m[1]);
+  return rlwe::Evaluator::sub(m[0], m[1]);
 }
 
 Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) const {
@@ -84,12 +84,12 @@ Ciphertext Context::multiply_no_relin(const Ciphertext& a, const Ciphertext& b) 
   const std::size_t level = std::min(a.level, b.level);
   const Modulus t = make_modulus(plain_modulus());
   if (a.level == b.level) {
-    Ciphertext c = Evaluator::multiply_no_relin(a, b);
+    Ciphertext c = rlwe::Evaluator::multiply_no_relin(a, b);
     c.factor = mul_mod(a.factor, b.factor, t);
     return c;
   }
   const Ciphertext a2 = mod_switch(a, level), b2 = mod_switch(b, level);
-  Ciphertext c = Evaluator::multiply_no_relin(a2, b2);
+  Ciphertext c = rlwe::Evaluator::multiply_no_relin(a2, b2);
   c.factor = mul_mod(a2.factor, b2.factor, t);
   return c;
 }

@@ -14,7 +14,6 @@ namespace ember::ckks {
 using ring::Form;
 
 namespace {
-constexpr u64 kCkksTag = 0x434b4b53;  // "CKKS"
 
 /// x mod q for a double x that is an integer (|x| >= 2^62 here): x = mant 2^exp exactly.
 u64 residue_of_integral_double(double x, const Modulus& m) {
@@ -31,7 +30,7 @@ double log2_of(long double v) { return static_cast<double>(std::log2(v)); }
 
 rlwe::SchemeOptions ckks_options() {
   rlwe::SchemeOptions o;
-  o.tag = kCkksTag;
+  o.tag = Context::kTag;
   return o;
 }
 

@@ -78,6 +78,27 @@ void DivideRound::apply_many_async(u64* const* out, const u64* const* a, std::si
                                   addends, q_.on(be), s, coeff_addends);
 }
 
+void DivideRound::apply_many_async(u32* const* out, const u32* const* a, std::size_t t_row,
+                                   std::size_t count, backend::Backend& be, backend::Stream s,
+                                   const u32* const* addends) const {
+  const std::size_t n = q_.n(), t_words = t_.size() * n, q_words = q_.size() * n;
+  const auto vq = q_.on32(be), vt = t_.on32(be);
+  Buffer t(be, count * t_words * sizeof(u32), s), delta(be, count * q_words * sizeof(u32), s);
+  for (std::size_t k = 0; k < count; ++k)
+    be.copy_async(t.as<u32>() + k * t_words, a[k] + t_row * n, t_words * sizeof(u32), s);
+  be.ntt_inverse_async(t.as<u32>(), vt, count, s);
+  const auto conv = t_to_q_.view32_on(be);
+  for (std::size_t k = 0; k < count; ++k)
+    be.base_convert_async(delta.as<u32>() + k * q_words, t.as<u32>() + k * t_words, conv, vt, vq,
+                          s);
+  be.ntt_forward_async(delta.as<u32>(), vq, count, s);
+  for (std::size_t k = 0; k < count; ++k) {
+    be.sub_async(out[k], a[k], delta.as<u32>() + k * q_words, vq, s);
+    be.multiply_scalar_async(out[k], out[k], t_inv_mod_q_, vq, s);
+    if (addends && addends[k]) be.add_async(out[k], out[k], addends[k], vq, s);
+  }
+}
+
 std::vector<backend::ConvJob> DivideRound::remainder_jobs(u64* delta, const u64* const* a_t,
                                                           std::size_t count,
                                                           backend::Backend& be) const {

@@ -282,20 +282,33 @@ RnsPolyT<W> RnsPolyT<W>::multiply_scalar(const std::vector<u64>& per_limb) const
 
 template <class W>
 RnsPolyT<W> RnsPolyT<W>::automorphism(u64 k) const {
-  if constexpr (sizeof(W) == 4)
-    throw ParameterError("automorphism is not available on 32-bit words");
   if (k % 2 == 0 || k >= 2 * n())
     throw ParameterError("automorphism: exponent " + std::to_string(k) +
                          " must be odd and below 2N=" + std::to_string(2 * n()));
   RnsPolyT r(basis_, form_, device_, stream_);
-  if constexpr (sizeof(W) == 8) {
-    auto& be = backend();
-    be.automorphism_async(r.data(), data(), k, form_ == Form::eval, view(), stream_);
-  }
+  backend().automorphism_async(r.data(), data(), k, form_ == Form::eval, view(), stream_);
+  return r;
+}
+
+template <class W>
+template <class V>
+RnsPolyT<V> RnsPolyT<W>::to_words() const {
+  RnsPolyT<V> r(basis_, form_, device_, stream_);
+  auto& be = backend();
+  if constexpr (sizeof(V) == sizeof(W))
+    be.copy_async(r.data(), data(), words() * sizeof(W), stream_);
+  else if constexpr (sizeof(V) == 4)
+    be.narrow_words_async(r.data(), data(), words(), stream_);
+  else
+    be.widen_words_async(r.data(), data(), words(), stream_);
   return r;
 }
 
 template class RnsPolyT<u64>;
 template class RnsPolyT<u32>;
+template RnsPolyT<u64> RnsPolyT<u64>::to_words<u64>() const;
+template RnsPolyT<u32> RnsPolyT<u64>::to_words<u32>() const;
+template RnsPolyT<u64> RnsPolyT<u32>::to_words<u64>() const;
+template RnsPolyT<u32> RnsPolyT<u32>::to_words<u32>() const;
 
 }  // namespace ember::ring

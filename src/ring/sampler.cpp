@@ -213,4 +213,34 @@ void Sampler::gaussian_into(u64* out, const RnsBasis& basis, backend::Backend& b
   be.sample_small_async(out, key(), next_nonce(), d, basis.on(be), s);
 }
 
+namespace {
+/// `draw` into 64-bit scratch, then narrowed into out (basis' words).
+template <class Draw>
+void narrowed(u32* out, const RnsBasis& basis, backend::Backend& be, backend::Stream s,
+              Draw&& draw) {
+  const std::size_t words = basis.size() * basis.n();
+  backend::Buffer wide(be, words * sizeof(u64), s);
+  draw(wide.as<u64>());
+  be.narrow_words_async(out, wide.as<const u64>(), words, s);
+}
+}  // namespace
+
+void Sampler::ternary_into(u32* out, const RnsBasis& basis, backend::Backend& be, backend::Stream s,
+                           double prob_nonzero) {
+  (void)basis.on32(be);  // refuses primes of 30 bits or more
+  narrowed(out, basis, be, s, [&](u64* w) { ternary_into(w, basis, be, s, prob_nonzero); });
+}
+
+void Sampler::gaussian_into(u32* out, const RnsBasis& basis, backend::Backend& be,
+                            backend::Stream s, double sigma) {
+  (void)basis.on32(be);
+  narrowed(out, basis, be, s, [&](u64* w) { gaussian_into(w, basis, be, s, sigma); });
+}
+
+void Sampler::uniform_into(u32* out, const ChaChaKey& key, u64 nonce, const RnsBasis& basis,
+                           backend::Backend& be, backend::Stream s) {
+  (void)basis.on32(be);
+  narrowed(out, basis, be, s, [&](u64* w) { uniform_into(w, key, nonce, basis, be, s); });
+}
+
 }  // namespace ember::ring

@@ -53,9 +53,11 @@ u64 random_id() {
 }
 }  // namespace
 
-Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-                 std::size_t dnum, Device device, const SchemeOptions& scheme,
-                 std::shared_ptr<const ring::RingContext> shared_ring)
+template <class W>
+ContextT<W>::ContextT(std::size_t n, const std::vector<u64>& q_primes,
+                      const std::vector<u64>& p_primes, std::size_t dnum, Device device,
+                      const SchemeOptions& scheme,
+                      std::shared_ptr<const ring::RingContext> shared_ring)
     : n_(n),
       q_count_(q_primes.size()),
       p_count_(p_primes.size()),
@@ -94,7 +96,16 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
   } else {
     ring_ = ring::RingContext::create(n, all);
   }
-  params_id_ = fingerprint(scheme_, n, q_primes, p_primes, dnum_);
+  if constexpr (sizeof(W) == 4)
+    for (u64 prime : all)
+      if (prime >> kMaxModulusBitsOf<u32>)
+        throw ParameterError("32-bit words need every prime below 2^30; " + std::to_string(prime) +
+                             " is not (use the 64-bit context)");
+  // 32-bit parameters get their own fingerprint (the 64-bit ones are unchanged): their objects
+  // hold other words and never mix with those of 64-bit words over the same primes.
+  SchemeOptions tagged = scheme_;
+  if constexpr (sizeof(W) == 4) tagged.tag ^= u64{32} << 56;
+  params_id_ = fingerprint(tagged, n, q_primes, p_primes, dnum_);
   const u32 qc = static_cast<u32>(q_count_), pc = static_cast<u32>(p_count_);
   full_ = RnsBasis(ring_, iota_ids(0, qc + pc));
   p_ = RnsBasis(ring_, iota_ids(qc, pc));
@@ -128,6 +139,9 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
       lv.ext_all = RnsBasis::unchecked(ring_, all_ids);
     }
     lv.mod_down = std::make_unique<ring::DivideRound>(lv.q, p_, divide_t);
+    if (l > 1)
+      lv.rescale_pair = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, l - 1)),
+                                                            RnsBasis(ring_, {l - 1, l}), divide_t);
     if (l > 0) {
       lv.rescale = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, l)),
                                                        RnsBasis(ring_, {l}), divide_t);
@@ -147,14 +161,16 @@ Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vec
       gadget_[j * rows + i] = product_mod(p_primes, q_primes[i]);
 }
 
-void Context::check_params(u64 params_id, const char* what) const {
+template <class W>
+void ContextT<W>::check_params(u64 params_id, const char* what) const {
   if (params_id != params_id_)
     throw MismatchError(std::string(what) +
                         " belongs to other parameters (its fingerprint differs from this "
                         "context's); use objects made by this context");
 }
 
-void Context::check_device(Device d, const char* what) const {
+template <class W>
+void ContextT<W>::check_device(Device d, const char* what) const {
   if (!(d == device_))
     throw MismatchError(std::string(what) + " is on " + d.str() + " and this context on " +
                         device_.str() + ": move it with to('" + device_.str() + "') first");
@@ -166,8 +182,10 @@ void expect(bool ok, const std::string& what) {
 }
 }  // namespace
 
-Ciphertext Context::make_ciphertext(std::vector<RnsPoly> polys, std::size_t level, double scale,
-                                    u64 factor, u64 key_id) const {
+template <class W>
+typename ContextT<W>::Ciphertext ContextT<W>::make_ciphertext(std::vector<RnsPoly> polys,
+                                                              std::size_t level, double scale,
+                                                              u64 factor, u64 key_id) const {
   expect(level < q_count_ && polys.size() >= 2 && polys.size() <= 3, "ciphertext");
   for (const auto& p : polys)
     expect(p.basis() == q_basis(level) && p.form() == Form::eval && p.device() == device_,
@@ -185,12 +203,15 @@ Ciphertext Context::make_ciphertext(std::vector<RnsPoly> polys, std::size_t leve
   return c;
 }
 
-SecretKey Context::make_secret_key(RnsPoly s, u64 key_id) const {
+template <class W>
+typename ContextT<W>::SecretKey ContextT<W>::make_secret_key(RnsPoly s, u64 key_id) const {
   expect(s.basis() == full_ && s.form() == Form::eval && s.device() == device_, "secret key");
   return SecretKey{std::move(s), key_id, params_id_};
 }
 
-PublicKey Context::make_public_key(RnsPoly b, const ChaChaKey& seed, u64 nonce, u64 key_id) const {
+template <class W>
+typename ContextT<W>::PublicKey ContextT<W>::make_public_key(RnsPoly b, const ChaChaKey& seed,
+                                                             u64 nonce, u64 key_id) const {
   const RnsBasis& q = q_basis(max_level());
   expect(b.basis() == q && b.form() == Form::eval && b.device() == device_, "public key");
   auto& be = backend();
@@ -204,8 +225,10 @@ PublicKey Context::make_public_key(RnsPoly b, const ChaChaKey& seed, u64 nonce, 
   return pk;
 }
 
-SwitchKey Context::make_switch_key(const std::vector<RnsPoly>& b, const ChaChaKey& seed, u64 nonce,
-                                   u64 galois, u64 key_id) const {
+template <class W>
+typename ContextT<W>::SwitchKey ContextT<W>::make_switch_key(const std::vector<RnsPoly>& b,
+                                                             const ChaChaKey& seed, u64 nonce,
+                                                             u64 galois, u64 key_id) const {
   expect(b.size() == dnum_, "evaluation key");
   for (const auto& bj : b)
     expect(bj.basis() == full_ && bj.form() == Form::eval && bj.device() == device_,
@@ -214,14 +237,16 @@ SwitchKey Context::make_switch_key(const std::vector<RnsPoly>& b, const ChaChaKe
   auto& be = backend();
   const std::size_t poly_words = key.rows * n_;
   for (std::size_t j = 0; j < dnum_; ++j)
-    be.copy_async(key.data.as<u64>() + 2 * j * poly_words, b[j].data(), poly_words * sizeof(u64),
-                  Stream{});
+    be.copy_async(key.data.template as<W>() + 2 * j * poly_words, b[j].data(),
+                  poly_words * sizeof(W), Stream{});
   be.synchronize(Stream{});
   return key;
 }
 
-SwitchKey Context::switch_key_with_uniform_parts(const ChaChaKey& seed, u64 nonce, u64 galois,
-                                                 u64 key_id) const {
+template <class W>
+typename ContextT<W>::SwitchKey ContextT<W>::switch_key_with_uniform_parts(const ChaChaKey& seed,
+                                                                           u64 nonce, u64 galois,
+                                                                           u64 key_id) const {
   auto& be = backend();
   const Stream st = Stream{};
   const std::size_t rows = q_count_ + p_count_;
@@ -229,54 +254,61 @@ SwitchKey Context::switch_key_with_uniform_parts(const ChaChaKey& seed, u64 nonc
   SwitchKey key;
   key.dnum = dnum_;
   key.rows = rows;
-  key.data = Buffer(be, dnum_ * 2 * poly_words * sizeof(u64), st);
+  key.data = Buffer(be, dnum_ * 2 * poly_words * sizeof(W), st);
   key.seed = seed;
   key.seed_nonce = nonce;
   key.galois = galois;
   key.key_id = key_id;
   key.params_id = params_id_;
   for (std::size_t j = 0; j < dnum_; ++j)
-    ring::Sampler::uniform_into(key.data.as<u64>() + (2 * j + 1) * poly_words, seed, nonce + j,
-                                full_, be, st);
+    ring::Sampler::uniform_into(key.data.template as<W>() + (2 * j + 1) * poly_words, seed,
+                                nonce + j, full_, be, st);
   return key;
 }
 
 namespace {
 /// Polynomial `index` of a switching key's [dnum][2][rows][N] layout (b_j: 2j, a_j: 2j + 1).
-RnsPoly copy_key_poly(const SwitchKey& key, std::size_t index, const RnsBasis& full, std::size_t n,
-                      backend::Backend& be, Device device) {
-  RnsPoly p(full, Form::eval, device);
-  be.copy_async(p.data(), key.words() + index * key.rows * n, key.rows * n * sizeof(u64), Stream{});
+template <class W>
+ring::RnsPolyT<W> copy_key_poly(const SwitchKeyT<W>& key, std::size_t index, const RnsBasis& full,
+                                std::size_t n, backend::Backend& be, Device device) {
+  ring::RnsPolyT<W> p(full, Form::eval, device);
+  be.copy_async(p.data(), key.words() + index * key.rows * n, key.rows * n * sizeof(W), Stream{});
   be.synchronize(Stream{});
   return p;
 }
 }  // namespace
 
-RnsPoly Context::switch_key_part(const SwitchKey& key, std::size_t j) const {
+template <class W>
+typename ContextT<W>::RnsPoly ContextT<W>::switch_key_part(const SwitchKey& key,
+                                                           std::size_t j) const {
   if (j >= key.dnum) throw ParameterError("switch_key_part: digit out of range");
   return copy_key_poly(key, 2 * j, full_, n_, backend(), device_);
 }
 
-RnsPoly Context::switch_key_uniform_part(const SwitchKey& key, std::size_t j) const {
+template <class W>
+typename ContextT<W>::RnsPoly ContextT<W>::switch_key_uniform_part(const SwitchKey& key,
+                                                                   std::size_t j) const {
   if (j >= key.dnum) throw ParameterError("switch_key_uniform_part: digit out of range");
   return copy_key_poly(key, 2 * j + 1, full_, n_, backend(), device_);
 }
 
-Buffer Context::errors(const RnsBasis& basis, std::size_t count, ring::Sampler& sampler, Stream s,
-                       Form form) const {
+template <class W>
+Buffer ContextT<W>::errors(const RnsBasis& basis, std::size_t count, ring::Sampler& sampler,
+                           Stream s, Form form) const {
   auto& be = backend();
   const std::size_t words = basis.size() * n_;
-  Buffer out(be, count * words * sizeof(u64), s);
+  Buffer out(be, count * words * sizeof(W), s);
   for (std::size_t k = 0; k < count; ++k)
-    sampler.gaussian_into(out.as<u64>() + k * words, basis, be, s);
-  scale_errors(out.as<u64>(), basis, count, s, form);
+    sampler.gaussian_into(out.template as<W>() + k * words, basis, be, s);
+  scale_errors(out.template as<W>(), basis, count, s, form);
   return out;
 }
 
-void Context::scale_errors(u64* e, const RnsBasis& basis, std::size_t count, Stream s,
-                           Form form) const {
+template <class W>
+void ContextT<W>::scale_errors(W* e, const RnsBasis& basis, std::size_t count, Stream s,
+                               Form form) const {
   auto& be = backend();
-  const auto v = basis.on(be);
+  const auto v = view(basis);
   if (form == Form::eval) be.ntt_forward_async(e, v, count, s);
   if (error_factor() == 1) return;
   const std::vector<u64> t(basis.size(), error_factor());
@@ -284,15 +316,20 @@ void Context::scale_errors(u64* e, const RnsBasis& basis, std::size_t count, Str
     be.multiply_scalar_async(e + k * basis.size() * n_, e + k * basis.size() * n_, t, v, s);
 }
 
-SecretKey Context::keygen(ring::Sampler& sampler, std::size_t hamming_weight) const {
-  RnsPoly s = hamming_weight ? sampler.ternary_hamming(full_, device_, hamming_weight)
-                             : sampler.ternary(full_, device_, 2.0 / 3.0);
+template <class W>
+typename ContextT<W>::SecretKey ContextT<W>::keygen(ring::Sampler& sampler,
+                                                    std::size_t hamming_weight) const {
+  RnsPoly s = (hamming_weight ? sampler.ternary_hamming(full_, device_, hamming_weight)
+                              : sampler.ternary(full_, device_, 2.0 / 3.0))
+                  .template to_words<W>();
   s.ntt_inplace();
   backend().synchronize(Stream{});  // keys are complete when made (see SwitchKey)
   return SecretKey{std::move(s), random_id(), params_id_};
 }
 
-PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const {
+template <class W>
+typename ContextT<W>::PublicKey ContextT<W>::public_key(const SecretKey& sk,
+                                                        ring::Sampler& sampler) const {
   check_params(sk.params_id, "the secret key");
   check_device(sk.s.device(), "the secret key");
   auto& be = backend();
@@ -305,17 +342,18 @@ PublicKey Context::public_key(const SecretKey& sk, ring::Sampler& sampler) const
   pk.seed_nonce = 0;
   ring::Sampler::uniform_into(pk.a.data(), pk.seed, pk.seed_nonce, q, be, st);
   const Buffer e = errors(q, 1, sampler, st);
-  const auto v = q.on(be);
+  const auto v = view(q);
   be.multiply_async(pk.b.data(), pk.a.data(), sk.s.data(), v, st);  // s: Q rows come first
-  be.sub_async(pk.b.data(), e.as<u64>(), pk.b.data(), v, st);
+  be.sub_async(pk.b.data(), e.template as<W>(), pk.b.data(), v, st);
   pk.key_id = sk.key_id;
   pk.params_id = params_id_;
   be.synchronize(st);  // keys are complete when made (see SwitchKey)
   return pk;
 }
 
-SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::Sampler& sampler,
-                              u64 galois) const {
+template <class W>
+typename ContextT<W>::SwitchKey ContextT<W>::switch_key(const RnsPoly& s_from, const SecretKey& sk,
+                                                        ring::Sampler& sampler, u64 galois) const {
   check_params(sk.params_id, "the secret key");
   check_device(sk.s.device(), "the secret key");
   // Seeded uniform halves from a derived key (published with the key), never the sampler's key.
@@ -324,70 +362,79 @@ SwitchKey Context::switch_key(const RnsPoly& s_from, const SecretKey& sk, ring::
   const Stream st = Stream{};
   const std::size_t rows = key.rows;
   const std::size_t poly_words = rows * n_;
-  const auto v = full_.on(be);
+  const auto v = view(full_);
   RnsPoly scaled(full_, Form::eval, device_);
   const Buffer e = errors(full_, dnum_, sampler, st);  // all digits' errors, one batched NTT
   for (std::size_t j = 0; j < dnum_; ++j) {
-    u64* b = key.data.as<u64>() + (2 * j) * poly_words;
-    const u64* a = b + poly_words;
+    W* b = key.data.template as<W>() + (2 * j) * poly_words;
+    const W* a = b + poly_words;
     const std::vector<u64> g(gadget_.begin() + j * rows, gadget_.begin() + (j + 1) * rows);
     be.multiply_scalar_async(scaled.data(), s_from.data(), g, v, st);
     be.multiply_async(b, a, sk.s.data(), v, st);
-    be.sub_async(b, e.as<u64>() + j * poly_words, b, v, st);
+    be.sub_async(b, e.template as<W>() + j * poly_words, b, v, st);
     be.add_async(b, b, scaled.data(), v, st);
   }
   be.synchronize(st);  // keys are complete when made (see SwitchKey)
   return key;
 }
 
-SwitchKey Context::switch_key_level0(const RnsPoly& s_from, const SecretKey& sk,
-                                     ring::Sampler& sampler) const {
+template <class W>
+typename ContextT<W>::SwitchKey ContextT<W>::switch_key_level0(const RnsPoly& s_from,
+                                                               const SecretKey& sk,
+                                                               ring::Sampler& sampler) const {
   SwitchKey key = switch_key(s_from, sk, sampler, 0);
   auto& be = backend();
   const Stream st = Stream{};
   const std::size_t rows = key.rows;
   const RnsPoly zeros = RnsPoly::zeros(full_, Form::eval, device_);
   for (std::size_t j = 0; j < dnum_; ++j) {
-    u64* b = key.data.as<u64>() + (2 * j) * rows * n_;
+    W* b = key.data.template as<W>() + (2 * j) * rows * n_;
     // Digit 0 keeps q_0 (row 0) and P (rows q_count_..); every other b row is cleared.
     const std::size_t first = j == 0 ? 1 : 0, last = j == 0 ? q_count_ : rows;
     if (last > first)
-      be.copy_async(b + first * n_, zeros.data(), (last - first) * n_ * sizeof(u64), st);
+      be.copy_async(b + first * n_, zeros.data(), (last - first) * n_ * sizeof(W), st);
   }
   be.synchronize(st);  // keys are complete when made (see SwitchKey)
   return key;
 }
 
-SwitchKey Context::relin_key(const SecretKey& sk, ring::Sampler& sampler) const {
+template <class W>
+typename ContextT<W>::SwitchKey ContextT<W>::relin_key(const SecretKey& sk,
+                                                       ring::Sampler& sampler) const {
   const RnsPoly s2 = sk.s.multiply(sk.s);
   return switch_key(s2, sk, sampler, 0);
 }
 
-SwitchKey Context::galois_key(const SecretKey& sk, u64 galois, ring::Sampler& sampler) const {
+template <class W>
+typename ContextT<W>::SwitchKey ContextT<W>::galois_key(const SecretKey& sk, u64 galois,
+                                                        ring::Sampler& sampler) const {
   const RnsPoly sg = sk.s.automorphism(galois);
   return switch_key(sg, sk, sampler, galois);
 }
 
-std::size_t Context::plaintext_level(const RnsPoly& m) const {
+template <class W>
+std::size_t ContextT<W>::plaintext_level(const RnsPoly& m) const {
   const std::size_t level = m.limbs() - 1;
   if (m.limbs() > q_count_ || m.basis() != q_basis(level) || m.device() != device_)
     throw MismatchError("encrypt: the plaintext must be over a level of this context");
   return level;
 }
 
-Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler& sampler) const {
+template <class W>
+typename ContextT<W>::Ciphertext ContextT<W>::encrypt(const RnsPoly& m, const PublicKey& pk,
+                                                      ring::Sampler& sampler) const {
   check_params(pk.params_id, "the public key");
   check_device(pk.b.device(), "the public key");
   const std::size_t level = plaintext_level(m);
   auto& be = backend();
   const Stream st = Stream{};
   const RnsBasis& q = q_basis(level);
-  const auto v = q.on(be);
+  const auto v = view(q);
   // u, e0, e1 drawn into one buffer.
   const std::size_t words = q.size() * n_;
-  Buffer noise(be, 3 * words * sizeof(u64), st);
-  u64* u = noise.as<u64>();
-  u64* e = u + words;
+  Buffer noise(be, 3 * words * sizeof(W), st);
+  W* u = noise.template as<W>();
+  W* e = u + words;
   sampler.ternary_into(u, q, be, st, 2.0 / 3.0);
   sampler.gaussian_into(e, q, be, st);
   sampler.gaussian_into(e + words, q, be, st);
@@ -411,15 +458,17 @@ Ciphertext Context::encrypt(const RnsPoly& m, const PublicKey& pk, ring::Sampler
   return ct;
 }
 
-Ciphertext Context::encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
-                                      ring::Sampler& sampler) const {
+template <class W>
+typename ContextT<W>::Ciphertext ContextT<W>::encrypt_symmetric(const RnsPoly& m,
+                                                                const SecretKey& sk,
+                                                                ring::Sampler& sampler) const {
   check_params(sk.params_id, "the secret key");
   check_device(sk.s.device(), "the secret key");
   const std::size_t level = plaintext_level(m);
   auto& be = backend();
   const Stream st = Stream{};
   const RnsBasis& q = q_basis(level);
-  const auto v = q.on(be);
+  const auto v = view(q);
   // a is drawn in eval form; for a coefficient-form plaintext, a s and a go to coefficient form
   // in one INTT and the error and m are added as they are.
   const Form form = m.form();
@@ -429,7 +478,7 @@ Ciphertext Context::encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
   const Buffer e = errors(q, 1, sampler, st, form);
   be.multiply_async(ct.polys[0].data(), ct.polys[1].data(), sk.s.data(), v, st);
   if (form == Form::coeff) be.ntt_inverse_async(ct.polys[0].data(), v, 2, st);
-  be.sub_async(ct.polys[0].data(), e.as<u64>(), ct.polys[0].data(), v, st);
+  be.sub_async(ct.polys[0].data(), e.template as<W>(), ct.polys[0].data(), v, st);
   be.add_async(ct.polys[0].data(), ct.polys[0].data(), m.data(), v, st);
   ct.level = level;
   ct.key_id = sk.key_id;
@@ -437,7 +486,9 @@ Ciphertext Context::encrypt_symmetric(const RnsPoly& m, const SecretKey& sk,
   return ct;
 }
 
-RnsPoly Context::decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::size_t limbs) const {
+template <class W>
+typename ContextT<W>::RnsPoly ContextT<W>::decrypt_core(const Ciphertext& ct, const SecretKey& sk,
+                                                        std::size_t limbs) const {
   check_params(sk.params_id, "the secret key");
   check_params(ct.params_id, "the ciphertext");
   if (ct.key_id != sk.key_id)
@@ -450,23 +501,29 @@ RnsPoly Context::decrypt_core(const Ciphertext& ct, const SecretKey& sk, std::si
   auto& be = backend();
   const Stream st = ct.stream();  // the secret key is complete (keys are)
   const RnsBasis& q = q_basis(limbs - 1);
-  const auto v = q.on(be);
+  const auto v = view(q);
   RnsPoly out(q, Form::eval, device_, st);
   const bool coeff = ct.form() == Form::coeff;
   // Coefficient form: c1 (c2) transformed on their first `limbs` rows, c0 added at the end.
   Buffer c12;
-  const u64* c1 = ct.polys[1].data();
-  const u64* c2 = ct.polys.size() > 2 ? ct.polys[2].data() : nullptr;
+  const W* c1 = ct.polys[1].data();
+  const W* c2 = ct.polys.size() > 2 ? ct.polys[2].data() : nullptr;
   if (coeff) {
     const std::size_t count = ct.polys.size() - 1, words = limbs * n_;
-    c12 = Buffer(be, count * words * sizeof(u64), st);
-    const u64* in[2] = {c1, c2};
-    be.ntt_forward_async(c12.as<u64>(), in, v, count, st);
-    c1 = c12.as<u64>();
+    c12 = Buffer(be, count * words * sizeof(W), st);
+    const W* in[2] = {c1, c2};
+    if constexpr (sizeof(W) == 8) {
+      be.ntt_forward_async(c12.as<W>(), in, v, count, st);
+    } else {  // no gathering transform on 32-bit words: copy the rows, then transform in place
+      for (std::size_t k = 0; k < count; ++k)
+        be.copy_async(c12.as<W>() + k * words, in[k], words * sizeof(W), st);
+      be.ntt_forward_async(c12.as<W>(), v, count, st);
+    }
+    c1 = c12.as<W>();
     c2 = c2 ? c1 + words : nullptr;
     be.multiply_async(out.data(), c1, sk.s.data(), v, st);
   } else {
-    be.copy_async(out.data(), ct.polys[0].data(), limbs * n_ * sizeof(u64), st);
+    be.copy_async(out.data(), ct.polys[0].data(), limbs * n_ * sizeof(W), st);
     // s's first rows are those of Q: its powers are read in place (s^2 only for 3 polynomials).
     be.multiply_accumulate_async(out.data(), c1, sk.s.data(), v, st);
   }
@@ -513,8 +570,9 @@ double log2_words(const u64* a, std::size_t k) {
 }
 }  // namespace
 
-double Context::noise_log2(const Ciphertext& ct, const SecretKey& sk, u64 multiplier) const {
-  RnsPoly v = decrypt_core(ct, sk, ct.level + 1);
+template <class W>
+double ContextT<W>::noise_log2(const Ciphertext& ct, const SecretKey& sk, u64 multiplier) const {
+  ring::RnsPoly v = decrypt_core(ct, sk, ct.level + 1).template to_words<u64>();
   if (multiplier != 1) v = v.multiply_scalar(multiplier);
   const ring::CrtConverter crt(v.basis());
   const std::vector<u64> words = crt.from_rns(v);
@@ -540,111 +598,158 @@ double Context::noise_log2(const Ciphertext& ct, const SecretKey& sk, u64 multip
   return log2_words(best.data(), k);
 }
 
-ModUp Context::mod_up(const u64* d, std::size_t level, Stream s, bool once) const {
+template <class W>
+ModUp ContextT<W>::mod_up(const W* d, std::size_t level, Stream s, bool once) const {
   auto& be = backend();
   const Level& lv = levels_.at(level);
-  Buffer coeff(be, (level + 1) * n_ * sizeof(u64), s);
-  be.ntt_inverse_async(coeff.as<u64>(), &d, lv.q.on(be), 1, s);
-  ModUp up = mod_up_coeff(coeff.as<u64>(), level, s, once);
+  Buffer coeff(be, (level + 1) * n_ * sizeof(W), s);
+  if constexpr (sizeof(W) == 8) {
+    be.ntt_inverse_async(coeff.template as<W>(), &d, view(lv.q), 1, s);
+  } else {
+    be.copy_async(coeff.template as<W>(), d, (level + 1) * n_ * sizeof(W), s);
+    be.ntt_inverse_async(coeff.template as<W>(), view(lv.q), 1, s);
+  }
+  ModUp up = mod_up_coeff(coeff.template as<W>(), level, s, once);
   up.coeff = std::move(coeff);  // a pending lifted ModUp still reads it
   return up;
 }
 
-backend::LiftedRows Context::lifted_digits(const u64* coeff, std::size_t level,
-                                           std::size_t rows_per_digit) const {
-  return {coeff, rows_per_digit, levels_.at(level).largest_q};
+template <class W>
+backend::LiftedRows ContextT<W>::lifted_digits(const W* coeff, std::size_t level,
+                                               std::size_t rows_per_digit) const {
+  if constexpr (sizeof(W) == 8)
+    return {coeff, rows_per_digit, levels_.at(level).largest_q};
+  else
+    throw Error("lifted digits: 64-bit words only");
 }
 
-ModUp Context::mod_up_coeff(const u64* coeff, std::size_t level, Stream s, bool once,
-                            bool own_rows) const {
+template <class W>
+ModUp ContextT<W>::mod_up_coeff(const W* coeff, std::size_t level, Stream s, bool once,
+                                bool own_rows) const {
   auto& be = backend();
   const Level& lv = levels_.at(level);
   ModUp up;
-  if (own_rows) {
-    if (alpha_ != 1) throw Error("mod_up_coeff: own rows need one-prime digits");
-    // Each digit's own row is its residue itself (the lift's reduction leaves it unchanged), so
-    // the one lifted transform also gives the rows an eval-form d would have supplied.
-    up.ext = Buffer(be, lv.ext_all.size() * n_ * sizeof(u64), s);
-    up.pending = once;
-    up.own_in_ext = true;
-    up.lift = lifted_digits(coeff, level, level + 1 + p_count_);
-    if (!once) be.ntt_forward_lifted_async(up.ext.as<u64>(), up.lift, lv.ext_all.on(be), s);
-    return up;
-  }
-  up.ext = Buffer(be, lv.ext.size() * n_ * sizeof(u64), s);
-  up.pending = once;
   const std::size_t rows = level + 1 + p_count_;
-  if (alpha_ == 1) {
-    // One-prime digits: the conversion of digit j to prime p is its residue reduced mod p, done
-    // by the NTT's first load (no converted rows written and read back).
-    up.lift = lifted_digits(coeff, level, rows - 1);
-    if (!once) be.ntt_forward_lifted_async(up.ext.as<u64>(), up.lift, lv.ext.on(be), s);
+  if constexpr (sizeof(W) == 4) {
+    // Every digit's conversion on 32-bit words, then one transform of all converted rows (no
+    // lifted or pending forms yet).
+    if (own_rows) throw ParameterError("mod_up_coeff: own rows need 64-bit words");
+    up.ext = Buffer(be, lv.ext.size() * n_ * sizeof(W), s);
+    for (std::size_t j = 0; j < lv.digit_conv.size(); ++j) {
+      const auto& conv = *lv.digit_conv[j];
+      be.base_convert_async(up.ext.template as<W>() + j * (rows - alpha_) * n_,
+                            coeff + j * alpha_ * n_, conv.view32_on(be), view(conv.from()),
+                            view(conv.to()), s);
+    }
+    be.ntt_forward_async(up.ext.template as<W>(), view(lv.ext), 1, s);
+    return up;
+  } else {
+    if (own_rows) {
+      if (alpha_ != 1) throw Error("mod_up_coeff: own rows need one-prime digits");
+      // Each digit's own row is its residue itself (the lift's reduction leaves it unchanged), so
+      // the one lifted transform also gives the rows an eval-form d would have supplied.
+      up.ext = Buffer(be, lv.ext_all.size() * n_ * sizeof(W), s);
+      up.pending = once;
+      up.own_in_ext = true;
+      up.lift = lifted_digits(coeff, level, rows);
+      if (!once) be.ntt_forward_lifted_async(up.ext.template as<W>(), up.lift, view(lv.ext_all), s);
+      return up;
+    }
+    up.ext = Buffer(be, lv.ext.size() * n_ * sizeof(W), s);
+    up.pending = once;
+    if (alpha_ == 1) {
+      // One-prime digits: the conversion of digit j to prime p is its residue reduced mod p,
+      // done by the NTT's first load (no converted rows written and read back).
+      up.lift = lifted_digits(coeff, level, rows - 1);
+      if (!once) be.ntt_forward_lifted_async(up.ext.template as<W>(), up.lift, view(lv.ext), s);
+      return up;
+    }
+    std::vector<backend::ConvJob> jobs;  // every digit's conversion in one launch
+    for (std::size_t j = 0; j < lv.digit_conv.size(); ++j) {
+      const std::size_t offset = j * (rows - alpha_);
+      jobs.push_back(lv.digit_conv[j]->job(up.ext.template as<W>() + offset * n_,
+                                           coeff + j * alpha_ * n_, be));
+    }
+    be.base_convert_many_async(jobs, s);
+    if (!once) be.ntt_forward_async(up.ext.template as<W>(), view(lv.ext), 1, s);
     return up;
   }
-  std::vector<backend::ConvJob> jobs;  // every digit's conversion in one launch
-  for (std::size_t j = 0; j < lv.digit_conv.size(); ++j) {
-    const std::size_t offset = j * (rows - alpha_);
-    jobs.push_back(
-        lv.digit_conv[j]->job(up.ext.as<u64>() + offset * n_, coeff + j * alpha_ * n_, be));
-  }
-  be.base_convert_many_async(jobs, s);
-  if (!once) be.ntt_forward_async(up.ext.as<u64>(), lv.ext.on(be), 1, s);
-  return up;
 }
 
-void Context::key_switch(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
-                         u64 galois, u64* out0, u64* out1, Stream s, const u64* add0,
-                         const u64* add1, const u64* rotated0, const u64* p_coeff_adds) const {
+template <class W>
+void ContextT<W>::divide_async(const ring::DivideRound& div, W* const* out, const W* const* in,
+                               std::size_t t_row, std::size_t count, Stream s,
+                               const W* const* addends, const W* coeff_addends) const {
+  if constexpr (sizeof(W) == 8) {
+    div.apply_many_async(out, in, t_row, count, backend(), s, addends, coeff_addends);
+  } else {
+    if (coeff_addends) throw ParameterError("coefficient-form addends need 64-bit words");
+    div.apply_many_async(out, in, t_row, count, backend(), s, addends);
+  }
+}
+
+template <class W>
+void ContextT<W>::key_switch(const W* d, const ModUp& up, std::size_t level, const SwitchKey& key,
+                             u64 galois, W* out0, W* out1, Stream s, const W* add0, const W* add1,
+                             const W* rotated0, const W* p_coeff_adds) const {
   auto& be = backend();
   const std::size_t poly_words = (level + 1 + p_count_) * n_;
   // Each half's Q rows then P rows: the ModDown reads the P rows in place.
-  Buffer acc(be, 2 * poly_words * sizeof(u64), s);
-  u64* q0 = acc.as<u64>();
-  u64* q1 = q0 + poly_words;
+  Buffer acc(be, 2 * poly_words * sizeof(W), s);
+  W* q0 = acc.template as<W>();
+  W* q1 = q0 + poly_words;
   // rotated0 joins the key product as P g(rotated0): P is 0 modulo the P rows, so the ModDown's
   // correction is unchanged and divides it back to g(rotated0) exactly.
   key_product(d, up, level, key, galois, q0, q1, s, rotated0);
-  u64* const outs[2] = {out0, out1};
-  const u64* const ins[2] = {q0, q1};
-  const u64* const adds[2] = {add0, add1};
+  W* const outs[2] = {out0, out1};
+  const W* const ins[2] = {q0, q1};
+  const W* const adds[2] = {add0, add1};
   // The ModDown's multiplier is P^-1: P e enters its NTT as e P (see DivideRound).
-  levels_.at(level).mod_down->apply_many_async(outs, ins, level + 1, 2, be, s, adds, p_coeff_adds);
+  divide_async(*levels_.at(level).mod_down, outs, ins, level + 1, 2, s, adds, p_coeff_adds);
 }
 
-void Context::key_switch_coeff(const u64* d, std::size_t level, const SwitchKey& key, u64 galois,
-                               u64* out0, u64* out1, Stream s, const u64* add0, const u64* add1,
-                               u64 add_galois) const {
-  auto& be = backend();
-  const Level& lv = levels_.at(level);
-  const std::size_t q_words = (level + 1) * n_, poly_words = q_words + p_count_ * n_;
-  Buffer d_eval;
-  ModUp up;
-  if (alpha_ == 1) {
-    up = mod_up_coeff(d, level, s, /*once=*/true, /*own_rows=*/true);
-  } else {  // the digits' own rows from d's transform
-    d_eval = Buffer(be, q_words * sizeof(u64), s);
-    be.ntt_forward_async(d_eval.as<u64>(), &d, lv.q.on(be), 1, s);
-    up = mod_up_coeff(d, level, s, /*once=*/true);
+template <class W>
+void ContextT<W>::key_switch_coeff(const W* d, std::size_t level, const SwitchKey& key, u64 galois,
+                                   W* out0, W* out1, Stream s, const W* add0, const W* add1,
+                                   u64 add_galois) const {
+  if constexpr (sizeof(W) == 4) {
+    throw ParameterError("coefficient-form key switching (BFV) needs 64-bit words");
+  } else {
+    auto& be = backend();
+    const Level& lv = levels_.at(level);
+    const std::size_t q_words = (level + 1) * n_, poly_words = q_words + p_count_ * n_;
+    Buffer d_eval;
+    ModUp up;
+    if (alpha_ == 1) {
+      up = mod_up_coeff(d, level, s, /*once=*/true, /*own_rows=*/true);
+    } else {  // the digits' own rows from d's transform
+      d_eval = Buffer(be, q_words * sizeof(W), s);
+      be.ntt_forward_async(d_eval.template as<W>(), &d, view(lv.q), 1, s);
+      up = mod_up_coeff(d, level, s, /*once=*/true);
+    }
+    Buffer acc(be, 2 * poly_words * sizeof(W), s);
+    W* q0 = acc.template as<W>();
+    W* q1 = q0 + poly_words;
+    key_product(d_eval.template as<W>(), up, level, key, galois, q0, q1, s);
+    // The whole products back to coefficient form in one launch; the division by P then needs
+    // no transform of its own (the converted P rows are subtracted coefficient by coefficient).
+    be.ntt_inverse_async(q0, view(lv.qp), 2, s);
+    W* const outs[2] = {out0, out1};
+    const W* const a_q[2] = {q0, q1};
+    const W* const a_p[2] = {q0 + q_words, q1 + q_words};
+    const W* const adds[2] = {add0, add1};
+    lv.mod_down->apply_coeff_many_async(outs, a_q, a_p, 2, be, s, adds, add_galois);
   }
-  Buffer acc(be, 2 * poly_words * sizeof(u64), s);
-  u64* q0 = acc.as<u64>();
-  u64* q1 = q0 + poly_words;
-  key_product(d_eval.as<u64>(), up, level, key, galois, q0, q1, s);
-  // The whole products back to coefficient form in one launch; the division by P then needs no
-  // transform of its own (the converted P rows are subtracted coefficient by coefficient).
-  be.ntt_inverse_async(q0, lv.qp.on(be), 2, s);
-  u64* const outs[2] = {out0, out1};
-  const u64* const a_q[2] = {q0, q1};
-  const u64* const a_p[2] = {q0 + q_words, q1 + q_words};
-  const u64* const adds[2] = {add0, add1};
-  lv.mod_down->apply_coeff_many_async(outs, a_q, a_p, 2, be, s, adds, add_galois);
 }
 
-backend::KeyProductView Context::product_view(const u64* d, const ModUp& up, std::size_t level,
-                                              const SwitchKey& key, u64 galois) const {
-  backend::KeyProductView kp;
+template <class W>
+typename ContextT<W>::KeyProductView ContextT<W>::product_view(const W* d, const ModUp& up,
+                                                               std::size_t level,
+                                                               const SwitchKey& key,
+                                                               u64 galois) const {
+  KeyProductView kp;
   kp.d = d;
-  kp.ext = up.ext.as<const u64>();
+  kp.ext = up.ext.template as<const W>();
   kp.key = key.words();
   kp.digits = static_cast<u32>(digits_at(level));
   // alpha 0: no digit owns a row, every row of digit j is row j * rows + r of ext.
@@ -657,114 +762,157 @@ backend::KeyProductView Context::product_view(const u64* d, const ModUp& up, std
   return kp;
 }
 
-void Context::key_product(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
-                          u64 galois, u64* out0, u64* out1, Stream s, const u64* p_add) const {
+template <class W>
+void ContextT<W>::key_product(const W* d, const ModUp& up, std::size_t level, const SwitchKey& key,
+                              u64 galois, W* out0, W* out1, Stream s, const W* p_add) const {
   check_params(key.params_id, "the evaluation key");
   auto& be = backend();
   const std::size_t q_rows = level + 1, q_words = q_rows * n_;
-  backend::KeyProductView kp = product_view(d, up, level, key, galois);
-  const bool fused = p_add && q_rows <= backend::KeyProductView::kMaxAddRows;
+  KeyProductView kp = product_view(d, up, level, key, galois);
+  const bool fused = p_add && q_rows <= KeyProductView::kMaxAddRows;
   if (fused) {
     kp.add = p_add;
-    std::copy(p_mod_q_.begin(), p_mod_q_.begin() + q_rows, kp.add_scale);
+    for (std::size_t r = 0; r < q_rows; ++r) kp.add_scale[r] = static_cast<W>(p_mod_q_[r]);
   }
   const Level& lv = levels_.at(level);
-  if (up.pending) {
-    be.ntt_key_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, up.lift,
-                             (up.own_in_ext ? lv.ext_all : lv.ext).on(be), lv.qp.on(be), s);
+  if constexpr (sizeof(W) == 8) {
+    if (up.pending) {
+      be.ntt_key_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, up.lift,
+                               view(up.own_in_ext ? lv.ext_all : lv.ext), view(lv.qp), s);
+    } else {
+      be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, view(lv.qp), s);
+    }
+    if (p_add && !fused) {
+      const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + q_rows);
+      be.automorphism_accumulate_async(out0, p_add, galois ? galois : 1, p_mod,
+                                       view(q_basis(level)), s);
+    }
   } else {
-    be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, lv.qp.on(be), s);
-  }
-  if (p_add && !fused) {
-    const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + q_rows);
-    be.automorphism_accumulate_async(out0, p_add, galois ? galois : 1, p_mod, q_basis(level).on(be),
-                                     s);
+    if (p_add && !fused)
+      throw ParameterError("key product: a rotation's c0 above 64 primes needs 64-bit words");
+    be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, view(lv.qp), s);
   }
 }
 
-void Context::baby_giant_sums(const u64* c0, const u64* d, const ModUp& up, std::size_t level,
-                              const std::vector<const SwitchKey*>& babies,
-                              const std::vector<std::vector<const u64*>>& plain,
-                              const std::vector<u64*>& out, Stream s) const {
+template <class W>
+void ContextT<W>::baby_giant_sums(const W* c0, const W* d, const ModUp& up, std::size_t level,
+                                  const std::vector<const SwitchKey*>& babies,
+                                  const std::vector<std::vector<const W*>>& plain,
+                                  const std::vector<W*>& out, Stream s) const {
   if (!baby_giant_fits(level, babies.size(), out.size()) || plain.size() != out.size())
     throw ParameterError("baby_giant_sums: too many baby or giant steps for one pass");
-  auto& be = backend();
-  if (up.pending) throw Error("baby_giant_sums: the ModUp rows must be transformed");
-  backend::BabyGiantView v;
-  v.product = product_view(d, up, level, *babies[0], 0);
-  v.product.add = c0;  // P sigma_b(c0) on the Q rows of every baby
-  std::copy(p_mod_q_.begin(), p_mod_q_.begin() + level + 1, v.product.add_scale);
-  v.babies = static_cast<u32>(babies.size());
-  v.giants = static_cast<u32>(out.size());
-  for (std::size_t b = 0; b < babies.size(); ++b) {
-    check_params(babies[b]->params_id, "the evaluation key");
-    v.key[b] = babies[b]->words();
-    v.galois[b] = babies[b]->galois;
+  if constexpr (sizeof(W) == 4) {
+    throw ParameterError("baby_giant_sums: 64-bit words only");
+  } else {
+    auto& be = backend();
+    if (up.pending) throw Error("baby_giant_sums: the ModUp rows must be transformed");
+    backend::BabyGiantView v;
+    v.product = product_view(d, up, level, *babies[0], 0);
+    v.product.add = c0;  // P sigma_b(c0) on the Q rows of every baby
+    std::copy(p_mod_q_.begin(), p_mod_q_.begin() + level + 1, v.product.add_scale);
+    v.babies = static_cast<u32>(babies.size());
+    v.giants = static_cast<u32>(out.size());
+    for (std::size_t b = 0; b < babies.size(); ++b) {
+      check_params(babies[b]->params_id, "the evaluation key");
+      v.key[b] = babies[b]->words();
+      v.galois[b] = babies[b]->galois;
+    }
+    for (std::size_t g = 0; g < out.size(); ++g) {
+      if (plain[g].size() != babies.size())
+        throw ParameterError("baby_giant_sums: one plaintext (or null) per baby and giant");
+      v.out[g] = out[g];
+      for (std::size_t b = 0; b < babies.size(); ++b) v.plain[g][b] = plain[g][b];
+    }
+    be.baby_giant_sums_async(v, view(levels_.at(level).qp), s);
   }
-  for (std::size_t g = 0; g < out.size(); ++g) {
-    if (plain[g].size() != babies.size())
-      throw ParameterError("baby_giant_sums: one plaintext (or null) per baby and giant");
-    v.out[g] = out[g];
-    for (std::size_t b = 0; b < babies.size(); ++b) v.plain[g][b] = plain[g][b];
-  }
-  be.baby_giant_sums_async(v, levels_.at(level).qp.on(be), s);
 }
 
-void Context::mod_down_polys(u64* const* out, const u64* const* in, std::size_t count,
-                             std::size_t level, Stream s, const u64* const* addends) const {
+template <class W>
+void ContextT<W>::mod_down_polys(W* const* out, const W* const* in, std::size_t count,
+                                 std::size_t level, Stream s, const W* const* addends) const {
   // Each polynomial's P rows follow its Q rows.
-  levels_.at(level).mod_down->apply_many_async(out, in, level + 1, count, backend(), s, addends);
+  divide_async(*levels_.at(level).mod_down, out, in, level + 1, count, s, addends);
 }
 
-void Context::divide_extended(u64* const* out, const u64* const* in, std::size_t count,
-                              std::size_t level, Stream s) const {
+template <class W>
+void ContextT<W>::divide_extended(W* const* out, const W* const* in, std::size_t count,
+                                  std::size_t level, Stream s) const {
   if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
   // Each polynomial's q_level row and P rows are adjacent: the divisor T's rows.
-  levels_.at(level).mod_down_rescale->apply_many_async(out, in, level, count, backend(), s);
+  divide_async(*levels_.at(level).mod_down_rescale, out, in, level, count, s);
 }
 
-void Context::key_switch_divide(const u64* d, const ModUp& up, std::size_t level,
-                                const SwitchKey& key, u64 galois, u64* out0, u64* out1, Stream s,
-                                const u64* add0, const u64* add1, const u64* sub0, const u64* sub1,
-                                const std::vector<u64>& sub_scalars) const {
+template <class W>
+void ContextT<W>::key_switch_divide(const W* d, const ModUp& up, std::size_t level,
+                                    const SwitchKey& key, u64 galois, W* out0, W* out1, Stream s,
+                                    const W* add0, const W* add1, const W* sub0, const W* sub1,
+                                    const std::vector<u64>& sub_scalars) const {
   if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
   if (!add0 || !add1) throw ParameterError("key_switch_divide: both addends are required");
   auto& be = backend();
   const Level& lv = levels_.at(level);
-  const std::size_t poly_words = (level + 1 + p_count_) * n_;  // Q rows, then P rows
-  Buffer acc(be, 2 * poly_words * sizeof(u64), s);
-  u64* q0 = acc.as<u64>();
-  u64* q1 = q0 + poly_words;
+  const std::size_t q_words = (level + 1) * n_;
+  const std::size_t poly_words = q_words + p_count_ * n_;  // Q rows, then P rows
+  Buffer acc(be, 2 * poly_words * sizeof(W), s);
+  W* q0 = acc.template as<W>();
+  W* q1 = q0 + poly_words;
   key_product(d, up, level, key, galois, q0, q1, s);
   // The addends join before the division, times P (P vanishes modulo the primes of P).
   const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + level + 1);
-  std::vector<const u64*> a0{q0, add0}, a1{q1, add1};
-  std::vector<std::vector<u64>> scalars{std::vector<u64>(level + 1, 1), p_mod};
+  std::vector<u64> minus;  // -k P mod q_i
   if (sub0 && sub1) {
     if (sub_scalars.size() != level + 1)
       throw ParameterError("key_switch_divide: one subtrahend scalar per prime of the level");
-    std::vector<u64> minus(level + 1);  // -k P mod q_i
+    minus.resize(level + 1);
     for (std::size_t i = 0; i <= level; ++i) {
       const Modulus m = make_modulus(ring_->prime(i));
       minus[i] = neg_mod(mul_mod(barrett_reduce_64(sub_scalars[i], m), p_mod[i], m), m.value);
     }
-    a0.push_back(sub0);
-    a1.push_back(sub1);
-    scalars.push_back(std::move(minus));
   }
-  be.linear_combination_async(q0, q1, a0, a1, scalars, std::vector<u64>(level + 1, 0), lv.q.on(be),
-                              s);
+  if constexpr (sizeof(W) == 8) {
+    std::vector<const W*> a0{q0, add0}, a1{q1, add1};
+    std::vector<std::vector<u64>> scalars{std::vector<u64>(level + 1, 1), p_mod};
+    if (!minus.empty()) {
+      a0.push_back(sub0);
+      a1.push_back(sub1);
+      scalars.push_back(std::move(minus));
+    }
+    be.linear_combination_async(q0, q1, a0, a1, scalars, std::vector<u64>(level + 1, 0), view(lv.q),
+                                s);
+  } else {  // the same sums from the pointwise operations
+    const auto v = view(lv.q);
+    Buffer term(be, q_words * sizeof(W), s);
+    const auto accumulate = [&](W* acc_q, const W* a, const std::vector<u64>& k) {
+      be.multiply_scalar_async(term.template as<W>(), a, k, v, s);
+      be.add_async(acc_q, acc_q, term.template as<W>(), v, s);
+    };
+    accumulate(q0, add0, p_mod);
+    accumulate(q1, add1, p_mod);
+    if (!minus.empty()) {
+      accumulate(q0, sub0, minus);
+      accumulate(q1, sub1, minus);
+    }
+  }
   // The divisor's rows, q_level then P, are adjacent in each polynomial.
-  u64* const outs[2] = {out0, out1};
-  const u64* const ins[2] = {q0, q1};
-  lv.mod_down_rescale->apply_many_async(outs, ins, level, 2, be, s);
+  W* const outs[2] = {out0, out1};
+  const W* const ins[2] = {q0, q1};
+  divide_async(*lv.mod_down_rescale, outs, ins, level, 2, s);
 }
 
-void Context::rescale_polys(u64* const* out, const u64* const* in, std::size_t count,
-                            std::size_t level, Stream s) const {
-  if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
-  // The dropped row of every polynomial, read in place by one batched division.
-  levels_.at(level).rescale->apply_many_async(out, in, level, count, backend(), s);
+template <class W>
+void ContextT<W>::divide_by_last_primes(W* const* out, const W* const* in, std::size_t count,
+                                        std::size_t level, std::size_t primes, Stream s) const {
+  if (primes < 1 || primes > 2)
+    throw ParameterError("rescale: divides by one prime or a pair, not " + std::to_string(primes));
+  if (level < primes)
+    throw ParameterError("rescale: the ciphertext is at level " + std::to_string(level) +
+                         ", too few primes left to divide by " + std::to_string(primes));
+  // The dropped rows of every polynomial, read in place by one batched division.
+  const Level& lv = levels_.at(level);
+  divide_async(primes == 1 ? *lv.rescale : *lv.rescale_pair, out, in, level + 1 - primes, count, s);
 }
+
+template class ContextT<u64>;
+template class ContextT<u32>;
 
 }  // namespace ember::rlwe

@@ -14,13 +14,15 @@ namespace ember::rlwe {
 using backend::Stream;
 using ring::Form;
 
-Evaluator::Evaluator(std::size_t n, const std::vector<u64>& q_primes,
-                     const std::vector<u64>& p_primes, std::size_t dnum, backend::Device device,
-                     const SchemeOptions& scheme,
-                     std::shared_ptr<const ring::RingContext> shared_ring)
+template <class W>
+EvaluatorT<W>::EvaluatorT(std::size_t n, const std::vector<u64>& q_primes,
+                          const std::vector<u64>& p_primes, std::size_t dnum,
+                          backend::Device device, const SchemeOptions& scheme,
+                          std::shared_ptr<const ring::RingContext> shared_ring)
     : rlwe_(n, q_primes, p_primes, dnum, device, scheme, std::move(shared_ring)) {}
 
-void Evaluator::check_one(const Ciphertext& a, const char* op) const {
+template <class W>
+void EvaluatorT<W>::check_one(const Ciphertext& a, const char* op) const {
   rlwe_.check_params(a.params_id, op);
   if (a.polys.size() < 2) throw ParameterError(std::string(op) + ": empty ciphertext");
   for (const auto& p : a.polys)
@@ -28,7 +30,9 @@ void Evaluator::check_one(const Ciphertext& a, const char* op) const {
       rlwe_.check_device(p.device(), (std::string(op) + ": the ciphertext").c_str());
 }
 
-void Evaluator::check_pair_keys(const Ciphertext& a, const Ciphertext& b, const char* op) const {
+template <class W>
+void EvaluatorT<W>::check_pair_keys(const Ciphertext& a, const Ciphertext& b,
+                                    const char* op) const {
   check_one(a, op);
   check_one(b, op);
   if (a.key_id != b.key_id)
@@ -36,37 +40,53 @@ void Evaluator::check_pair_keys(const Ciphertext& a, const Ciphertext& b, const 
                         ": the ciphertexts were encrypted under different key sets");
 }
 
-void Evaluator::check_pair(const Ciphertext& a, const Ciphertext& b, const char* op) const {
+template <class W>
+void EvaluatorT<W>::check_pair(const Ciphertext& a, const Ciphertext& b, const char* op) const {
   check_pair_keys(a, b, op);
   if (a.level != b.level)
     throw MismatchError(std::string(op) + ": the ciphertexts are at different levels (" +
                         std::to_string(a.level) + " and " + std::to_string(b.level) + ")");
 }
 
-Ciphertext Evaluator::to_form(const Ciphertext& a, Form form) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::to_form(const Ciphertext& a, Form form) const {
   check_one(a, "to_form");
   if (a.form() == form) return a.copy();
   auto& be = rlwe_.backend();
   const ring::RnsBasis& q = rlwe_.q_basis(a.level);
   Ciphertext c = like(a, 0);
-  c.polys = ring::RnsPoly::batch(q, form, rlwe_.device(), a.polys.size(), a.stream());
-  std::vector<const u64*> in;
+  c.polys = RnsPoly::batch(q, form, rlwe_.device(), a.polys.size(), a.stream());
+  std::vector<const W*> in;
   for (const auto& p : a.polys) in.push_back(p.data());
   // The polynomials back to back in one allocation: one launch transforms them all.
-  if (form == Form::eval)
-    be.ntt_forward_async(c.polys[0].data(), in.data(), q.on(be), in.size(), a.stream());
+  if constexpr (sizeof(W) == 4) {  // no gathering transform on 32-bit words: copy, then transform
+    const std::size_t words = c.polys[0].words();
+    for (std::size_t k = 0; k < in.size(); ++k)
+      be.copy_async(c.polys[0].data() + k * words, in[k], words * sizeof(W), a.stream());
+    if (form == Form::eval)
+      be.ntt_forward_async(c.polys[0].data(), q.template view_on<W>(be), in.size(), a.stream());
+    else
+      be.ntt_inverse_async(c.polys[0].data(), q.template view_on<W>(be), in.size(), a.stream());
+  } else if (form == Form::eval)
+    be.ntt_forward_async(c.polys[0].data(), in.data(), q.template view_on<W>(be), in.size(),
+                         a.stream());
   else
-    be.ntt_inverse_async(c.polys[0].data(), in.data(), q.on(be), in.size(), a.stream());
+    be.ntt_inverse_async(c.polys[0].data(), in.data(), q.template view_on<W>(be), in.size(),
+                         a.stream());
   return c;
 }
 
-const Ciphertext& Evaluator::eval_form(const Ciphertext& a, Ciphertext& holder) const {
+template <class W>
+const typename EvaluatorT<W>::Ciphertext& EvaluatorT<W>::eval_form(const Ciphertext& a,
+                                                                   Ciphertext& holder) const {
   if (a.form() == Form::eval) return a;
   holder = to_form(a, Form::eval);
   return holder;
 }
 
-Ciphertext Evaluator::like(const Ciphertext& a, std::size_t polys, std::size_t level) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::like(const Ciphertext& a, std::size_t polys,
+                                                       std::size_t level) const {
   Ciphertext c;
   const ring::RnsBasis& q = rlwe_.q_basis(level);
   for (std::size_t i = 0; i < polys; ++i)
@@ -79,30 +99,51 @@ Ciphertext Evaluator::like(const Ciphertext& a, std::size_t polys, std::size_t l
   return c;
 }
 
-Ciphertext Evaluator::divided_like(const Ciphertext& a, std::size_t polys) const {
-  Ciphertext c = like(a, polys, a.level - 1);
-  c.scale = a.scale / static_cast<double>(prime(a.level));
-  if (rlwe_.error_factor() != 1) {
-    const u64 t = rlwe_.plain_modulus();
-    c.factor = mul_mod(a.factor, inverse_mod(prime(a.level) % t, t), make_modulus(t));
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::divided_like(const Ciphertext& a,
+                                                               std::size_t polys,
+                                                               std::size_t primes) const {
+  Ciphertext c = like(a, polys, a.level - primes);
+  for (std::size_t k = 0; k < primes; ++k) {
+    const u64 q = prime(a.level - k);
+    c.scale /= static_cast<double>(q);
+    if (rlwe_.error_factor() != 1) {
+      const u64 t = rlwe_.plain_modulus();
+      c.factor = mul_mod(c.factor, inverse_mod(q % t, t), make_modulus(t));
+    }
   }
   return c;
 }
 
-void Evaluator::dot_plain_rows(u64* out0, u64* out1, const std::vector<const u64*>& a0,
-                               const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
-                               const backend::BasisView& v, Stream s) const {
+template <class W>
+void EvaluatorT<W>::dot_plain_rows(W* out0, W* out1, const std::vector<const W*>& a0,
+                                   const std::vector<const W*>& a1, const std::vector<const W*>& p,
+                                   const backend::BasisViewT<W>& v, Stream s) const {
   auto& be = rlwe_.backend();
-  constexpr std::size_t kChunk = backend::Backend::kMaxDotTerms;
-  for (std::size_t at = 0; at < p.size(); at += kChunk) {
-    const std::size_t end = std::min(p.size(), at + kChunk);
-    be.dot_plain_async(out0, out1, {a0.begin() + at, a0.begin() + end},
-                       {a1.begin() + at, a1.begin() + end}, {p.begin() + at, p.begin() + end},
-                       at ? out0 : nullptr, at ? out1 : nullptr, v, s);
+  if constexpr (sizeof(W) == 4) {  // term by term
+    for (std::size_t t = 0; t < p.size(); ++t) {
+      if (t == 0) {
+        be.multiply_async(out0, a0[0], p[0], v, s);
+        be.multiply_async(out1, a1[0], p[0], v, s);
+      } else {
+        be.multiply_accumulate_async(out0, a0[t], p[t], v, s);
+        be.multiply_accumulate_async(out1, a1[t], p[t], v, s);
+      }
+    }
+  } else {
+    constexpr std::size_t kChunk = backend::Backend::kMaxDotTerms;
+    for (std::size_t at = 0; at < p.size(); at += kChunk) {
+      const std::size_t end = std::min(p.size(), at + kChunk);
+      be.dot_plain_async(out0, out1, {a0.begin() + at, a0.begin() + end},
+                         {a1.begin() + at, a1.begin() + end}, {p.begin() + at, p.begin() + end},
+                         at ? out0 : nullptr, at ? out1 : nullptr, v, s);
+    }
   }
 }
 
-Ciphertext Evaluator::add(const Ciphertext& a_in, const Ciphertext& b_in) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::add(const Ciphertext& a_in,
+                                                      const Ciphertext& b_in) const {
   check_pair(a_in, b_in, "add");
   // Operands in different forms meet in eval form.
   Ciphertext ha, hb;
@@ -110,7 +151,7 @@ Ciphertext Evaluator::add(const Ciphertext& a_in, const Ciphertext& b_in) const 
   const Ciphertext& a = mixed ? eval_form(a_in, ha) : a_in;
   const Ciphertext& b = mixed ? eval_form(b_in, hb) : b_in;
   auto& be = rlwe_.backend();
-  const auto v = rlwe_.q_basis(a.level).on(be);
+  const auto v = rlwe_.q_basis(a.level).template view_on<W>(be);
   const Stream s = a.stream();
   const backend::StreamJoin join(be, s, {b.stream()});
   const std::size_t k = std::max(a.polys.size(), b.polys.size());
@@ -120,26 +161,31 @@ Ciphertext Evaluator::add(const Ciphertext& a_in, const Ciphertext& b_in) const 
       be.add_async(c.polys[i].data(), a.polys[i].data(), b.polys[i].data(), v, s);
     else
       be.copy_async(c.polys[i].data(), (i < a.polys.size() ? a : b).polys[i].data(),
-                    c.polys[i].words() * sizeof(u64), s);
+                    c.polys[i].words() * sizeof(W), s);
   }
   return c;
 }
 
-Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::sub(const Ciphertext& a,
+                                                      const Ciphertext& b) const {
   return add(a, negate(b));
 }
 
-Ciphertext Evaluator::negate(const Ciphertext& a) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::negate(const Ciphertext& a) const {
   check_one(a, "negate");
   auto& be = rlwe_.backend();
-  const auto v = rlwe_.q_basis(a.level).on(be);
+  const auto v = rlwe_.q_basis(a.level).template view_on<W>(be);
   Ciphertext c = like(a, a.polys.size());
   for (std::size_t i = 0; i < a.polys.size(); ++i)
     be.negate_async(c.polys[i].data(), a.polys[i].data(), v, a.stream());
   return c;
 }
 
-Ciphertext Evaluator::add_plain(const Ciphertext& a, const RnsPoly& p) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::add_plain(const Ciphertext& a,
+                                                            const RnsPoly& p) const {
   check_one(a, "add_plain");
   rlwe_.check_device(p.device(), "add_plain: the plaintext");
   if (p.basis() != rlwe_.q_basis(a.level))
@@ -155,11 +201,15 @@ Ciphertext Evaluator::add_plain(const Ciphertext& a, const RnsPoly& p) const {
   return c;
 }
 
-Ciphertext Evaluator::sub_plain(const Ciphertext& a, const RnsPoly& p) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::sub_plain(const Ciphertext& a,
+                                                            const RnsPoly& p) const {
   return add_plain(a, p.negate());
 }
 
-Ciphertext Evaluator::multiply_plain(const Ciphertext& a_in, const RnsPoly& p) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::multiply_plain(const Ciphertext& a_in,
+                                                                 const RnsPoly& p) const {
   check_one(a_in, "multiply_plain");
   rlwe_.check_device(p.device(), "multiply_plain: the plaintext");
   if (p.basis() != rlwe_.q_basis(a_in.level) || p.form() != Form::eval)
@@ -174,19 +224,23 @@ Ciphertext Evaluator::multiply_plain(const Ciphertext& a_in, const RnsPoly& p) c
   return c;
 }
 
-Ciphertext Evaluator::multiply_scalar(const Ciphertext& a, const std::vector<u64>& residues) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::multiply_scalar(
+    const Ciphertext& a, const std::vector<u64>& residues) const {
   check_one(a, "multiply_scalar");
   if (residues.size() != a.level + 1)
     throw ParameterError("multiply_scalar: need one residue per prime of the level");
   auto& be = rlwe_.backend();
-  const auto v = rlwe_.q_basis(a.level).on(be);
+  const auto v = rlwe_.q_basis(a.level).template view_on<W>(be);
   Ciphertext c = like(a, a.polys.size());
   for (std::size_t i = 0; i < a.polys.size(); ++i)
     be.multiply_scalar_async(c.polys[i].data(), a.polys[i].data(), residues, v, a.stream());
   return c;
 }
 
-Ciphertext Evaluator::add_scalar(const Ciphertext& a, const std::vector<u64>& residues) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::add_scalar(
+    const Ciphertext& a, const std::vector<u64>& residues) const {
   check_one(a, "add_scalar");
   if (residues.size() != a.level + 1)
     throw ParameterError("add_scalar: need one residue per prime of the level");
@@ -194,8 +248,9 @@ Ciphertext Evaluator::add_scalar(const Ciphertext& a, const std::vector<u64>& re
   return linear_combination({&a}, {std::vector<u64>(residues.size(), 1)}, residues, a.level);
 }
 
-void Evaluator::check_linear_operands(const std::vector<const Ciphertext*>& cts, std::size_t level,
-                                      const std::string& op) const {
+template <class W>
+void EvaluatorT<W>::check_linear_operands(const std::vector<const Ciphertext*>& cts,
+                                          std::size_t level, const std::string& op) const {
   for (const Ciphertext* c : cts) {
     check_pair_keys(*cts[0], *c, op.c_str());
     if (c->polys.size() != 2) throw ParameterError(op + ": relinearize the ciphertexts first");
@@ -204,7 +259,8 @@ void Evaluator::check_linear_operands(const std::vector<const Ciphertext*>& cts,
   }
 }
 
-std::vector<const Ciphertext*> Evaluator::in_eval_form_if_mixed(
+template <class W>
+std::vector<const typename EvaluatorT<W>::Ciphertext*> EvaluatorT<W>::in_eval_form_if_mixed(
     const std::vector<const Ciphertext*>& cts, std::vector<Ciphertext>& held) const {
   const auto is_coeff = [](const Ciphertext* c) { return c->form() == Form::coeff; };
   if (std::all_of(cts.begin(), cts.end(), is_coeff) ||
@@ -219,102 +275,115 @@ std::vector<const Ciphertext*> Evaluator::in_eval_form_if_mixed(
   return evals;
 }
 
-Ciphertext Evaluator::linear_combination(const std::vector<const Ciphertext*>& cts,
-                                         const std::vector<std::vector<u64>>& scalars,
-                                         const std::vector<u64>& constant,
-                                         std::size_t level) const {
-  if (cts.empty() || cts.size() != scalars.size())
-    throw ParameterError("linear_combination: needs one scalar list per ciphertext");
-  const Ciphertext& first = *cts[0];
-  const std::size_t limbs = level + 1;
-  check_linear_operands(cts, level, "linear_combination");
-  for (const auto& s : scalars)
-    if (s.size() != limbs) throw ParameterError("linear_combination: one scalar per prime");
-  if (!constant.empty() && constant.size() != limbs)
-    throw ParameterError("linear_combination: one constant residue per prime");
-  // Operands in different forms are combined in eval form. In coefficient form the constant goes
-  // to coefficient 0 only (in eval form it is in every slot).
-  std::vector<Ciphertext> held;
-  if (const auto evals = in_eval_form_if_mixed(cts, held); !evals.empty())
-    return linear_combination(evals, scalars, constant, level);
-  const bool coeff = cts[0]->form() == Form::coeff;
-  auto& be = rlwe_.backend();
-  const Stream s = first.stream();
-  std::vector<Stream> operand_streams;
-  for (const Ciphertext* c : cts) operand_streams.push_back(c->stream());
-  const backend::StreamJoin join(be, s, operand_streams);
-  const auto v = rlwe_.q_basis(level).on(be);
-  Ciphertext c = like(first, 2, level);
-  u64* o0 = c.polys[0].data();
-  u64* o1 = c.polys[1].data();
-  // Chunks of kMaxLinearTerms; every later chunk carries the running sum as a term times 1.
-  const std::size_t chunk = backend::Backend::kMaxLinearTerms - 1;
-  for (std::size_t at = 0; at < cts.size(); at += chunk) {
-    std::vector<const u64*> a0, a1;
-    std::vector<std::vector<u64>> sc;
-    if (at) {
-      a0.push_back(o0);
-      a1.push_back(o1);
-      sc.emplace_back(limbs, 1);
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::linear_combination(
+    const std::vector<const Ciphertext*>& cts, const std::vector<std::vector<u64>>& scalars,
+    const std::vector<u64>& constant, std::size_t level) const {
+  if constexpr (sizeof(W) == 4) {
+    require_wide_words("linear_combination");
+    return {};
+  } else {
+    if (cts.empty() || cts.size() != scalars.size())
+      throw ParameterError("linear_combination: needs one scalar list per ciphertext");
+    const Ciphertext& first = *cts[0];
+    const std::size_t limbs = level + 1;
+    check_linear_operands(cts, level, "linear_combination");
+    for (const auto& s : scalars)
+      if (s.size() != limbs) throw ParameterError("linear_combination: one scalar per prime");
+    if (!constant.empty() && constant.size() != limbs)
+      throw ParameterError("linear_combination: one constant residue per prime");
+    // Operands in different forms are combined in eval form. In coefficient form the constant goes
+    // to coefficient 0 only (in eval form it is in every slot).
+    std::vector<Ciphertext> held;
+    if (const auto evals = in_eval_form_if_mixed(cts, held); !evals.empty())
+      return linear_combination(evals, scalars, constant, level);
+    const bool coeff = cts[0]->form() == Form::coeff;
+    auto& be = rlwe_.backend();
+    const Stream s = first.stream();
+    std::vector<Stream> operand_streams;
+    for (const Ciphertext* c : cts) operand_streams.push_back(c->stream());
+    const backend::StreamJoin join(be, s, operand_streams);
+    const auto v = rlwe_.q_basis(level).template view_on<W>(be);
+    Ciphertext c = like(first, 2, level);
+    W* o0 = c.polys[0].data();
+    W* o1 = c.polys[1].data();
+    // Chunks of kMaxLinearTerms; every later chunk carries the running sum as a term times 1.
+    const std::size_t chunk = backend::Backend::kMaxLinearTerms - 1;
+    for (std::size_t at = 0; at < cts.size(); at += chunk) {
+      std::vector<const W*> a0, a1;
+      std::vector<std::vector<u64>> sc;
+      if (at) {
+        a0.push_back(o0);
+        a1.push_back(o1);
+        sc.emplace_back(limbs, 1);
+      }
+      for (std::size_t i = at; i < std::min(cts.size(), at + chunk); ++i) {
+        a0.push_back(cts[i]->polys[0].data());
+        a1.push_back(cts[i]->polys[1].data());
+        sc.push_back(scalars[i]);
+      }
+      const bool with_constant = at == 0 && !constant.empty();
+      be.linear_combination_async(
+          o0, o1, a0, a1, sc, with_constant ? constant : std::vector<u64>(limbs, 0), v, s, coeff);
     }
-    for (std::size_t i = at; i < std::min(cts.size(), at + chunk); ++i) {
-      a0.push_back(cts[i]->polys[0].data());
-      a1.push_back(cts[i]->polys[1].data());
-      sc.push_back(scalars[i]);
-    }
-    const bool with_constant = at == 0 && !constant.empty();
-    be.linear_combination_async(o0, o1, a0, a1, sc,
-                                with_constant ? constant : std::vector<u64>(limbs, 0), v, s, coeff);
+    return c;
   }
-  return c;
 }
 
-std::vector<Ciphertext> Evaluator::linear_combinations(const std::vector<const Ciphertext*>& cts,
-                                                       const std::vector<u64>& weights,
-                                                       const std::vector<u64>& constants,
-                                                       std::size_t level) const {
-  const std::size_t limbs = level + 1;
-  if (cts.empty() || constants.empty() || constants.size() % limbs)
-    throw ParameterError("linear_combinations: needs ciphertexts and one constant per output");
-  const std::size_t outputs = constants.size() / limbs;
-  if (weights.size() != outputs * cts.size() * limbs)
-    throw ParameterError("linear_combinations: one weight per output, ciphertext and prime");
-  const Ciphertext& first = *cts[0];
-  check_linear_operands(cts, level, "linear_combinations");
-  std::vector<Ciphertext> held;
-  if (const auto evals = in_eval_form_if_mixed(cts, held); !evals.empty())
-    return linear_combinations(evals, weights, constants, level);
-  const bool coeff = first.form() == Form::coeff;
-  auto& be = rlwe_.backend();
-  const Stream s = first.stream();
-  std::vector<Stream> operand_streams;
-  for (const Ciphertext* c : cts) operand_streams.push_back(c->stream());
-  const backend::StreamJoin join(be, s, operand_streams);
-  const auto v = rlwe_.q_basis(level).on(be);
-  std::vector<Ciphertext> out;
-  out.reserve(outputs);
-  std::vector<u64*> o0, o1;
-  for (std::size_t j = 0; j < outputs; ++j) {
-    out.push_back(like(first, 2, level));
-    o0.push_back(out.back().polys[0].data());
-    o1.push_back(out.back().polys[1].data());
+template <class W>
+std::vector<typename EvaluatorT<W>::Ciphertext> EvaluatorT<W>::linear_combinations(
+    const std::vector<const Ciphertext*>& cts, const std::vector<u64>& weights,
+    const std::vector<u64>& constants, std::size_t level) const {
+  if constexpr (sizeof(W) == 4) {
+    require_wide_words("linear_combinations");
+    return {};
+  } else {
+    const std::size_t limbs = level + 1;
+    if (cts.empty() || constants.empty() || constants.size() % limbs)
+      throw ParameterError("linear_combinations: needs ciphertexts and one constant per output");
+    const std::size_t outputs = constants.size() / limbs;
+    if (weights.size() != outputs * cts.size() * limbs)
+      throw ParameterError("linear_combinations: one weight per output, ciphertext and prime");
+    const Ciphertext& first = *cts[0];
+    check_linear_operands(cts, level, "linear_combinations");
+    std::vector<Ciphertext> held;
+    if (const auto evals = in_eval_form_if_mixed(cts, held); !evals.empty())
+      return linear_combinations(evals, weights, constants, level);
+    const bool coeff = first.form() == Form::coeff;
+    auto& be = rlwe_.backend();
+    const Stream s = first.stream();
+    std::vector<Stream> operand_streams;
+    for (const Ciphertext* c : cts) operand_streams.push_back(c->stream());
+    const backend::StreamJoin join(be, s, operand_streams);
+    const auto v = rlwe_.q_basis(level).template view_on<W>(be);
+    std::vector<Ciphertext> out;
+    out.reserve(outputs);
+    std::vector<W*> o0, o1;
+    for (std::size_t j = 0; j < outputs; ++j) {
+      out.push_back(like(first, 2, level));
+      o0.push_back(out.back().polys[0].data());
+      o1.push_back(out.back().polys[1].data());
+    }
+    std::vector<const W*> a0, a1;
+    for (const Ciphertext* c : cts) {
+      a0.push_back(c->polys[0].data());
+      a1.push_back(c->polys[1].data());
+    }
+    be.linear_map_async(o0, o1, a0, a1, weights, constants, v, s, coeff);
+    return out;
   }
-  std::vector<const u64*> a0, a1;
-  for (const Ciphertext* c : cts) {
-    a0.push_back(c->polys[0].data());
-    a1.push_back(c->polys[1].data());
-  }
-  be.linear_map_async(o0, o1, a0, a1, weights, constants, v, s, coeff);
-  return out;
 }
 
-void Evaluator::check_product(const Ciphertext& a, const Ciphertext& b) const {
+template <class W>
+void EvaluatorT<W>::check_product(const Ciphertext& a, const Ciphertext& b) const {
   check_pair(a, b, "multiply");
   if (a.polys.size() != 2 || b.polys.size() != 2)
     throw ParameterError("multiply: relinearize the operands first (they have 3 polynomials)");
 }
 
-Ciphertext Evaluator::multiply_no_relin(const Ciphertext& a_in, const Ciphertext& b_in) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::multiply_no_relin(const Ciphertext& a_in,
+                                                                    const Ciphertext& b_in) const {
   check_product(a_in, b_in);
   Ciphertext ha, hb;
   const Ciphertext& a = eval_form(a_in, ha);
@@ -322,16 +391,25 @@ Ciphertext Evaluator::multiply_no_relin(const Ciphertext& a_in, const Ciphertext
   auto& be = rlwe_.backend();
   const Stream s = a.stream();
   const backend::StreamJoin join(be, s, {b.stream()});
-  const auto v = rlwe_.q_basis(a.level).on(be);
+  const auto v = rlwe_.q_basis(a.level).template view_on<W>(be);
   Ciphertext c = like(a, 3);
-  be.tensor_async(c.polys[0].data(), c.polys[1].data(), c.polys[2].data(), a.polys[0].data(),
-                  a.polys[1].data(), b.polys[0].data(), b.polys[1].data(), v, s);
+  if constexpr (sizeof(W) == 4) {  // the tensor from pointwise products
+    be.multiply_async(c.polys[0].data(), a.polys[0].data(), b.polys[0].data(), v, s);
+    be.multiply_async(c.polys[1].data(), a.polys[0].data(), b.polys[1].data(), v, s);
+    be.multiply_accumulate_async(c.polys[1].data(), a.polys[1].data(), b.polys[0].data(), v, s);
+    be.multiply_async(c.polys[2].data(), a.polys[1].data(), b.polys[1].data(), v, s);
+  } else {
+    be.tensor_async(c.polys[0].data(), c.polys[1].data(), c.polys[2].data(), a.polys[0].data(),
+                    a.polys[1].data(), b.polys[0].data(), b.polys[1].data(), v, s);
+  }
   c.scale = a.scale * b.scale;
   c.factor = a.factor;  // BGV: the scheme layer sets the product of the factors
   return c;
 }
 
-Ciphertext Evaluator::relinearize(const Ciphertext& a, const SwitchKey& relin) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::relinearize(const Ciphertext& a,
+                                                              const SwitchKey& relin) const {
   check_one(a, "relinearize");
   if (a.polys.size() == 2) return a.copy();
   if (relin.key_id != a.key_id || relin.galois != 0)
@@ -350,8 +428,9 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const SwitchKey& relin) c
   return c;
 }
 
-Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts_in,
-                                const std::vector<const RnsPoly*>& pts) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::dot_plain(
+    const std::vector<const Ciphertext*>& cts_in, const std::vector<const RnsPoly*>& pts) const {
   if (cts_in.empty() || cts_in.size() != pts.size())
     throw ParameterError("dot_plain: needs as many plaintexts as ciphertexts (at least one)");
   std::vector<Ciphertext> held(cts_in.size());
@@ -376,178 +455,190 @@ Ciphertext Evaluator::dot_plain(const std::vector<const Ciphertext*>& cts_in,
   }
   const backend::StreamJoin join(be, first.stream(), operand_streams);
   Ciphertext c = like(first, 2);
-  std::vector<const u64*> a0, a1, p;
+  std::vector<const W*> a0, a1, p;
   for (std::size_t i = 0; i < cts.size(); ++i) {
     a0.push_back(cts[i]->polys[0].data());
     a1.push_back(cts[i]->polys[1].data());
     p.push_back(pts[i]->data());
   }
-  dot_plain_rows(c.polys[0].data(), c.polys[1].data(), a0, a1, p, q.on(be), first.stream());
+  dot_plain_rows(c.polys[0].data(), c.polys[1].data(), a0, a1, p, q.template view_on<W>(be),
+                 first.stream());
   return c;
 }
 
-Ciphertext Evaluator::linear_transform_hoisted(const Ciphertext& x_in,
-                                               const std::vector<const SwitchKey*>& babies,
-                                               const std::vector<TransformGiant>& giants) const {
-  check_one(x_in, "linear transform");
-  Ciphertext holder;
-  const Ciphertext& x = eval_form(x_in, holder);
-  if (x.polys.size() != 2) throw ParameterError("linear transform: relinearize the input first");
-  if (giants.empty()) throw ParameterError("linear transform: no giant steps");
-  auto& be = rlwe_.backend();
-  const Stream s = x.stream();
-  std::vector<Stream> plain_streams;
-  for (const auto& g : giants)
-    for (const auto& term : g.terms) plain_streams.push_back(term.second->stream());
-  const backend::StreamJoin join(be, s, plain_streams);
-  const std::size_t level = x.level, n = rlwe_.n();
-  const std::size_t q_rows = level + 1, rows = q_rows + rlwe_.p_count();
-  const ring::RnsBasis& q = rlwe_.q_basis(level);
-  const ring::RnsBasis& qp = rlwe_.qp_basis(level);
-  const auto vq = q.on(be);
-  const auto vqp = qp.on(be);
-  for (const SwitchKey* k : babies)
-    if (!k || k->key_id != x.key_id || k->galois == 0)
-      throw MismatchError("linear transform: a baby-step key is not a Galois key of this key set");
-    else
-      rlwe_.check_device(k->device(), "linear transform: a baby-step key");
-  for (const auto& g : giants) {
-    if (g.key && (g.key->key_id != x.key_id || g.key->galois == 0))
-      throw MismatchError("linear transform: a giant-step key is not a Galois key of this key set");
-    if (g.key) rlwe_.check_device(g.key->device(), "linear transform: a giant-step key");
-    for (const auto& [b, p] : g.terms)
-      if (b > babies.size() || p->basis() != qp || p->form() != ring::Form::eval)
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::linear_transform_hoisted(
+    const Ciphertext& x_in, const std::vector<const SwitchKey*>& babies,
+    const std::vector<TransformGiant>& giants) const {
+  if constexpr (sizeof(W) == 4) {
+    require_wide_words("the hoisted linear transform");
+    return {};
+  } else {
+    check_one(x_in, "linear transform");
+    Ciphertext holder;
+    const Ciphertext& x = eval_form(x_in, holder);
+    if (x.polys.size() != 2) throw ParameterError("linear transform: relinearize the input first");
+    if (giants.empty()) throw ParameterError("linear transform: no giant steps");
+    auto& be = rlwe_.backend();
+    const Stream s = x.stream();
+    std::vector<Stream> plain_streams;
+    for (const auto& g : giants)
+      for (const auto& term : g.terms) plain_streams.push_back(term.second->stream());
+    const backend::StreamJoin join(be, s, plain_streams);
+    const std::size_t level = x.level, n = rlwe_.n();
+    const std::size_t q_rows = level + 1, rows = q_rows + rlwe_.p_count();
+    const ring::RnsBasis& q = rlwe_.q_basis(level);
+    const ring::RnsBasis& qp = rlwe_.qp_basis(level);
+    const auto vq = q.template view_on<W>(be);
+    const auto vqp = qp.template view_on<W>(be);
+    for (const SwitchKey* k : babies)
+      if (!k || k->key_id != x.key_id || k->galois == 0)
         throw MismatchError(
-            "linear transform: a term's baby index is out of range or its plaintext is not in "
-            "eval form over Q_level u P");
-  }
-  const std::vector<u64> p_mod(rlwe_.p_mod_q().begin(), rlwe_.p_mod_q().begin() + q_rows);
-  // The automorphism of (c0, c1) in Q u P before its ModDown: the key product of c1 (whose ModUp
-  // rows are in ext) plus P sigma(c0) on the Q rows; out: two contiguous Q u P polynomials.
-  auto rotate_extended = [&](const Ciphertext& c, const ModUp& ext, const SwitchKey& k, u64* out) {
-    rlwe_.key_product(c.polys[1].data(), ext, level, k, k.galois, out, out + rows * n, s,
-                      c.polys[0].data());
-  };
-  // Each giant's sum of its baby terms (babies 1.., in Q u P): when they fit one pass, computed
-  // directly (BabyGiantView: the babies are never stored, read back or reduced twice); else each
-  // baby is stored, then summed per giant by dot_plain.
-  std::vector<backend::Buffer> baby_sums(giants.size());  // empty for giants without baby terms
-  if (!babies.empty()) {
-    const ModUp ext = rlwe_.mod_up(x.polys[1].data(), level, s);
-    std::vector<std::vector<const u64*>> plain;  // [giant with baby terms][baby]
-    std::vector<u64*> sums;
-    bool repeated = false;  // a baby twice in one giant: only the stored path sums both
-    for (std::size_t g = 0; g < giants.size(); ++g) {
-      std::vector<const u64*> row(babies.size(), nullptr);
-      bool any = false;
-      for (const auto& [b, p] : giants[g].terms)
-        if (b > 0) {
-          repeated = repeated || row[b - 1];
-          row[b - 1] = p->data();
-          any = true;
-        }
-      if (!any) continue;
-      baby_sums[g] = backend::Buffer(be, 2 * rows * n * sizeof(u64), s);
-      plain.push_back(std::move(row));
-      sums.push_back(baby_sums[g].as<u64>());
+            "linear transform: a baby-step key is not a Galois key of this key set");
+      else
+        rlwe_.check_device(k->device(), "linear transform: a baby-step key");
+    for (const auto& g : giants) {
+      if (g.key && (g.key->key_id != x.key_id || g.key->galois == 0))
+        throw MismatchError(
+            "linear transform: a giant-step key is not a Galois key of this key set");
+      if (g.key) rlwe_.check_device(g.key->device(), "linear transform: a giant-step key");
+      for (const auto& [b, p] : g.terms)
+        if (b > babies.size() || p->basis() != qp || p->form() != ring::Form::eval)
+          throw MismatchError(
+              "linear transform: a term's baby index is out of range or its plaintext is not in "
+              "eval form over Q_level u P");
     }
-    if (!repeated && Context::baby_giant_fits(level, babies.size(), sums.size())) {
-      rlwe_.baby_giant_sums(x.polys[0].data(), x.polys[1].data(), ext, level, babies, plain, sums,
-                            s);
-    } else {
-      std::vector<backend::Buffer> baby;
-      for (const SwitchKey* k : babies) {
-        baby.emplace_back(be, 2 * rows * n * sizeof(u64), s);
-        rotate_extended(x, ext, *k, baby.back().as<u64>());
-      }
+    const std::vector<u64> p_mod(rlwe_.p_mod_q().begin(), rlwe_.p_mod_q().begin() + q_rows);
+    // The automorphism of (c0, c1) in Q u P before its ModDown: the key product of c1 (whose ModUp
+    // rows are in ext) plus P sigma(c0) on the Q rows; out: two contiguous Q u P polynomials.
+    auto rotate_extended = [&](const Ciphertext& c, const ModUp& ext, const SwitchKey& k, W* out) {
+      rlwe_.key_product(c.polys[1].data(), ext, level, k, k.galois, out, out + rows * n, s,
+                        c.polys[0].data());
+    };
+    // Each giant's sum of its baby terms (babies 1.., in Q u P): when they fit one pass, computed
+    // directly (BabyGiantView: the babies are never stored, read back or reduced twice); else each
+    // baby is stored, then summed per giant by dot_plain.
+    std::vector<backend::Buffer> baby_sums(giants.size());  // empty for giants without baby terms
+    if (!babies.empty()) {
+      const ModUp ext = rlwe_.mod_up(x.polys[1].data(), level, s);
+      std::vector<std::vector<const W*>> plain;  // [giant with baby terms][baby]
+      std::vector<W*> sums;
+      bool repeated = false;  // a baby twice in one giant: only the stored path sums both
       for (std::size_t g = 0; g < giants.size(); ++g) {
-        if (baby_sums[g].bytes() == 0) continue;
-        std::vector<const u64*> e0, e1, ep;
+        std::vector<const W*> row(babies.size(), nullptr);
+        bool any = false;
         for (const auto& [b, p] : giants[g].terms)
           if (b > 0) {
-            e0.push_back(baby[b - 1].as<u64>());
-            e1.push_back(baby[b - 1].as<u64>() + rows * n);
-            ep.push_back(p->data());
+            repeated = repeated || row[b - 1];
+            row[b - 1] = p->data();
+            any = true;
           }
-        u64* sum = baby_sums[g].as<u64>();
-        dot_plain_rows(sum, sum + rows * n, e0, e1, ep, vqp, s);
+        if (!any) continue;
+        baby_sums[g] = backend::Buffer(be, 2 * rows * n * sizeof(W), s);
+        plain.push_back(std::move(row));
+        sums.push_back(baby_sums[g].as<W>());
+      }
+      if (!repeated && Context::baby_giant_fits(level, babies.size(), sums.size())) {
+        rlwe_.baby_giant_sums(x.polys[0].data(), x.polys[1].data(), ext, level, babies, plain, sums,
+                              s);
+      } else {
+        std::vector<backend::Buffer> baby;
+        for (const SwitchKey* k : babies) {
+          baby.emplace_back(be, 2 * rows * n * sizeof(W), s);
+          rotate_extended(x, ext, *k, baby.back().as<W>());
+        }
+        for (std::size_t g = 0; g < giants.size(); ++g) {
+          if (baby_sums[g].bytes() == 0) continue;
+          std::vector<const W*> e0, e1, ep;
+          for (const auto& [b, p] : giants[g].terms)
+            if (b > 0) {
+              e0.push_back(baby[b - 1].template as<W>());
+              e1.push_back(baby[b - 1].template as<W>() + rows * n);
+              ep.push_back(p->data());
+            }
+          W* sum = baby_sums[g].as<W>();
+          dot_plain_rows(sum, sum + rows * n, e0, e1, ep, vqp, s);
+        }
       }
     }
+    // The giant steps' rotations are summed in Q u P too (the unrotated ones enter as P times
+    // themselves on the Q rows) and divided once by P q_level: no ModDown per giant step and no
+    // separate rescale.
+    const bool rotating = std::any_of(giants.begin(), giants.end(),
+                                      [](const TransformGiant& g) { return g.key != nullptr; });
+    backend::Buffer acc(be, 2 * rows * n * sizeof(W), s), step(be, 2 * rows * n * sizeof(W), s);
+    W* a0 = acc.template as<W>();
+    W* a1 = a0 + rows * n;
+    bool have = false;
+    Ciphertext plain_sum;  // without rotating giant steps: the sum, rescaled at the end
+    std::vector<Ciphertext> identity_parts;
+    for (std::size_t gi = 0; gi < giants.size(); ++gi) {
+      const TransformGiant& g = giants[gi];
+      std::vector<const W*> i0, i1, ip;  // identity terms (baby 0)
+      for (const auto& [b, p] : g.terms) {
+        if (b == 0) {
+          i0.push_back(x.polys[0].data());
+          i1.push_back(x.polys[1].data());
+          ip.push_back(p->data());  // its Q rows come first
+        }
+      }
+      Ciphertext part = like(x, 2);
+      W* out0 = part.polys[0].data();
+      W* out1 = part.polys[1].data();
+      if (baby_sums[gi].bytes() == 0) {
+        dot_plain_rows(out0, out1, i0, i1, ip, vq, s);
+      } else {
+        W* s0 = baby_sums[gi].as<W>();
+        W* s1 = s0 + rows * n;
+        backend::Buffer ident;
+        const W* adds[2] = {nullptr, nullptr};
+        if (!i0.empty()) {
+          ident = backend::Buffer(be, 2 * q_rows * n * sizeof(W), s);
+          dot_plain_rows(ident.template as<W>(), ident.template as<W>() + q_rows * n, i0, i1, ip,
+                         vq, s);
+          adds[0] = ident.template as<W>();
+          adds[1] = ident.template as<W>() + q_rows * n;
+        }
+        W* const outs[2] = {out0, out1};
+        const W* const ins[2] = {s0, s1};
+        rlwe_.mod_down_polys(outs, ins, 2, level, s, adds);
+      }
+      if (!rotating) {
+        plain_sum = have ? add(plain_sum, part) : std::move(part);
+        have = true;
+        continue;
+      }
+      if (g.key) {
+        const ModUp ext = rlwe_.mod_up(part.polys[1].data(), level, s);
+        W* t0 = have ? step.template as<W>() : a0;
+        rotate_extended(part, ext, *g.key, t0);
+        if (have) {
+          be.add_async(a0, a0, t0, vqp, s);
+          be.add_async(a1, a1, t0 + rows * n, vqp, s);
+        }
+        have = true;
+      } else {
+        // Added after the loop (times P, on the Q rows only: P vanishes modulo P), once a
+        // rotating giant step has initialized acc.
+        identity_parts.push_back(std::move(part));
+      }
+    }
+    if (!rotating) return divide_by_last_prime(plain_sum);
+    for (const Ciphertext& part : identity_parts) {
+      be.automorphism_accumulate_async(a0, part.polys[0].data(), 1, p_mod, vq, s);
+      be.automorphism_accumulate_async(a1, part.polys[1].data(), 1, p_mod, vq, s);
+    }
+    Ciphertext c = divided_like(x, 2);
+    W* const outs[2] = {c.polys[0].data(), c.polys[1].data()};
+    const W* const ins[2] = {a0, a1};
+    rlwe_.divide_extended(outs, ins, 2, level, s);
+    return c;
   }
-  // The giant steps' rotations are summed in Q u P too (the unrotated ones enter as P times
-  // themselves on the Q rows) and divided once by P q_level: no ModDown per giant step and no
-  // separate rescale.
-  const bool rotating = std::any_of(giants.begin(), giants.end(),
-                                    [](const TransformGiant& g) { return g.key != nullptr; });
-  backend::Buffer acc(be, 2 * rows * n * sizeof(u64), s), step(be, 2 * rows * n * sizeof(u64), s);
-  u64* a0 = acc.as<u64>();
-  u64* a1 = a0 + rows * n;
-  bool have = false;
-  Ciphertext plain_sum;  // without rotating giant steps: the sum, rescaled at the end
-  std::vector<Ciphertext> identity_parts;
-  for (std::size_t gi = 0; gi < giants.size(); ++gi) {
-    const TransformGiant& g = giants[gi];
-    std::vector<const u64*> i0, i1, ip;  // identity terms (baby 0)
-    for (const auto& [b, p] : g.terms) {
-      if (b == 0) {
-        i0.push_back(x.polys[0].data());
-        i1.push_back(x.polys[1].data());
-        ip.push_back(p->data());  // its Q rows come first
-      }
-    }
-    Ciphertext part = like(x, 2);
-    u64* out0 = part.polys[0].data();
-    u64* out1 = part.polys[1].data();
-    if (baby_sums[gi].bytes() == 0) {
-      dot_plain_rows(out0, out1, i0, i1, ip, vq, s);
-    } else {
-      u64* s0 = baby_sums[gi].as<u64>();
-      u64* s1 = s0 + rows * n;
-      backend::Buffer ident;
-      const u64* adds[2] = {nullptr, nullptr};
-      if (!i0.empty()) {
-        ident = backend::Buffer(be, 2 * q_rows * n * sizeof(u64), s);
-        dot_plain_rows(ident.as<u64>(), ident.as<u64>() + q_rows * n, i0, i1, ip, vq, s);
-        adds[0] = ident.as<u64>();
-        adds[1] = ident.as<u64>() + q_rows * n;
-      }
-      u64* const outs[2] = {out0, out1};
-      const u64* const ins[2] = {s0, s1};
-      rlwe_.mod_down_polys(outs, ins, 2, level, s, adds);
-    }
-    if (!rotating) {
-      plain_sum = have ? add(plain_sum, part) : std::move(part);
-      have = true;
-      continue;
-    }
-    if (g.key) {
-      const ModUp ext = rlwe_.mod_up(part.polys[1].data(), level, s);
-      u64* t0 = have ? step.as<u64>() : a0;
-      rotate_extended(part, ext, *g.key, t0);
-      if (have) {
-        be.add_async(a0, a0, t0, vqp, s);
-        be.add_async(a1, a1, t0 + rows * n, vqp, s);
-      }
-      have = true;
-    } else {
-      // Added after the loop (times P, on the Q rows only: P vanishes modulo P), once a
-      // rotating giant step has initialized acc.
-      identity_parts.push_back(std::move(part));
-    }
-  }
-  if (!rotating) return divide_by_last_prime(plain_sum);
-  for (const Ciphertext& part : identity_parts) {
-    be.automorphism_accumulate_async(a0, part.polys[0].data(), 1, p_mod, vq, s);
-    be.automorphism_accumulate_async(a1, part.polys[1].data(), 1, p_mod, vq, s);
-  }
-  Ciphertext c = divided_like(x, 2);
-  u64* const outs[2] = {c.polys[0].data(), c.polys[1].data()};
-  const u64* const ins[2] = {a0, a1};
-  rlwe_.divide_extended(outs, ins, 2, level, s);
-  return c;
 }
 
-Ciphertext Evaluator::switch_key(const Ciphertext& a_in, const SwitchKey& key) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::switch_key(const Ciphertext& a_in,
+                                                             const SwitchKey& key) const {
   check_one(a_in, "switch_key");
   Ciphertext holder;
   const Ciphertext& a = eval_form(a_in, holder);
@@ -563,7 +654,9 @@ Ciphertext Evaluator::switch_key(const Ciphertext& a_in, const SwitchKey& key) c
   return c;
 }
 
-Ciphertext Evaluator::drop_level(const Ciphertext& a, std::size_t level) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::drop_level(const Ciphertext& a,
+                                                             std::size_t level) const {
   check_one(a, "drop_level");
   if (level > a.level)
     throw ParameterError("drop_level: target level " + std::to_string(level) +
@@ -571,12 +664,12 @@ Ciphertext Evaluator::drop_level(const Ciphertext& a, std::size_t level) const {
   auto& be = rlwe_.backend();
   Ciphertext c = like(a, a.polys.size(), level);
   for (std::size_t p = 0; p < a.polys.size(); ++p)
-    be.copy_async(c.polys[p].data(), a.polys[p].data(), c.polys[p].words() * sizeof(u64),
-                  a.stream());
+    be.copy_async(c.polys[p].data(), a.polys[p].data(), c.polys[p].words() * sizeof(W), a.stream());
   return c;
 }
 
-std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
+template <class W>
+std::vector<typename EvaluatorT<W>::Ciphertext> EvaluatorT<W>::apply_galois_hoisted(
     const Ciphertext& a_in, const std::vector<const SwitchKey*>& keys) const {
   check_one(a_in, "rotate");
   if (a_in.polys.size() != 2) throw ParameterError("rotate: relinearize the ciphertext first");
@@ -616,36 +709,45 @@ std::vector<Ciphertext> Evaluator::apply_galois_hoisted(
   return out;
 }
 
-Ciphertext Evaluator::apply_galois(const Ciphertext& a, const SwitchKey& key) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::apply_galois(const Ciphertext& a,
+                                                               const SwitchKey& key) const {
   auto r = apply_galois_hoisted(a, {&key});
   return std::move(r[0]);
 }
 
-Ciphertext Evaluator::divide_by_last_prime(const Ciphertext& a_in) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::divide_by_last_primes(const Ciphertext& a_in,
+                                                                        std::size_t primes) const {
   check_one(a_in, "rescale");
   Ciphertext holder;
   const Ciphertext& a = eval_form(a_in, holder);
-  if (a.level == 0)
-    throw ParameterError("rescale: the ciphertext is at level 0; no prime left to divide by");
-  Ciphertext c = divided_like(a, a.polys.size());
-  std::vector<u64*> outs;
-  std::vector<const u64*> ins;
+  if (primes < 1 || primes > 2)
+    throw ParameterError("rescale: divides by one prime or a pair, not " + std::to_string(primes));
+  if (a.level < primes)
+    throw ParameterError("rescale: the ciphertext is at level " + std::to_string(a.level) +
+                         "; too few primes left to divide by " + std::to_string(primes));
+  Ciphertext c = divided_like(a, a.polys.size(), primes);
+  std::vector<W*> outs;
+  std::vector<const W*> ins;
   for (std::size_t k = 0; k < a.polys.size(); ++k) {
     outs.push_back(c.polys[k].data());
     ins.push_back(a.polys[k].data());
   }
-  rlwe_.rescale_polys(outs.data(), ins.data(), outs.size(), a.level, a.stream());
+  rlwe_.divide_by_last_primes(outs.data(), ins.data(), outs.size(), a.level, primes, a.stream());
   return c;
 }
 
-Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b,
-                               const SwitchKey& relin) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::multiply(const Ciphertext& a, const Ciphertext& b,
+                                                           const SwitchKey& relin) const {
   return relinearize(multiply_no_relin(a, b), relin);
 }
 
-Ciphertext Evaluator::multiply_divide(const Ciphertext& a, const Ciphertext& b,
-                                      const SwitchKey& relin, const Ciphertext* sub,
-                                      const std::vector<u64>& sub_scalars) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::multiply_divide(
+    const Ciphertext& a, const Ciphertext& b, const SwitchKey& relin, const Ciphertext* sub,
+    const std::vector<u64>& sub_scalars) const {
   Ciphertext t = multiply_no_relin(a, b);
   if (t.form() == Form::coeff) t = to_form(t, Form::eval);
   Ciphertext sub_holder;
@@ -673,7 +775,9 @@ Ciphertext Evaluator::multiply_divide(const Ciphertext& a, const Ciphertext& b,
   return c;
 }
 
-Ciphertext Evaluator::mod_switch(const Ciphertext& a, std::size_t target) const {
+template <class W>
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::mod_switch(const Ciphertext& a,
+                                                             std::size_t target) const {
   check_one(a, "mod_switch");
   if (target > a.level)
     throw ParameterError("mod_switch: target level " + std::to_string(target) +
@@ -683,5 +787,14 @@ Ciphertext Evaluator::mod_switch(const Ciphertext& a, std::size_t target) const 
   while (c.level > target) c = divide_by_last_prime(c);
   return c;
 }
+
+template <class W>
+void EvaluatorT<W>::require_wide_words(const char* op) {
+  throw ParameterError(std::string(op) +
+                       " is not available on 32-bit words yet; use parameters with 64-bit words");
+}
+
+template class EvaluatorT<u64>;
+template class EvaluatorT<u32>;
 
 }  // namespace ember::rlwe

@@ -181,6 +181,12 @@ class RingOps {
   /// out = a(X^k) for odd k; `eval` selects the evaluation-form permutation.
   virtual void automorphism_async(u64* out, const u64* a, u64 k, bool eval, const BasisView& b,
                                   Stream stream) = 0;
+  virtual void automorphism_async(u32* out, const u32* a, u64 k, bool eval, const BasisView32& b,
+                                  Stream stream) = 0;
+  /// out[i] = a[i] for `count` words: 64-bit words below 2^32 to 32-bit ones (narrow) and back
+  /// (widen). What 32-bit rings borrow from the 64-bit code (sampling, encoding) crosses here.
+  virtual void narrow_words_async(u32* out, const u64* a, std::size_t count, Stream stream) = 0;
+  virtual void widen_words_async(u64* out, const u32* a, std::size_t count, Stream stream) = 0;
   /// out += scalar[limb] * a(X^k), evaluation form (one pass): the P sigma(c0) term of rotations
   /// kept in Q u P. k = 1 gives out += scalar * a. Scalars are host values, reduced here.
   virtual void automorphism_accumulate_async(u64* out, const u64* a, u64 k,

@@ -22,6 +22,7 @@ using rlwe::SwitchKey;
 
 class Context : public rlwe::Evaluator {
  public:
+  static constexpr u64 kTag = 0x434b4b53;  // "CKKS": the scheme's part of the fingerprint
   Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
           std::size_t dnum, backend::Device device,
           std::shared_ptr<const ring::RingContext> shared_ring = nullptr);

@@ -35,6 +35,11 @@ class DivideRound {
                         backend::Backend& be, backend::Stream s,
                         const u64* const* addends = nullptr,
                         const u64* coeff_addends = nullptr) const;
+  /// The same on 32-bit words (every prime below 2^30): the T rows' INTT, the 32-bit conversion,
+  /// its NTT and the pointwise steps, unfused (the same words as the 64-bit division).
+  void apply_many_async(u32* const* out, const u32* const* a, std::size_t t_row, std::size_t count,
+                        backend::Backend& be, backend::Stream s,
+                        const u32* const* addends = nullptr) const;
   /// The division of one polynomial given as its Q part and its T part, coefficient form, into a
   /// new one over Q: on 64-bit words apply_coeff_async; on 32-bit words (every prime below 2^30)
   /// the same words from the T -> Q conversion and the pointwise steps on u32.

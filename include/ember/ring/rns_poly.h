@@ -23,8 +23,7 @@ const char* form_name(Form f);
 Form form_from_name(const std::string& name);
 
 /// W: the word type, u64 (every basis) or u32 (bases of primes below 2^30: the same operations on
-/// half the bytes, from the same backend code instantiated for u32). On 32-bit words
-/// automorphism is not available (ParameterError).
+/// half the bytes, from the same backend code instantiated for u32).
 template <class W>
 class RnsPolyT {
  public:
@@ -49,6 +48,10 @@ class RnsPolyT {
   RnsPolyT copy() const;
   /// A copy on another device (on its default stream).
   RnsPolyT to(Device device) const;
+  /// The same values in words of type V (u32: ParameterError unless every prime is below 2^30),
+  /// on this polynomial's stream.
+  template <class V>
+  RnsPolyT<V> to_words() const;
   /// A copy on `stream` of this device, ordered after this polynomial's writes: later operations
   /// on the copy run on that stream.
   RnsPolyT on_stream(backend::Stream stream) const;

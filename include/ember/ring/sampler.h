@@ -45,6 +45,12 @@ class Sampler {
                     double prob_nonzero = 2.0 / 3.0);
   void gaussian_into(u64* out, const RnsBasis& basis, backend::Backend& be, backend::Stream s,
                      double sigma = 3.2);
+  /// The same draws on 32-bit words (primes below 2^30): the 64-bit draw of the same nonce,
+  /// narrowed, so a 32-bit ring samples exactly what a 64-bit one over its primes would.
+  void ternary_into(u32* out, const RnsBasis& basis, backend::Backend& be, backend::Stream s,
+                    double prob_nonzero = 2.0 / 3.0);
+  void gaussian_into(u32* out, const RnsBasis& basis, backend::Backend& be, backend::Stream s,
+                     double sigma = 3.2);
 
   u64 next_nonce() { return nonce_.fetch_add(1); }
   /// A fresh key for public randomness (the uniform halves of public and evaluation keys, which
@@ -55,6 +61,8 @@ class Sampler {
   u64 reserve_nonces(u64 count) { return nonce_.fetch_add(count); }
   /// The uniform polynomial of draw `nonce` of this key (what uniform() returns for that nonce).
   static void uniform_into(u64* out, const ChaChaKey& key, u64 nonce, const RnsBasis& basis,
+                           backend::Backend& be, backend::Stream s);
+  static void uniform_into(u32* out, const ChaChaKey& key, u64 nonce, const RnsBasis& basis,
                            backend::Backend& be, backend::Stream s);
   /// The key of this process's stream (re-keyed first in a forked child; see the class comment).
   const ChaChaKey& key();

@@ -40,17 +40,30 @@ struct ModUp {
   bool own_in_ext = false;
 };
 
-class Context {
+/// W: the word type of every polynomial, key and ciphertext (u64; u32 when every prime is below
+/// 2^30, ParameterError otherwise). The 32-bit context runs the same steps; where the 64-bit one
+/// calls a fused backend operation that has no 32-bit form yet, it composes the unfused ones
+/// (same values), and the operations only BFV uses (coefficient-form key switching) and the
+/// one-pass baby-step sums throw ParameterError on 32-bit words.
+template <class W>
+class ContextT {
  public:
+  using Word = W;
+  using RnsPoly = ring::RnsPolyT<W>;
+  using SecretKey = SecretKeyT<W>;
+  using PublicKey = PublicKeyT<W>;
+  using SwitchKey = SwitchKeyT<W>;
+  using Ciphertext = CiphertextT<W>;
+  using KeyProductView = backend::KeyProductViewT<W>;
   /// Throws ParameterError for an empty Q or P, dnum outside [1, |Q|], or bad primes. `ring`:
   /// the ring of a context of the same parameters on another device, to share (its tables are
   /// per device already; its polynomials then move between the two without a change of basis);
   /// ParameterError unless its degree and primes are this context's. Null: a new ring.
-  Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-          std::size_t dnum, Device device, const SchemeOptions& scheme,
-          std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
-  Context(const Context&) = delete;
-  Context& operator=(const Context&) = delete;
+  ContextT(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+           std::size_t dnum, Device device, const SchemeOptions& scheme,
+           std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
+  ContextT(const ContextT&) = delete;
+  ContextT& operator=(const ContextT&) = delete;
 
   std::size_t n() const { return n_; }
   std::size_t max_level() const { return q_count_ - 1; }
@@ -104,22 +117,22 @@ class Context {
   /// The converted rows of every ModUp digit of d (see backend::KeyProductView). `once`: the
   /// rows feed one key product (relinearization, a plain key switch, one rotation), which then
   /// runs their forward NTT itself (fused on the GPU).
-  ModUp mod_up(const u64* d, std::size_t level, backend::Stream s, bool once = false) const;
+  ModUp mod_up(const W* d, std::size_t level, backend::Stream s, bool once = false) const;
   /// mod_up of d given in coefficient form over Q_level (`coeff`, unchanged and kept alive by
   /// the caller until the key product has run): no INTT, for a d whose coefficients a scheme
   /// computed before its NTT (BFV's product).
   /// own_rows (one-prime digits only): ext also gets each digit's own row, so the key product
   /// needs no eval-form d (ModUp::own_in_ext).
-  ModUp mod_up_coeff(const u64* coeff, std::size_t level, backend::Stream s, bool once = false,
+  ModUp mod_up_coeff(const W* coeff, std::size_t level, backend::Stream s, bool once = false,
                      bool own_rows = false) const;
   /// key_switch for d, the outputs and the addends in coefficient form (BFV's ciphertexts): the
   /// ModUp lifts d's coefficients to every row of every digit (no INTT of d), the key products
   /// return to coefficient form in one INTT of all their rows, and the division by P is a
   /// conversion and a subtraction per coefficient (no NTT). out0 / out1 gain add0 / add1 (may
   /// be null), or their automorphism X -> X^add_galois (a rotation's sigma(c0); 0: none).
-  void key_switch_coeff(const u64* d, std::size_t level, const SwitchKey& key, u64 galois,
-                        u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
-                        const u64* add1 = nullptr, u64 add_galois = 0) const;
+  void key_switch_coeff(const W* d, std::size_t level, const SwitchKey& key, u64 galois, W* out0,
+                        W* out1, backend::Stream s, const W* add0 = nullptr,
+                        const W* add1 = nullptr, u64 add_galois = 0) const;
   /// (out0, out1) over Q_level, eval form, with out0 + out1 s = g(d) s' + small, where g is the
   /// automorphism `galois` (0: none) applied to the digits and key switches s' -> s.
   /// add0 / add1 (eval form over Q_level, may be null) are added to the outputs in the same pass.
@@ -129,26 +142,25 @@ class Context {
   /// p_coeff_adds (coefficient form over Q_level, two polynomials back to back: P e0, P e1) adds
   /// e0 / e1 to the outputs through the ModDown's own NTT (BFV's product, whose e0 / e1 come in
   /// coefficient form: no transform of their own).
-  void key_switch(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
-                  u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0 = nullptr,
-                  const u64* add1 = nullptr, const u64* rotated0 = nullptr,
-                  const u64* p_coeff_adds = nullptr) const;
+  void key_switch(const W* d, const ModUp& up, std::size_t level, const SwitchKey& key, u64 galois,
+                  W* out0, W* out1, backend::Stream s, const W* add0 = nullptr,
+                  const W* add1 = nullptr, const W* rotated0 = nullptr,
+                  const W* p_coeff_adds = nullptr) const;
   /// The key product of key_switch without its ModDown: out0 / out1 (each Q_level rows, then P
   /// rows, contiguous) hold P g(d) s' + small in the basis Q_level u P; with `p_add` (eval form
   /// over Q_level), out0 also gets P p_add(X^galois) on its Q rows in the same pass (a hoisted
   /// rotation's P sigma(c0)).
-  void key_product(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
-                   u64 galois, u64* out0, u64* out1, backend::Stream s,
-                   const u64* p_add = nullptr) const;
+  void key_product(const W* d, const ModUp& up, std::size_t level, const SwitchKey& key, u64 galois,
+                   W* out0, W* out1, backend::Stream s, const W* p_add = nullptr) const;
   /// The giant-step sums of a double-hoisted transform without storing its babies (see
   /// backend::BabyGiantView): baby b is the rotation by babies[b] of (c0, d), d's ModUp digits in
   /// ext, kept in Q_level u P; out[g] (two polynomials over Q_level u P, each Q rows then P rows)
   /// = sum_b plain[g][b] baby_b (plain[g][b] over Q_level u P, or null). Needs
   /// baby_giant_fits(level, babies, giants).
-  void baby_giant_sums(const u64* c0, const u64* d, const ModUp& up, std::size_t level,
+  void baby_giant_sums(const W* c0, const W* d, const ModUp& up, std::size_t level,
                        const std::vector<const SwitchKey*>& babies,
-                       const std::vector<std::vector<const u64*>>& plain,
-                       const std::vector<u64*>& out, backend::Stream s) const;
+                       const std::vector<std::vector<const W*>>& plain, const std::vector<W*>& out,
+                       backend::Stream s) const;
   static bool baby_giant_fits(std::size_t level, std::size_t babies, std::size_t giants) {
     return babies >= 1 && babies <= backend::BabyGiantView::kMaxBabies && giants >= 1 &&
            giants <= backend::BabyGiantView::kMaxGiants &&
@@ -156,11 +168,11 @@ class Context {
   }
   /// ModDown (division by P: rounding, or BGV's rule) of `count` polynomials over Q_level u P
   /// (each contiguous, Q rows first) into out[k] over Q_level, plus addends[k] when not null.
-  void mod_down_polys(u64* const* out, const u64* const* in, std::size_t count, std::size_t level,
-                      backend::Stream s, const u64* const* addends = nullptr) const;
+  void mod_down_polys(W* const* out, const W* const* in, std::size_t count, std::size_t level,
+                      backend::Stream s, const W* const* addends = nullptr) const;
   /// Division by P q_level (rounding; BGV's rule) of `count` polynomials over Q_level u P (each
   /// contiguous, Q rows first) into out[k] over Q_{level-1}: a ModDown and a rescale in one.
-  void divide_extended(u64* const* out, const u64* const* in, std::size_t count, std::size_t level,
+  void divide_extended(W* const* out, const W* const* in, std::size_t count, std::size_t level,
                        backend::Stream s) const;
   /// key_switch followed by the division by q_level, as one division by P q_level: out0 / out1
   /// over Q_{level-1} get (ks + P add) / (P q_level), rounded (BGV: its message-preserving rule,
@@ -168,15 +180,22 @@ class Context {
   /// own INTT, conversion and NTT of every row. Throws ParameterError at level 0.
   /// With sub0 / sub1 (polynomials of level >= `level`, their first rows read) and per-prime
   /// integers `sub_scalars`, sub_scalars * (sub0, sub1) is subtracted before the division too.
-  void key_switch_divide(const u64* d, const ModUp& up, std::size_t level, const SwitchKey& key,
-                         u64 galois, u64* out0, u64* out1, backend::Stream s, const u64* add0,
-                         const u64* add1, const u64* sub0 = nullptr, const u64* sub1 = nullptr,
+  void key_switch_divide(const W* d, const ModUp& up, std::size_t level, const SwitchKey& key,
+                         u64 galois, W* out0, W* out1, backend::Stream s, const W* add0,
+                         const W* add1, const W* sub0 = nullptr, const W* sub1 = nullptr,
                          const std::vector<u64>& sub_scalars = {}) const;
   /// Division of `count` polynomials over Q_level (eval form) by q_level into out[k] over
   /// Q_{level-1} (may alias in[k]): rounding, or for BGV the message-preserving rule (see
   /// DivideRound); one batched division for all.
-  void rescale_polys(u64* const* out, const u64* const* in, std::size_t count, std::size_t level,
-                     backend::Stream s) const;
+  void rescale_polys(W* const* out, const W* const* in, std::size_t count, std::size_t level,
+                     backend::Stream s) const {
+    divide_by_last_primes(out, in, count, level, 1, s);
+  }
+  /// The same division by the product of the last `primes` primes of Q_level (1 or 2; 2 needs
+  /// level >= 2) into Q_{level-primes}: CKKS's rescale by a prime pair, which keeps a scale near
+  /// 2^(2b) with b-bit primes.
+  void divide_by_last_primes(W* const* out, const W* const* in, std::size_t count,
+                             std::size_t level, std::size_t primes, backend::Stream s) const;
   /// log2 of the largest |z| over the coefficients of z = [multiplier (c0 + c1 s + ...)]_Q,
   /// centered (Q of the ciphertext's level): the noise measure of BFV (multiplier t) and BGV (1).
   double noise_log2(const Ciphertext& ct, const SecretKey& sk, u64 multiplier) const;
@@ -206,14 +225,23 @@ class Context {
  private:
   /// The one-prime digits of a coefficient-form d over Q_level (`coeff`) as a lifted NTT's input,
   /// each lifted to rows_per_digit rows, bounded by Q_level's largest prime (Level::largest_q).
-  backend::LiftedRows lifted_digits(const u64* coeff, std::size_t level,
+  backend::LiftedRows lifted_digits(const W* coeff, std::size_t level,
                                     std::size_t rows_per_digit) const;
   /// The key inner product's view for d (its ModUp rows in ext) at a level.
-  backend::KeyProductView product_view(const u64* d, const ModUp& up, std::size_t level,
-                                       const SwitchKey& key, u64 galois) const;
+  KeyProductView product_view(const W* d, const ModUp& up, std::size_t level, const SwitchKey& key,
+                              u64 galois) const;
   /// A switching key whose uniform halves a_j are expanded from (seed, nonce + j); b_j unset.
   SwitchKey switch_key_with_uniform_parts(const ChaChaKey& seed, u64 nonce, u64 galois,
                                           u64 key_id) const;
+  /// The kernel view of `basis` on this context's backend, in words W.
+  backend::BasisViewT<W> view(const RnsBasis& basis) const {
+    return basis.template view_on<W>(backend());
+  }
+  /// The division into out (Q part of each in, T rows from t_row) by `div`: the 64-bit fused
+  /// path, or on 32-bit words its unfused steps.
+  void divide_async(const ring::DivideRound& div, W* const* out, const W* const* in,
+                    std::size_t t_row, std::size_t count, backend::Stream s,
+                    const W* const* addends = nullptr, const W* coeff_addends = nullptr) const;
   /// The level of a plaintext (over some Q_l, on this device); throws MismatchError otherwise.
   std::size_t plaintext_level(const RnsPoly& m) const;
   struct Level {
@@ -225,6 +253,7 @@ class Context {
     std::vector<std::unique_ptr<ring::BaseConverter>> digit_conv;  // D_j -> (Q_l u P) \ D_j
     std::unique_ptr<ring::DivideRound> mod_down;                   // Q_l u P -> Q_l
     std::unique_ptr<ring::DivideRound> rescale;                    // Q_l -> Q_{l-1}
+    std::unique_ptr<ring::DivideRound> rescale_pair;               // Q_l -> Q_{l-2}
     std::unique_ptr<ring::DivideRound> mod_down_rescale;  // Q_l u P -> Q_{l-1}: T = {q_l} u P
   };
   /// `count` error polynomials (Gaussian, times error_factor()) over `basis`, back to back, in
@@ -232,7 +261,7 @@ class Context {
   backend::Buffer errors(const RnsBasis& basis, std::size_t count, ring::Sampler& sampler,
                          backend::Stream s, ring::Form form = ring::Form::eval) const;
   /// `count` Gaussian polynomials in place to `form` (eval: one NTT), then times error_factor().
-  void scale_errors(u64* e, const RnsBasis& basis, std::size_t count, backend::Stream s,
+  void scale_errors(W* e, const RnsBasis& basis, std::size_t count, backend::Stream s,
                     ring::Form form = ring::Form::eval) const;
   std::size_t n_, q_count_, p_count_, dnum_, alpha_;
   Device device_;
@@ -244,6 +273,11 @@ class Context {
   std::vector<u64> gadget_;   // per digit j and full-basis prime i: P mod q_i if i in D_j, else 0
   std::vector<u64> p_mod_q_;  // P mod q_i for every prime of Q
 };
+
+using Context = ContextT<u64>;
+using Context32 = ContextT<u32>;
+extern template class ContextT<u64>;
+extern template class ContextT<u32>;
 
 /// 64-bit FNV-1a fingerprint of a parameter set.
 u64 fingerprint(const SchemeOptions& scheme, std::size_t n, const std::vector<u64>& q,

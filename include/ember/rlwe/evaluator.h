@@ -11,14 +11,24 @@
 
 namespace ember::rlwe {
 
-class Evaluator {
+/// W: the word type (see ContextT). On 32-bit words the operations that need a fused 64-bit
+/// backend operation without a 32-bit form yet (linear combinations and maps, the hoisted linear
+/// transform, coefficient-form key switching) throw ParameterError; the others compose the
+/// unfused 32-bit operations and give the 64-bit path's values.
+template <class W>
+class EvaluatorT {
  public:
-  Evaluator(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
-            std::size_t dnum, backend::Device device, const SchemeOptions& scheme,
-            std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
-  virtual ~Evaluator() = default;
-  Evaluator(const Evaluator&) = delete;
-  Evaluator& operator=(const Evaluator&) = delete;
+  using Word = W;
+  using RnsPoly = ring::RnsPolyT<W>;
+  using SwitchKey = SwitchKeyT<W>;
+  using Ciphertext = CiphertextT<W>;
+  using Context = ContextT<W>;
+  EvaluatorT(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
+             std::size_t dnum, backend::Device device, const SchemeOptions& scheme,
+             std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
+  virtual ~EvaluatorT() = default;
+  EvaluatorT(const EvaluatorT&) = delete;
+  EvaluatorT& operator=(const EvaluatorT&) = delete;
   Context& rlwe() { return rlwe_; }
   const Context& rlwe() const { return rlwe_; }
   std::size_t n() const { return rlwe_.n(); }
@@ -103,7 +113,10 @@ class Evaluator {
                                                const std::vector<const SwitchKey*>& keys) const;
   /// Divides every polynomial by the last prime of its level (CKKS rescale: rounding; BGV
   /// modulus switching: message kept modulo t, times q_level^-1, which `factor` records).
-  Ciphertext divide_by_last_prime(const Ciphertext& a) const;
+  Ciphertext divide_by_last_prime(const Ciphertext& a) const { return divide_by_last_primes(a, 1); }
+  /// Divides by the product of the last `primes` primes (1 or 2): CKKS's rescale by a prime pair
+  /// (scale / (q_level q_level-1), level - 2).
+  Ciphertext divide_by_last_primes(const Ciphertext& a, std::size_t primes) const;
   /// divide_by_last_prime down to `level` (BFV/BGV modulus switching; a copy at the same level).
   Ciphertext mod_switch(const Ciphertext& a, std::size_t level) const;
 
@@ -130,12 +143,18 @@ class Evaluator {
   Ciphertext like(const Ciphertext& a, std::size_t polys, std::size_t level) const;
   /// Uninitialized ciphertext for a divided by its last prime: level - 1, scale / q_level, and
   /// for BGV the factor times q_level^-1 (the message became m q_level^-1 mod t).
-  Ciphertext divided_like(const Ciphertext& a, std::size_t polys) const;
+  Ciphertext divided_like(const Ciphertext& a, std::size_t polys, std::size_t primes = 1) const;
   /// out0/out1 = sum_i a0[i]/a1[i] * p[i] over the basis view, in chunks of kMaxDotTerms.
-  void dot_plain_rows(u64* out0, u64* out1, const std::vector<const u64*>& a0,
-                      const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
-                      const backend::BasisView& v, backend::Stream s) const;
+  void dot_plain_rows(W* out0, W* out1, const std::vector<const W*>& a0,
+                      const std::vector<const W*>& a1, const std::vector<const W*>& p,
+                      const backend::BasisViewT<W>& v, backend::Stream s) const;
+  /// Throws ParameterError on 32-bit words: `op` needs a 64-bit-only backend operation.
+  static void require_wide_words(const char* op);
   Context rlwe_;
 };
+
+using Evaluator = EvaluatorT<u64>;
+extern template class EvaluatorT<u64>;
+extern template class EvaluatorT<u32>;
 
 }  // namespace ember::rlwe

@@ -12,23 +12,28 @@ namespace ember::rlwe {
 
 using ring::RnsPoly;
 
+// Every type is a template over the word type W of its polynomials (u64; u32 for parameters whose
+// primes are all below 2^30), with the 64-bit names (SecretKey, ...) as aliases.
+
 /// The secret s (ternary), in evaluation form over every prime of Q and P.
-struct SecretKey {
-  RnsPoly s;
+template <class W>
+struct SecretKeyT {
+  ring::RnsPolyT<W> s;
   u64 key_id = 0;     // random id of this key set, carried by everything derived from it
   u64 params_id = 0;  // fingerprint of the parameters
   /// A copy on `device` (any device; the same words).
-  SecretKey to(backend::Device device) const;
+  SecretKeyT to(backend::Device device) const;
 };
 
 /// (b, a) = (-a s + e, a) over Q (all levels), evaluation form; a is expanded from `seed`.
-struct PublicKey {
-  RnsPoly b, a;
+template <class W>
+struct PublicKeyT {
+  ring::RnsPolyT<W> b, a;
   ChaChaKey seed{};
   u64 seed_nonce = 0;
   u64 key_id = 0;
   u64 params_id = 0;
-  PublicKey to(backend::Device device) const;
+  PublicKeyT to(backend::Device device) const;
 };
 
 /// A hybrid key-switching key from s' to s: for each digit j, (b_j, a_j) over Q u P with
@@ -36,7 +41,8 @@ struct PublicKey {
 /// Layout [dnum][2][L + 1 + k][N]. a_j is expanded from (seed, seed_nonce + j).
 /// Keys are written on their device's default stream and complete when made or moved (their
 /// constructors synchronize), so operations on any stream may read them.
-struct SwitchKey {
+template <class W>
+struct SwitchKeyT {
   backend::Buffer data;
   std::size_t dnum = 0;
   std::size_t rows = 0;  // L + 1 + k
@@ -45,19 +51,21 @@ struct SwitchKey {
   u64 galois = 0;  // 0 for relinearization, else the Galois element g (s' = s(X^g))
   u64 key_id = 0;
   u64 params_id = 0;
-  const u64* words() const { return data.as<const u64>(); }
+  const W* words() const { return data.as<const W>(); }
   backend::Device device() const { return data.backend()->device(); }
-  SwitchKey to(backend::Device device) const;
+  SwitchKeyT to(backend::Device device) const;
 };
 
 /// Polynomials in evaluation form over Q_level (2 after relinearization, 3 before).
-struct Ciphertext {
-  Ciphertext() = default;
-  Ciphertext(Ciphertext&&) noexcept = default;
-  Ciphertext& operator=(Ciphertext&&) noexcept = default;
-  Ciphertext(const Ciphertext&) = delete;  // copies are explicit: copy()
-  Ciphertext& operator=(const Ciphertext&) = delete;
-  std::vector<RnsPoly> polys;
+template <class W>
+struct CiphertextT {
+  using Poly = ring::RnsPolyT<W>;
+  CiphertextT() = default;
+  CiphertextT(CiphertextT&&) noexcept = default;
+  CiphertextT& operator=(CiphertextT&&) noexcept = default;
+  CiphertextT(const CiphertextT&) = delete;  // copies are explicit: copy()
+  CiphertextT& operator=(const CiphertextT&) = delete;
+  std::vector<Poly> polys;
   std::size_t level = 0;
   double scale = 1.0;  // CKKS: the scale of the encoded values
   u64 factor = 1;      // BGV: decryption gives factor * m mod t (modulus switching multiplies it)
@@ -68,19 +76,19 @@ struct Ciphertext {
   ring::Form form() const { return polys.empty() ? ring::Form::eval : polys[0].form(); }
   /// A copy on `device` (GPU to GPU peer to peer where the GPUs allow it), on its default
   /// stream.
-  Ciphertext to(backend::Device device) const;
+  CiphertextT to(backend::Device device) const;
   /// The stream its operations run on (its polynomials'; see RnsPoly::stream).
   backend::Stream stream() const { return polys.empty() ? backend::Stream{} : polys[0].stream(); }
   /// A copy whose operations run on `stream` (same device), ordered after this one's writes.
-  Ciphertext on_stream(backend::Stream stream) const;
-  Ciphertext copy() const {
-    std::vector<RnsPoly> copies;
+  CiphertextT on_stream(backend::Stream stream) const;
+  CiphertextT copy() const {
+    std::vector<Poly> copies;
     for (const auto& p : polys) copies.push_back(p.copy());
     return with_polys(std::move(copies));
   }
   /// A ciphertext of `new_polys` with this one's level, scale, factor, key set and parameters.
-  Ciphertext with_polys(std::vector<RnsPoly> new_polys) const {
-    Ciphertext c;
+  CiphertextT with_polys(std::vector<Poly> new_polys) const {
+    CiphertextT c;
     c.polys = std::move(new_polys);
     c.level = level;
     c.scale = scale;
@@ -90,5 +98,22 @@ struct Ciphertext {
     return c;
   }
 };
+
+using SecretKey = SecretKeyT<u64>;
+using PublicKey = PublicKeyT<u64>;
+using SwitchKey = SwitchKeyT<u64>;
+using Ciphertext = CiphertextT<u64>;
+using SecretKey32 = SecretKeyT<u32>;
+using PublicKey32 = PublicKeyT<u32>;
+using SwitchKey32 = SwitchKeyT<u32>;
+using Ciphertext32 = CiphertextT<u32>;
+extern template struct SecretKeyT<u64>;
+extern template struct SecretKeyT<u32>;
+extern template struct PublicKeyT<u64>;
+extern template struct PublicKeyT<u32>;
+extern template struct SwitchKeyT<u64>;
+extern template struct SwitchKeyT<u32>;
+extern template struct CiphertextT<u64>;
+extern template struct CiphertextT<u32>;
 
 }  // namespace ember::rlwe

@@ -289,11 +289,25 @@ class CpuBackend final : public Backend {
   }
   void automorphism_async(u64* out, const u64* a, u64 k, bool eval, const BasisView& b,
                           Stream) override {
+    automorphism_words(out, a, k, eval, b);
+  }
+  void automorphism_async(u32* out, const u32* a, u64 k, bool eval, const BasisView32& b,
+                          Stream) override {
+    automorphism_words(out, a, k, eval, b);
+  }
+  void narrow_words_async(u32* out, const u64* a, std::size_t count, Stream) override {
+    for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<u32>(a[i]);
+  }
+  void widen_words_async(u64* out, const u32* a, std::size_t count, Stream) override {
+    for (std::size_t i = 0; i < count; ++i) out[i] = a[i];
+  }
+  template <class W>
+  void automorphism_words(W* out, const W* a, u64 k, bool eval, const BasisViewT<W>& b) {
     const std::size_t n = b.ring->n;
     const int log_n = b.ring->log_n;
-    per_limb(b, [&](long l, const Modulus& m) {
-      const u64* src = a + l * n;
-      u64* dst = out + l * n;
+    per_limb(b, [&](long l, const ModulusT<W>& m) {
+      const W* src = a + l * n;
+      W* dst = out + l * n;
       if (eval) {
         for (std::size_t j = 0; j < n; ++j)
           dst[j] = src[backend::rows::automorphism_eval_source(static_cast<u32>(j), k, log_n)];
@@ -301,7 +315,7 @@ class CpuBackend final : public Backend {
         for (std::size_t i = 0; i < n; ++i) {
           bool neg;
           u32 d = backend::rows::automorphism_coeff_dest(static_cast<u32>(i), k, log_n, neg);
-          dst[d] = neg ? neg_mod(src[i], m.value) : src[i];
+          dst[d] = neg ? neg_mod<W>(src[i], m.value) : src[i];
         }
       }
     });

@@ -71,15 +71,23 @@ TEST(RnsPoly32, FromSignedReducesLikeRnsPoly) {
               RnsPoly::from_signed(basis, Form::eval, cpu, v.data()));
 }
 
-TEST(RnsPoly32, RefusesWidePrimesAndTheAutomorphism) {
+TEST(RnsPoly32, RefusesWidePrimes) {
   const std::size_t n = 64;
   const auto cpu = ember::backend::parse_device("cpu");
   const std::vector<u64> wide = {ember::generate_ntt_primes(31, n, 1)[0]};
   const auto wide_basis = ember::ring::RnsBasis::all(ember::ring::RingContext::create(n, wide));
   EXPECT_THROW(RnsPoly32(wide_basis, Form::coeff, cpu), ember::ParameterError);
+}
+
+TEST(RnsPoly32, AutomorphismEqualsTheWideWords) {
   std::mt19937_64 rng(1);
-  const Pair a = random_pair(test_basis(n), Form::coeff, rng);
-  EXPECT_THROW(a.narrow.automorphism(3), ember::ParameterError);
+  for (const Form form : {Form::coeff, Form::eval}) {
+    const Pair a = random_pair(test_basis(64), form, rng);
+    for (const u64 k : {3ull, 5ull, 127ull})
+      expect_same(a.narrow.automorphism(k), a.wide.automorphism(k));
+  }
+  const Pair a = random_pair(test_basis(64), Form::coeff, rng);
+  EXPECT_THROW(a.narrow.automorphism(4), ember::ParameterError);
 }
 
 TEST(RnsPoly32, MultiplyScalarEqualsTheWideWords) {

@@ -50,7 +50,8 @@ __global__ void pointwise_kernel(W* out, const W* a, const W* b, const W* scalar
   }
 }
 
-__global__ void automorphism_eval_kernel(u64* out, const u64* a, u64 k, LimbMap map) {
+template <class W>
+__global__ void automorphism_eval_kernel(W* out, const W* a, u64 k, LimbMapT<W> map) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   const u32 mask = (1u << map.log_n) - 1;
@@ -62,7 +63,8 @@ __global__ void automorphism_eval_kernel(u64* out, const u64* a, u64 k, LimbMap 
   }
 }
 
-__global__ void automorphism_coeff_kernel(u64* out, const u64* a, u64 k, LimbMap map) {
+template <class W>
+__global__ void automorphism_coeff_kernel(W* out, const W* a, u64 k, LimbMapT<W> map) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   const u32 mask = (1u << map.log_n) - 1;
@@ -73,8 +75,17 @@ __global__ void automorphism_coeff_kernel(u64* out, const u64* a, u64 k, LimbMap
     bool neg;
     const u32 d =
         backend::rows::automorphism_coeff_dest(static_cast<u32>(i & mask), k, map.log_n, neg);
-    out[row + d] = neg ? neg_mod(a[i], map.mod(limb).value) : a[i];
+    out[row + d] = neg ? neg_mod<W>(a[i], map.mod(limb).value) : a[i];
   }
+}
+
+/// out[i] = a[i] between word widths (values below 2^32 when narrowing).
+template <class To, class From>
+__global__ void convert_words_kernel(To* out, const From* a, std::size_t count) {
+  wait_for_previous_kernels();
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x)
+    out[i] = static_cast<To>(a[i]);
 }
 
 /// y[i][c] = a[i][c] * qhat_inv[i] mod q_i (first half of a fast base conversion, on words W).

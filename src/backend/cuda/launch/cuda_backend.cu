@@ -513,14 +513,33 @@ class CudaBackend final : public Backend {
   }
   void automorphism_async(u64* out, const u64* a, u64 kk, bool eval, const BasisView& b,
                           Stream s) override {
+    automorphism_words(out, a, kk, eval, b, s);
+  }
+  void automorphism_async(u32* out, const u32* a, u64 kk, bool eval, const BasisView32& b,
+                          Stream s) override {
+    automorphism_words(out, a, kk, eval, b, s);
+  }
+  template <class W>
+  void automorphism_words(W* out, const W* a, u64 kk, bool eval, const backend::BasisViewT<W>& b,
+                          Stream s) {
     ctx_.activate();
     const auto grid = grid_for(b.limbs * b.ring->n);
     if (eval)
-      cuda::launch(k::automorphism_eval_kernel, grid, 256, 0, raw(s), "automorphism_eval_kernel",
+      cuda::launch(k::automorphism_eval_kernel<W>, grid, 256, 0, raw(s), "automorphism_eval_kernel",
                    out, a, kk, map_of(b));
     else
-      cuda::launch(k::automorphism_coeff_kernel, grid, 256, 0, raw(s), "automorphism_coeff_kernel",
-                   out, a, kk, map_of(b));
+      cuda::launch(k::automorphism_coeff_kernel<W>, grid, 256, 0, raw(s),
+                   "automorphism_coeff_kernel", out, a, kk, map_of(b));
+  }
+  void narrow_words_async(u32* out, const u64* a, std::size_t count, Stream s) override {
+    ctx_.activate();
+    cuda::launch(k::convert_words_kernel<u32, u64>, grid_for(count), 256, 0, raw(s),
+                 "convert_words_kernel", out, a, count);
+  }
+  void widen_words_async(u64* out, const u32* a, std::size_t count, Stream s) override {
+    ctx_.activate();
+    cuda::launch(k::convert_words_kernel<u64, u32>, grid_for(count), 256, 0, raw(s),
+                 "convert_words_kernel", out, a, count);
   }
 
   /// Conversions with byte planes run on the tensor cores (whole 64-coefficient blocks), unless

@@ -1,0 +1,128 @@
+"""``ember bench ckks32``: CKKS on 32-bit words against the same operations on 64-bit words, at
+the top level of N = 2^16 rings (a JSON-ready dictionary, never a test condition).
+
+Three contexts in one run: 32-bit words over a Cheddar-sized chain (38 primes of 28-30 bits in Q,
+10 of 30 bits in P, dnum 4), the 64-bit context over the very same primes (the word width alone),
+and N16_boot's 64-bit chain (the set bootstrapping uses today). Each times HMult (tensor and
+relinearization), the rescale after it (one prime, and a prime pair on the 30-bit chains), the
+fused HMult-and-rescale and a rotation, as medians of hot runs timed to the device's
+synchronize."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import _ember, ckks, resolve_device, ring
+
+KEY = bytes(range(32))
+
+
+def _median(values):
+    return sorted(values)[len(values) // 2]
+
+
+def _primes(n: int, q_bits: list[int], p_bits: list[int]) -> tuple[list[int], list[int]]:
+    taken: list[int] = []
+    for b in q_bits + p_bits:
+        taken += ring.generate_ntt_primes(b, n, 1, taken)
+    return taken[: len(q_bits)], taken[len(q_bits) :]
+
+
+def _time(dev: str, fn, runs: int) -> float:
+    """Median milliseconds of fn() (after one warm-up), each run waited for on the device."""
+    fn()
+    _ember.synchronize(dev)
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        _ember.synchronize(dev)
+        times.append(time.perf_counter() - t)
+    return round(_median(times) * 1e3, 4)
+
+
+def _measure(cls, name: str, n: int, q, p, dnum: int, dev: str, runs: int, pairs: bool) -> dict:
+    ctx = cls(n, list(q), list(p), dnum, dev)
+    s = ring.Sampler(KEY)
+    sk = ctx.keygen(s)
+    pk, relin, rot = ctx.public_key(sk, s), ctx.relin_key(sk, s), ctx.galois_key(sk, 5, s)
+    top = len(q) - 1
+    scale = float(q[-1]) * (float(q[-2]) if pairs else 1.0)
+    x = np.random.default_rng(1).uniform(-1, 1, n // 2)
+    pt, _, _ = ctx.encode_slots(x, top, scale)
+    a = ctx.encrypt(pt, pk, s)
+    a.scale = scale
+    prod = ctx.multiply(a, a, relin)
+    row = {
+        "name": name,
+        "words": 32 if cls is _ember.CkksContext32 else 64,
+        "log_n": n.bit_length() - 1,
+        "q_primes": len(q),
+        "p_primes": len(p),
+        "log_qp": round(sum(np.log2(float(v)) for v in list(q) + list(p)), 1),
+        "dnum": ctx.dnum,
+        "hmult_ms": _time(dev, lambda: ctx.multiply(a, a, relin), runs),
+        "rescale_ms": _time(dev, lambda: ctx.divide_by_last_primes(prod, 1), runs),
+        "hmult_rescale_fused_ms": _time(dev, lambda: ctx.multiply_divide(a, a, relin), runs),
+        "hrot_ms": _time(dev, lambda: ctx.apply_galois(a, rot), runs),
+        "tensor_ms": _time(dev, lambda: ctx.multiply_no_relin(a, a), runs),
+    }
+    if pairs:
+        row["rescale_pair_ms"] = _time(dev, lambda: ctx.divide_by_last_primes(prod, 2), runs)
+        # Correctness of what was timed: x^2 back at scale^2 / (q_L q_L-1).
+        c = ctx.divide_by_last_primes(prod, 2)
+        m = ctx.decrypt_core(c, sk, c.level + 1)
+        got = ctx.decode_slots(m, c.scale, True, n // 2, False, False)
+        row["pair_max_error"] = float(np.max(np.abs(got - x * x)))
+    return row
+
+
+def bench_ckks32(device: str | None = None, quick: bool = False) -> dict:
+    dev = resolve_device(device)
+    cuda = dev.startswith("cuda")
+    log_n = 16 if cuda and not quick else 12
+    n = 1 << log_n
+    runs = 20 if cuda else 3
+    q_count, p_count = (38, 10) if log_n == 16 else (12, 3)
+    q, p = _primes(
+        n, [29] + [28, 30] * ((q_count - 1) // 2) + [28] * ((q_count - 1) % 2), [30] * p_count
+    )
+    dnum = 4
+    rows = [
+        _measure(_ember.CkksContext32, "30-bit chain", n, q, p, dnum, dev, runs, True),
+        _measure(_ember.CkksContext, "30-bit chain", n, q, p, dnum, dev, runs, True),
+    ]
+    boot = ckks.Params.preset("N16_boot" if log_n == 16 else "N12_boot_insecure")
+    rows.append(
+        _measure(
+            _ember.CkksContext,
+            boot.name,
+            n,
+            boot.q_primes,
+            boot.p_primes,
+            boot.dnum,
+            dev,
+            runs,
+            False,
+        )
+    )
+    narrow, wide = rows[0], rows[1]
+    return {
+        "benchmark": "ckks32",
+        "date": time.strftime("%Y-%m-%d"),
+        "device": dev,
+        "results": rows,
+        "speedup_32_over_64_same_primes": {
+            k: round(wide[k] / narrow[k], 3)
+            for k in (
+                "hmult_ms",
+                "rescale_ms",
+                "rescale_pair_ms",
+                "hmult_rescale_fused_ms",
+                "hrot_ms",
+                "tensor_ms",
+            )
+        },
+    }

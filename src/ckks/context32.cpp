@@ -1,0 +1,77 @@
+// ckks::Context32: CKKS on 32-bit words, with the 64-bit context's encodings over the same ring.
+#include "ember/ckks/context32.h"
+
+#include <string>
+
+#include "ember/core/errors.h"
+
+namespace ember::ckks {
+
+using ring::Form;
+
+namespace {
+rlwe::SchemeOptions ckks32_options() {
+  rlwe::SchemeOptions o;
+  o.tag = ckks::Context::kTag;
+  return o;
+}
+}  // namespace
+
+Context32::Context32(std::size_t n, const std::vector<u64>& q_primes,
+                     const std::vector<u64>& p_primes, std::size_t dnum, backend::Device device,
+                     std::shared_ptr<const ring::RingContext> shared_ring)
+    : rlwe::EvaluatorT<u32>(n, q_primes, p_primes, dnum, device, ckks32_options(),
+                            std::move(shared_ring)),
+      wide_(n, q_primes, p_primes, dnum, device, rlwe_.ring()) {}
+
+Context32::Poly Context32::encode_coeffs(const double* coeffs, std::size_t level, double scale,
+                                         bool extended) const {
+  return wide_.encode_coeffs(coeffs, level, scale, extended).to_words<u32>();
+}
+
+std::vector<double> Context32::decode_coeffs(const Poly& m, double scale, bool check) const {
+  return wide_.decode_coeffs(m.to_words<u64>(), scale, check);
+}
+
+Context32::EncodedSlots Context32::encode_slots(const void* values, ckks::Context::SlotType type,
+                                                std::size_t count, ckks::Context::Memory where,
+                                                std::size_t level, double scale, bool repeat,
+                                                bool extended) const {
+  auto e = wide_.encode_slots(values, type, count, where, level, scale, repeat, extended);
+  return {e.poly.to_words<u32>(), e.is_complex, e.magnitude};
+}
+
+void Context32::decode_slots(const Poly& m, double scale, bool check, void* out,
+                             ckks::Context::SlotType type, std::size_t count,
+                             ckks::Context::Memory where) const {
+  wide_.decode_slots(m.to_words<u64>(), scale, check, out, type, count, where);
+}
+
+Context32::Ciphertext Context32::square(const Ciphertext& a, const SwitchKey& relin) const {
+  return multiply(a, a, relin);
+}
+
+Context32::Ciphertext Context32::rescale(const Ciphertext& a, std::size_t primes) const {
+  return divide_by_last_primes(a, primes);
+}
+
+Context32::Ciphertext Context32::mod_raise(const Ciphertext& a, std::size_t level) const {
+  check_one(a, "mod_raise");
+  if (a.level != 0 || a.polys.size() != 2)
+    throw ParameterError(
+        "mod_raise: expects a relinearized ciphertext at level 0 (drop it to level 0 first)");
+  if (level < 1 || level > max_level())
+    throw ParameterError("mod_raise: target level must be in [1, " + std::to_string(max_level()) +
+                         "]");
+  // The 64-bit context's raise of the widened ciphertext (same values), narrowed back.
+  std::vector<ring::RnsPoly> widened;
+  for (const auto& p : a.polys) widened.push_back(p.to_words<u64>());
+  rlwe::Ciphertext w =
+      wide_.rlwe().make_ciphertext(std::move(widened), 0, a.scale, a.factor, a.key_id);
+  rlwe::Ciphertext raised = wide_.mod_raise(w, level);
+  Ciphertext c = like(a, 0, level);
+  for (const auto& p : raised.polys) c.polys.push_back(p.to_words<u32>());
+  return c;
+}
+
+}  // namespace ember::ckks

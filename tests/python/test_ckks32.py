@@ -1,0 +1,154 @@
+"""CKKS on 32-bit words (CkksContext32): over primes below 2^30 it gives the 64-bit context's
+words for every operation (the same draws, products, conversions and divisions on half the
+bytes), decrypts within the CKKS error bounds, and rescales by one prime or a prime pair."""
+
+import numpy as np
+import pytest
+from ember import _ember, ring
+from ember.errors import ParameterError
+
+KEY = bytes(range(32))
+
+
+def primes(n, q_bits, p_bits):
+    """NTT-friendly primes of the given sizes, all distinct (q first, then p)."""
+    taken = []
+    for b in q_bits + p_bits:
+        taken += ring.generate_ntt_primes(b, n, 1, taken)
+    return taken[: len(q_bits)], taken[len(q_bits) :]
+
+
+class Pair:
+    """A 64-bit and a 32-bit CKKS context over the same primes, each with a sampler of one fixed
+    key, driven by the same calls."""
+
+    def __init__(self, n, q, p, dnum, device, galois=()):
+        self.wide = _ember.CkksContext(n, q, p, dnum, device)
+        self.narrow = _ember.CkksContext32(n, q, p, dnum, device)
+        self.keys = {}
+        for name, ctx in (("wide", self.wide), ("narrow", self.narrow)):
+            s = ring.Sampler(KEY)
+            sk = ctx.keygen(s)
+            self.keys[name] = {
+                "sampler": s,
+                "sk": sk,
+                "pk": ctx.public_key(sk, s),
+                "relin": ctx.relin_key(sk, s),
+                "galois": {g: ctx.galois_key(sk, g, s) for g in galois},
+            }
+
+    def both(self, fn):
+        return fn(self.wide, self.keys["wide"]), fn(self.narrow, self.keys["narrow"])
+
+
+def assert_same_words(wide_ct, narrow_ct):
+    assert wide_ct.level == narrow_ct.level and wide_ct.size == narrow_ct.size
+    assert wide_ct.scale == narrow_ct.scale
+    for i in range(wide_ct.size):
+        w, n32 = wide_ct.poly(i).to_numpy(), narrow_ct.poly(i).to_numpy()
+        assert n32.dtype == np.uint32
+        np.testing.assert_array_equal(n32.astype(np.uint64), w)
+
+
+def encrypt(ctx, k, values, level, scale):
+    pt, _, _ = ctx.encode_slots(values, level, scale)
+    ct = ctx.encrypt(pt, k["pk"], k["sampler"])
+    ct.scale = scale  # the Python layer's bookkeeping
+    return ct
+
+
+def decrypt(ctx, k, ct, count):
+    m = ctx.decrypt_core(ct, k["sk"], ct.level + 1)
+    return ctx.decode_slots(m, ct.scale, True, count, True, False)
+
+
+@pytest.mark.parametrize("dnum", [1, 2, 4])
+def test_every_operation_gives_the_64_bit_words(dnum, rng, device):
+    n = 256
+    q, p = primes(n, [29] + [28] * 5, [30, 30])
+    pair = Pair(n, q, p, dnum, device, galois=(5,))
+    x = rng.uniform(-1, 1, n // 2) + 1j * rng.uniform(-1, 1, n // 2)
+    y = rng.uniform(-1, 1, n // 2)
+    top, scale = len(q) - 1, 2.0**26
+    a = pair.both(lambda c, k: encrypt(c, k, x, top, scale))
+    b = pair.both(lambda c, k: encrypt(c, k, y, top, scale))
+    assert_same_words(*a)
+    ops = {
+        "add": lambda c, k, i: c.add(a[i], b[i]),
+        "sub": lambda c, k, i: c.sub(a[i], b[i]),
+        "negate": lambda c, k, i: c.negate(a[i]),
+        "multiply_no_relin": lambda c, k, i: c.multiply_no_relin(a[i], b[i]),
+        "multiply": lambda c, k, i: c.multiply(a[i], b[i], k["relin"]),
+        "multiply_divide": lambda c, k, i: c.multiply_divide(a[i], b[i], k["relin"]),
+        "rescale": lambda c, k, i: c.rescale(a[i]),
+        "rotate": lambda c, k, i: c.apply_galois(a[i], k["galois"][5]),
+        "drop_level": lambda c, k, i: c.drop_level(a[i], 2),
+        "to_coeff": lambda c, k, i: c.to_form(a[i], "coeff"),
+        "multiply_scalar": lambda c, k, i: c.multiply_scalar(a[i], [3] * len(q)),
+    }
+    for name, op in ops.items():
+        wide = op(pair.wide, pair.keys["wide"], 0)
+        narrow = op(pair.narrow, pair.keys["narrow"], 1)
+        assert_same_words(wide, narrow), name
+    hoisted = pair.both(
+        lambda c, k: c.apply_galois_hoisted(a[0 if c is pair.wide else 1], [k["galois"][5]])
+    )
+    assert_same_words(hoisted[0][0], hoisted[1][0])
+
+
+def test_decrypts_products_and_rotations(rng, device):
+    n = 512
+    q, p = primes(n, [29] + [26] * 4, [30, 30])
+    pair = Pair(n, q, p, 5, device, galois=(5,))
+    ctx, k = pair.narrow, pair.keys["narrow"]
+    x = rng.uniform(-1, 1, n // 2)
+    y = rng.uniform(-1, 1, n // 2)
+    scale = float(q[-1])
+    a, b = encrypt(ctx, k, x, len(q) - 1, scale), encrypt(ctx, k, y, len(q) - 1, scale)
+    prod = ctx.rescale(ctx.multiply(a, b, k["relin"]))
+    assert prod.level == len(q) - 2
+    got = decrypt(ctx, k, prod, n // 2).real
+    assert np.max(np.abs(got - x * y)) < 2.0**-12
+    rot = ctx.apply_galois(a, k["galois"][5])
+    got = decrypt(ctx, k, rot, n // 2).real
+    assert np.max(np.abs(got - np.roll(x, -1))) < 2.0**-12  # ModDown rounding: ~N / 3 in slots
+
+
+@pytest.mark.parametrize("words", ["wide", "narrow"])
+def test_rescale_by_a_prime_pair(words, rng, device):
+    """Dividing by q_l q_(l-1) at once: level - 2, scale / (q_l q_(l-1)), and the product keeps a
+    scale near 2^52 with 26-bit primes."""
+    n = 256
+    q, p = primes(n, [29, 26, 26, 26, 26], [30, 30])
+    pair = Pair(n, q, p, 5, device)
+    ctx, k = getattr(pair, words), pair.keys[words]
+    x = rng.uniform(-1, 1, n // 2)
+    scale = float(q[-1]) * float(q[-2])
+    a = encrypt(ctx, k, x, len(q) - 1, scale)
+    sq = ctx.multiply(a, a, k["relin"])
+    c = ctx.rescale(sq, 2) if words == "narrow" else ctx.divide_by_last_primes(sq, 2)
+    assert c.level == len(q) - 3
+    assert c.scale == pytest.approx(scale * scale / (q[-1] * q[-2]), rel=1e-15)
+    got = decrypt(ctx, k, c, n // 2).real
+    assert np.max(np.abs(got - x * x)) < 2.0**-30
+    with pytest.raises(ParameterError, match="too few primes"):
+        ctx.rescale(ctx.drop_level(a, 1), 2) if words == "narrow" else ctx.divide_by_last_primes(
+            ctx.drop_level(a, 1), 2
+        )
+
+
+def test_refuses_wide_primes_and_the_64_bit_only_operations(rng, device):
+    n = 64
+    q, p = primes(n, [29, 31], [30])
+    with pytest.raises(ParameterError, match="below 2\\^30"):
+        _ember.CkksContext32(n, q, p, 1, device)
+    q, p = primes(n, [29, 28], [30])
+    pair = Pair(n, q, p, 2, device)
+    ctx, k = pair.narrow, pair.keys["narrow"]
+    a = encrypt(ctx, k, np.ones(n // 2), 1, 2.0**20)
+    with pytest.raises(ParameterError, match="32-bit words"):
+        ctx.linear_combination([a], [[1, 1]], [], 1)
+    # A ciphertext of one word type is not an operand of the other's context.
+    with pytest.raises(TypeError):
+        pair.wide.add(a, a)
+    assert pair.wide.params_id != ctx.params_id
