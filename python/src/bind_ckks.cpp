@@ -129,6 +129,27 @@ void bind_ckks_common(nb::class_<Ctx>& c) {
            [](const Ctx& x, const Poly& p, const SecretKey& sk, ring::Sampler& s) {
              return x.rlwe().encrypt_symmetric(p, sk, s);
            })
+      .def("linear_transform_hoisted",
+           // babies: Galois keys of baby steps 1..; giant_keys: a key or None per giant step;
+           // terms: per giant step, (baby index, plaintext over Q_level u P) pairs.
+           [](const Ctx& x, const Ciphertext& ct, const std::vector<const SwitchKey*>& babies,
+              nb::list giant_keys, nb::list terms) {
+             if (nb::len(giant_keys) != nb::len(terms))
+               throw ParameterError("linear transform: one term list per giant step");
+             std::vector<typename rlwe::EvaluatorT<W>::TransformGiant> giants;
+             for (std::size_t g = 0; g < nb::len(giant_keys); ++g) {
+               typename rlwe::EvaluatorT<W>::TransformGiant tg;
+               nb::handle key = giant_keys[g];
+               if (!key.is_none()) tg.key = &nb::cast<const SwitchKey&>(key);
+               for (nb::handle t : nb::cast<nb::list>(terms[g])) {
+                 auto pair = nb::cast<nb::tuple>(t);
+                 tg.terms.emplace_back(nb::cast<std::size_t>(pair[0]),
+                                       &nb::cast<const Poly&>(pair[1]));
+               }
+               giants.push_back(std::move(tg));
+             }
+             return x.linear_transform_hoisted(ct, babies, giants);
+           })
       .def("mod_raise", &Ctx::mod_raise, bind::release)
       .def(
           "switch_key",
@@ -162,29 +183,7 @@ void bind_ckks(nb::module_& m) {
   bind_ckks_common(c);
   c.def("rescale", &Context::rescale, bind::release)
       .def("slots_to_coeffs", &py::host_slots_to_coeffs<Context>)
-      .def("coeffs_to_slots", &py::host_coeffs_to_slots<Context>)
-      .def("linear_transform_hoisted",
-           // babies: Galois keys of baby steps 1..; giant_keys: a key or None per giant step;
-           // terms: per giant step, (baby index, plaintext over Q_level u P) pairs.
-           [](const Context& x, const Ciphertext& ct,
-              const std::vector<const rlwe::SwitchKey*>& babies, nb::list giant_keys,
-              nb::list terms) {
-             if (nb::len(giant_keys) != nb::len(terms))
-               throw ParameterError("linear transform: one term list per giant step");
-             std::vector<rlwe::Evaluator::TransformGiant> giants;
-             for (std::size_t g = 0; g < nb::len(giant_keys); ++g) {
-               rlwe::Evaluator::TransformGiant tg;
-               nb::handle key = giant_keys[g];
-               if (!key.is_none()) tg.key = &nb::cast<const rlwe::SwitchKey&>(key);
-               for (nb::handle t : nb::cast<nb::list>(terms[g])) {
-                 auto pair = nb::cast<nb::tuple>(t);
-                 tg.terms.emplace_back(nb::cast<std::size_t>(pair[0]),
-                                       &nb::cast<const ring::RnsPoly&>(pair[1]));
-               }
-               giants.push_back(std::move(tg));
-             }
-             return x.linear_transform_hoisted(ct, babies, giants);
-           });
+      .def("coeffs_to_slots", &py::host_coeffs_to_slots<Context>);
 
   // CKKS on 32-bit words (every prime below 2^30): the same surface, rescaling by one prime or
   // a pair.

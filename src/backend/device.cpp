@@ -20,27 +20,26 @@ Backend& cuda_backend(int index);
 std::vector<GpuInfo> cuda_device_list();
 #endif
 
-void check_linear_combination(const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
+void check_linear_combination(std::size_t terms0, std::size_t terms1,
                               const std::vector<std::vector<u64>>& scalars,
-                              const std::vector<u64>& constant, const BasisView& b) {
-  if (a0.empty() || a0.size() > Backend::kMaxLinearTerms || a1.size() != a0.size() ||
-      scalars.size() != a0.size())
+                              const std::vector<u64>& constant, std::size_t limbs) {
+  if (terms0 == 0 || terms0 > Backend::kMaxLinearTerms || terms1 != terms0 ||
+      scalars.size() != terms0)
     throw ParameterError("linear_combination: 1 to 16 terms, each with its scalars");
-  if (b.limbs > Backend::kMaxLinearLimbs || constant.size() != b.limbs)
+  if (limbs > Backend::kMaxLinearLimbs || constant.size() != limbs)
     throw ParameterError("linear_combination: at most 64 limbs, one constant per limb");
   for (const auto& s : scalars)
-    if (s.size() != b.limbs) throw ParameterError("linear_combination: one scalar per limb");
+    if (s.size() != limbs) throw ParameterError("linear_combination: one scalar per limb");
 }
 
-void check_linear_map(const std::vector<u64*>& out0, const std::vector<u64*>& out1,
-                      const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
-                      const std::vector<u64>& weights, const std::vector<u64>& constants,
-                      const BasisView& b) {
-  if (out0.empty() || a0.empty() || out1.size() != out0.size() || a1.size() != a0.size())
+void check_linear_map(std::size_t outputs0, std::size_t outputs1, std::size_t inputs0,
+                      std::size_t inputs1, const std::vector<u64>& weights,
+                      const std::vector<u64>& constants, std::size_t limbs) {
+  if (outputs0 == 0 || inputs0 == 0 || outputs1 != outputs0 || inputs1 != inputs0)
     throw ParameterError("linear_map: at least one input and one output, two halves each");
-  if (weights.size() != out0.size() * a0.size() * b.limbs)
+  if (weights.size() != outputs0 * inputs0 * limbs)
     throw ParameterError("linear_map: one weight per output, input and limb");
-  if (constants.size() != out0.size() * b.limbs)
+  if (constants.size() != outputs0 * limbs)
     throw ParameterError("linear_map: one constant per output and limb");
 }
 

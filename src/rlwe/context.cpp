@@ -782,15 +782,13 @@ void ContextT<W>::key_product(const W* d, const ModUp& up, std::size_t level, co
     } else {
       be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, view(lv.qp), s);
     }
-    if (p_add && !fused) {
-      const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + q_rows);
-      be.automorphism_accumulate_async(out0, p_add, galois ? galois : 1, p_mod,
-                                       view(q_basis(level)), s);
-    }
   } else {
-    if (p_add && !fused)
-      throw ParameterError("key product: a rotation's c0 above 64 primes needs 64-bit words");
     be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, view(lv.qp), s);
+  }
+  if (p_add && !fused) {
+    const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + q_rows);
+    be.automorphism_accumulate_async(out0, p_add, galois ? galois : 1, p_mod, view(q_basis(level)),
+                                     s);
   }
 }
 
@@ -801,30 +799,26 @@ void ContextT<W>::baby_giant_sums(const W* c0, const W* d, const ModUp& up, std:
                                   const std::vector<W*>& out, Stream s) const {
   if (!baby_giant_fits(level, babies.size(), out.size()) || plain.size() != out.size())
     throw ParameterError("baby_giant_sums: too many baby or giant steps for one pass");
-  if constexpr (sizeof(W) == 4) {
-    throw ParameterError("baby_giant_sums: 64-bit words only");
-  } else {
-    auto& be = backend();
-    if (up.pending) throw Error("baby_giant_sums: the ModUp rows must be transformed");
-    backend::BabyGiantView v;
-    v.product = product_view(d, up, level, *babies[0], 0);
-    v.product.add = c0;  // P sigma_b(c0) on the Q rows of every baby
-    std::copy(p_mod_q_.begin(), p_mod_q_.begin() + level + 1, v.product.add_scale);
-    v.babies = static_cast<u32>(babies.size());
-    v.giants = static_cast<u32>(out.size());
-    for (std::size_t b = 0; b < babies.size(); ++b) {
-      check_params(babies[b]->params_id, "the evaluation key");
-      v.key[b] = babies[b]->words();
-      v.galois[b] = babies[b]->galois;
-    }
-    for (std::size_t g = 0; g < out.size(); ++g) {
-      if (plain[g].size() != babies.size())
-        throw ParameterError("baby_giant_sums: one plaintext (or null) per baby and giant");
-      v.out[g] = out[g];
-      for (std::size_t b = 0; b < babies.size(); ++b) v.plain[g][b] = plain[g][b];
-    }
-    be.baby_giant_sums_async(v, view(levels_.at(level).qp), s);
+  auto& be = backend();
+  if (up.pending) throw Error("baby_giant_sums: the ModUp rows must be transformed");
+  backend::BabyGiantViewT<W> v;
+  v.product = product_view(d, up, level, *babies[0], 0);
+  v.product.add = c0;  // P sigma_b(c0) on the Q rows of every baby
+  for (std::size_t r = 0; r <= level; ++r) v.product.add_scale[r] = static_cast<W>(p_mod_q_[r]);
+  v.babies = static_cast<u32>(babies.size());
+  v.giants = static_cast<u32>(out.size());
+  for (std::size_t b = 0; b < babies.size(); ++b) {
+    check_params(babies[b]->params_id, "the evaluation key");
+    v.key[b] = babies[b]->words();
+    v.galois[b] = babies[b]->galois;
   }
+  for (std::size_t g = 0; g < out.size(); ++g) {
+    if (plain[g].size() != babies.size())
+      throw ParameterError("baby_giant_sums: one plaintext (or null) per baby and giant");
+    v.out[g] = out[g];
+    for (std::size_t b = 0; b < babies.size(); ++b) v.plain[g][b] = plain[g][b];
+  }
+  be.baby_giant_sums_async(v, view(levels_.at(level).qp), s);
 }
 
 template <class W>
@@ -851,8 +845,7 @@ void ContextT<W>::key_switch_divide(const W* d, const ModUp& up, std::size_t lev
   if (!add0 || !add1) throw ParameterError("key_switch_divide: both addends are required");
   auto& be = backend();
   const Level& lv = levels_.at(level);
-  const std::size_t q_words = (level + 1) * n_;
-  const std::size_t poly_words = q_words + p_count_ * n_;  // Q rows, then P rows
+  const std::size_t poly_words = (level + 1 + p_count_) * n_;  // Q rows, then P rows
   Buffer acc(be, 2 * poly_words * sizeof(W), s);
   W* q0 = acc.template as<W>();
   W* q1 = q0 + poly_words;
@@ -869,30 +862,15 @@ void ContextT<W>::key_switch_divide(const W* d, const ModUp& up, std::size_t lev
       minus[i] = neg_mod(mul_mod(barrett_reduce_64(sub_scalars[i], m), p_mod[i], m), m.value);
     }
   }
-  if constexpr (sizeof(W) == 8) {
-    std::vector<const W*> a0{q0, add0}, a1{q1, add1};
-    std::vector<std::vector<u64>> scalars{std::vector<u64>(level + 1, 1), p_mod};
-    if (!minus.empty()) {
-      a0.push_back(sub0);
-      a1.push_back(sub1);
-      scalars.push_back(std::move(minus));
-    }
-    be.linear_combination_async(q0, q1, a0, a1, scalars, std::vector<u64>(level + 1, 0), view(lv.q),
-                                s);
-  } else {  // the same sums from the pointwise operations
-    const auto v = view(lv.q);
-    Buffer term(be, q_words * sizeof(W), s);
-    const auto accumulate = [&](W* acc_q, const W* a, const std::vector<u64>& k) {
-      be.multiply_scalar_async(term.template as<W>(), a, k, v, s);
-      be.add_async(acc_q, acc_q, term.template as<W>(), v, s);
-    };
-    accumulate(q0, add0, p_mod);
-    accumulate(q1, add1, p_mod);
-    if (!minus.empty()) {
-      accumulate(q0, sub0, minus);
-      accumulate(q1, sub1, minus);
-    }
+  std::vector<const W*> a0{q0, add0}, a1{q1, add1};
+  std::vector<std::vector<u64>> scalars{std::vector<u64>(level + 1, 1), p_mod};
+  if (!minus.empty()) {
+    a0.push_back(sub0);
+    a1.push_back(sub1);
+    scalars.push_back(std::move(minus));
   }
+  be.linear_combination_async(q0, q1, a0, a1, scalars, std::vector<u64>(level + 1, 0), view(lv.q),
+                              s);
   // The divisor's rows, q_level then P, are adjacent in each polynomial.
   W* const outs[2] = {out0, out1};
   const W* const ins[2] = {q0, q1};

@@ -120,17 +120,7 @@ void EvaluatorT<W>::dot_plain_rows(W* out0, W* out1, const std::vector<const W*>
                                    const std::vector<const W*>& a1, const std::vector<const W*>& p,
                                    const backend::BasisViewT<W>& v, Stream s) const {
   auto& be = rlwe_.backend();
-  if constexpr (sizeof(W) == 4) {  // term by term
-    for (std::size_t t = 0; t < p.size(); ++t) {
-      if (t == 0) {
-        be.multiply_async(out0, a0[0], p[0], v, s);
-        be.multiply_async(out1, a1[0], p[0], v, s);
-      } else {
-        be.multiply_accumulate_async(out0, a0[t], p[t], v, s);
-        be.multiply_accumulate_async(out1, a1[t], p[t], v, s);
-      }
-    }
-  } else {
+  {
     constexpr std::size_t kChunk = backend::Backend::kMaxDotTerms;
     for (std::size_t at = 0; at < p.size(); at += kChunk) {
       const std::size_t end = std::min(p.size(), at + kChunk);
@@ -279,99 +269,89 @@ template <class W>
 typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::linear_combination(
     const std::vector<const Ciphertext*>& cts, const std::vector<std::vector<u64>>& scalars,
     const std::vector<u64>& constant, std::size_t level) const {
-  if constexpr (sizeof(W) == 4) {
-    require_wide_words("linear_combination");
-    return {};
-  } else {
-    if (cts.empty() || cts.size() != scalars.size())
-      throw ParameterError("linear_combination: needs one scalar list per ciphertext");
-    const Ciphertext& first = *cts[0];
-    const std::size_t limbs = level + 1;
-    check_linear_operands(cts, level, "linear_combination");
-    for (const auto& s : scalars)
-      if (s.size() != limbs) throw ParameterError("linear_combination: one scalar per prime");
-    if (!constant.empty() && constant.size() != limbs)
-      throw ParameterError("linear_combination: one constant residue per prime");
-    // Operands in different forms are combined in eval form. In coefficient form the constant goes
-    // to coefficient 0 only (in eval form it is in every slot).
-    std::vector<Ciphertext> held;
-    if (const auto evals = in_eval_form_if_mixed(cts, held); !evals.empty())
-      return linear_combination(evals, scalars, constant, level);
-    const bool coeff = cts[0]->form() == Form::coeff;
-    auto& be = rlwe_.backend();
-    const Stream s = first.stream();
-    std::vector<Stream> operand_streams;
-    for (const Ciphertext* c : cts) operand_streams.push_back(c->stream());
-    const backend::StreamJoin join(be, s, operand_streams);
-    const auto v = rlwe_.q_basis(level).template view_on<W>(be);
-    Ciphertext c = like(first, 2, level);
-    W* o0 = c.polys[0].data();
-    W* o1 = c.polys[1].data();
-    // Chunks of kMaxLinearTerms; every later chunk carries the running sum as a term times 1.
-    const std::size_t chunk = backend::Backend::kMaxLinearTerms - 1;
-    for (std::size_t at = 0; at < cts.size(); at += chunk) {
-      std::vector<const W*> a0, a1;
-      std::vector<std::vector<u64>> sc;
-      if (at) {
-        a0.push_back(o0);
-        a1.push_back(o1);
-        sc.emplace_back(limbs, 1);
-      }
-      for (std::size_t i = at; i < std::min(cts.size(), at + chunk); ++i) {
-        a0.push_back(cts[i]->polys[0].data());
-        a1.push_back(cts[i]->polys[1].data());
-        sc.push_back(scalars[i]);
-      }
-      const bool with_constant = at == 0 && !constant.empty();
-      be.linear_combination_async(
-          o0, o1, a0, a1, sc, with_constant ? constant : std::vector<u64>(limbs, 0), v, s, coeff);
+  if (cts.empty() || cts.size() != scalars.size())
+    throw ParameterError("linear_combination: needs one scalar list per ciphertext");
+  const Ciphertext& first = *cts[0];
+  const std::size_t limbs = level + 1;
+  check_linear_operands(cts, level, "linear_combination");
+  for (const auto& s : scalars)
+    if (s.size() != limbs) throw ParameterError("linear_combination: one scalar per prime");
+  if (!constant.empty() && constant.size() != limbs)
+    throw ParameterError("linear_combination: one constant residue per prime");
+  // Operands in different forms are combined in eval form. In coefficient form the constant goes
+  // to coefficient 0 only (in eval form it is in every slot).
+  std::vector<Ciphertext> held;
+  if (const auto evals = in_eval_form_if_mixed(cts, held); !evals.empty())
+    return linear_combination(evals, scalars, constant, level);
+  const bool coeff = cts[0]->form() == Form::coeff;
+  auto& be = rlwe_.backend();
+  const Stream s = first.stream();
+  std::vector<Stream> operand_streams;
+  for (const Ciphertext* c : cts) operand_streams.push_back(c->stream());
+  const backend::StreamJoin join(be, s, operand_streams);
+  const auto v = rlwe_.q_basis(level).template view_on<W>(be);
+  Ciphertext c = like(first, 2, level);
+  W* o0 = c.polys[0].data();
+  W* o1 = c.polys[1].data();
+  // Chunks of kMaxLinearTerms; every later chunk carries the running sum as a term times 1.
+  const std::size_t chunk = backend::Backend::kMaxLinearTerms - 1;
+  for (std::size_t at = 0; at < cts.size(); at += chunk) {
+    std::vector<const W*> a0, a1;
+    std::vector<std::vector<u64>> sc;
+    if (at) {
+      a0.push_back(o0);
+      a1.push_back(o1);
+      sc.emplace_back(limbs, 1);
     }
-    return c;
+    for (std::size_t i = at; i < std::min(cts.size(), at + chunk); ++i) {
+      a0.push_back(cts[i]->polys[0].data());
+      a1.push_back(cts[i]->polys[1].data());
+      sc.push_back(scalars[i]);
+    }
+    const bool with_constant = at == 0 && !constant.empty();
+    be.linear_combination_async(o0, o1, a0, a1, sc,
+                                with_constant ? constant : std::vector<u64>(limbs, 0), v, s, coeff);
   }
+  return c;
 }
 
 template <class W>
 std::vector<typename EvaluatorT<W>::Ciphertext> EvaluatorT<W>::linear_combinations(
     const std::vector<const Ciphertext*>& cts, const std::vector<u64>& weights,
     const std::vector<u64>& constants, std::size_t level) const {
-  if constexpr (sizeof(W) == 4) {
-    require_wide_words("linear_combinations");
-    return {};
-  } else {
-    const std::size_t limbs = level + 1;
-    if (cts.empty() || constants.empty() || constants.size() % limbs)
-      throw ParameterError("linear_combinations: needs ciphertexts and one constant per output");
-    const std::size_t outputs = constants.size() / limbs;
-    if (weights.size() != outputs * cts.size() * limbs)
-      throw ParameterError("linear_combinations: one weight per output, ciphertext and prime");
-    const Ciphertext& first = *cts[0];
-    check_linear_operands(cts, level, "linear_combinations");
-    std::vector<Ciphertext> held;
-    if (const auto evals = in_eval_form_if_mixed(cts, held); !evals.empty())
-      return linear_combinations(evals, weights, constants, level);
-    const bool coeff = first.form() == Form::coeff;
-    auto& be = rlwe_.backend();
-    const Stream s = first.stream();
-    std::vector<Stream> operand_streams;
-    for (const Ciphertext* c : cts) operand_streams.push_back(c->stream());
-    const backend::StreamJoin join(be, s, operand_streams);
-    const auto v = rlwe_.q_basis(level).template view_on<W>(be);
-    std::vector<Ciphertext> out;
-    out.reserve(outputs);
-    std::vector<W*> o0, o1;
-    for (std::size_t j = 0; j < outputs; ++j) {
-      out.push_back(like(first, 2, level));
-      o0.push_back(out.back().polys[0].data());
-      o1.push_back(out.back().polys[1].data());
-    }
-    std::vector<const W*> a0, a1;
-    for (const Ciphertext* c : cts) {
-      a0.push_back(c->polys[0].data());
-      a1.push_back(c->polys[1].data());
-    }
-    be.linear_map_async(o0, o1, a0, a1, weights, constants, v, s, coeff);
-    return out;
+  const std::size_t limbs = level + 1;
+  if (cts.empty() || constants.empty() || constants.size() % limbs)
+    throw ParameterError("linear_combinations: needs ciphertexts and one constant per output");
+  const std::size_t outputs = constants.size() / limbs;
+  if (weights.size() != outputs * cts.size() * limbs)
+    throw ParameterError("linear_combinations: one weight per output, ciphertext and prime");
+  const Ciphertext& first = *cts[0];
+  check_linear_operands(cts, level, "linear_combinations");
+  std::vector<Ciphertext> held;
+  if (const auto evals = in_eval_form_if_mixed(cts, held); !evals.empty())
+    return linear_combinations(evals, weights, constants, level);
+  const bool coeff = first.form() == Form::coeff;
+  auto& be = rlwe_.backend();
+  const Stream s = first.stream();
+  std::vector<Stream> operand_streams;
+  for (const Ciphertext* c : cts) operand_streams.push_back(c->stream());
+  const backend::StreamJoin join(be, s, operand_streams);
+  const auto v = rlwe_.q_basis(level).template view_on<W>(be);
+  std::vector<Ciphertext> out;
+  out.reserve(outputs);
+  std::vector<W*> o0, o1;
+  for (std::size_t j = 0; j < outputs; ++j) {
+    out.push_back(like(first, 2, level));
+    o0.push_back(out.back().polys[0].data());
+    o1.push_back(out.back().polys[1].data());
   }
+  std::vector<const W*> a0, a1;
+  for (const Ciphertext* c : cts) {
+    a0.push_back(c->polys[0].data());
+    a1.push_back(c->polys[1].data());
+  }
+  be.linear_map_async(o0, o1, a0, a1, weights, constants, v, s, coeff);
+  return out;
 }
 
 template <class W>
@@ -393,15 +373,8 @@ typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::multiply_no_relin(const Cipher
   const backend::StreamJoin join(be, s, {b.stream()});
   const auto v = rlwe_.q_basis(a.level).template view_on<W>(be);
   Ciphertext c = like(a, 3);
-  if constexpr (sizeof(W) == 4) {  // the tensor from pointwise products
-    be.multiply_async(c.polys[0].data(), a.polys[0].data(), b.polys[0].data(), v, s);
-    be.multiply_async(c.polys[1].data(), a.polys[0].data(), b.polys[1].data(), v, s);
-    be.multiply_accumulate_async(c.polys[1].data(), a.polys[1].data(), b.polys[0].data(), v, s);
-    be.multiply_async(c.polys[2].data(), a.polys[1].data(), b.polys[1].data(), v, s);
-  } else {
-    be.tensor_async(c.polys[0].data(), c.polys[1].data(), c.polys[2].data(), a.polys[0].data(),
-                    a.polys[1].data(), b.polys[0].data(), b.polys[1].data(), v, s);
-  }
+  be.tensor_async(c.polys[0].data(), c.polys[1].data(), c.polys[2].data(), a.polys[0].data(),
+                  a.polys[1].data(), b.polys[0].data(), b.polys[1].data(), v, s);
   c.scale = a.scale * b.scale;
   c.factor = a.factor;  // BGV: the scheme layer sets the product of the factors
   return c;
@@ -470,170 +443,163 @@ template <class W>
 typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::linear_transform_hoisted(
     const Ciphertext& x_in, const std::vector<const SwitchKey*>& babies,
     const std::vector<TransformGiant>& giants) const {
-  if constexpr (sizeof(W) == 4) {
-    require_wide_words("the hoisted linear transform");
-    return {};
-  } else {
-    check_one(x_in, "linear transform");
-    Ciphertext holder;
-    const Ciphertext& x = eval_form(x_in, holder);
-    if (x.polys.size() != 2) throw ParameterError("linear transform: relinearize the input first");
-    if (giants.empty()) throw ParameterError("linear transform: no giant steps");
-    auto& be = rlwe_.backend();
-    const Stream s = x.stream();
-    std::vector<Stream> plain_streams;
-    for (const auto& g : giants)
-      for (const auto& term : g.terms) plain_streams.push_back(term.second->stream());
-    const backend::StreamJoin join(be, s, plain_streams);
-    const std::size_t level = x.level, n = rlwe_.n();
-    const std::size_t q_rows = level + 1, rows = q_rows + rlwe_.p_count();
-    const ring::RnsBasis& q = rlwe_.q_basis(level);
-    const ring::RnsBasis& qp = rlwe_.qp_basis(level);
-    const auto vq = q.template view_on<W>(be);
-    const auto vqp = qp.template view_on<W>(be);
-    for (const SwitchKey* k : babies)
-      if (!k || k->key_id != x.key_id || k->galois == 0)
+  check_one(x_in, "linear transform");
+  Ciphertext holder;
+  const Ciphertext& x = eval_form(x_in, holder);
+  if (x.polys.size() != 2) throw ParameterError("linear transform: relinearize the input first");
+  if (giants.empty()) throw ParameterError("linear transform: no giant steps");
+  auto& be = rlwe_.backend();
+  const Stream s = x.stream();
+  std::vector<Stream> plain_streams;
+  for (const auto& g : giants)
+    for (const auto& term : g.terms) plain_streams.push_back(term.second->stream());
+  const backend::StreamJoin join(be, s, plain_streams);
+  const std::size_t level = x.level, n = rlwe_.n();
+  const std::size_t q_rows = level + 1, rows = q_rows + rlwe_.p_count();
+  const ring::RnsBasis& q = rlwe_.q_basis(level);
+  const ring::RnsBasis& qp = rlwe_.qp_basis(level);
+  const auto vq = q.template view_on<W>(be);
+  const auto vqp = qp.template view_on<W>(be);
+  for (const SwitchKey* k : babies)
+    if (!k || k->key_id != x.key_id || k->galois == 0)
+      throw MismatchError("linear transform: a baby-step key is not a Galois key of this key set");
+    else
+      rlwe_.check_device(k->device(), "linear transform: a baby-step key");
+  for (const auto& g : giants) {
+    if (g.key && (g.key->key_id != x.key_id || g.key->galois == 0))
+      throw MismatchError("linear transform: a giant-step key is not a Galois key of this key set");
+    if (g.key) rlwe_.check_device(g.key->device(), "linear transform: a giant-step key");
+    for (const auto& [b, p] : g.terms)
+      if (b > babies.size() || p->basis() != qp || p->form() != ring::Form::eval)
         throw MismatchError(
-            "linear transform: a baby-step key is not a Galois key of this key set");
-      else
-        rlwe_.check_device(k->device(), "linear transform: a baby-step key");
-    for (const auto& g : giants) {
-      if (g.key && (g.key->key_id != x.key_id || g.key->galois == 0))
-        throw MismatchError(
-            "linear transform: a giant-step key is not a Galois key of this key set");
-      if (g.key) rlwe_.check_device(g.key->device(), "linear transform: a giant-step key");
-      for (const auto& [b, p] : g.terms)
-        if (b > babies.size() || p->basis() != qp || p->form() != ring::Form::eval)
-          throw MismatchError(
-              "linear transform: a term's baby index is out of range or its plaintext is not in "
-              "eval form over Q_level u P");
+            "linear transform: a term's baby index is out of range or its plaintext is not in "
+            "eval form over Q_level u P");
+  }
+  const std::vector<u64> p_mod(rlwe_.p_mod_q().begin(), rlwe_.p_mod_q().begin() + q_rows);
+  // The automorphism of (c0, c1) in Q u P before its ModDown: the key product of c1 (whose ModUp
+  // rows are in ext) plus P sigma(c0) on the Q rows; out: two contiguous Q u P polynomials.
+  auto rotate_extended = [&](const Ciphertext& c, const ModUp& ext, const SwitchKey& k, W* out) {
+    rlwe_.key_product(c.polys[1].data(), ext, level, k, k.galois, out, out + rows * n, s,
+                      c.polys[0].data());
+  };
+  // Each giant's sum of its baby terms (babies 1.., in Q u P): when they fit one pass, computed
+  // directly (BabyGiantView: the babies are never stored, read back or reduced twice); else each
+  // baby is stored, then summed per giant by dot_plain.
+  std::vector<backend::Buffer> baby_sums(giants.size());  // empty for giants without baby terms
+  if (!babies.empty()) {
+    const ModUp ext = rlwe_.mod_up(x.polys[1].data(), level, s);
+    std::vector<std::vector<const W*>> plain;  // [giant with baby terms][baby]
+    std::vector<W*> sums;
+    bool repeated = false;  // a baby twice in one giant: only the stored path sums both
+    for (std::size_t g = 0; g < giants.size(); ++g) {
+      std::vector<const W*> row(babies.size(), nullptr);
+      bool any = false;
+      for (const auto& [b, p] : giants[g].terms)
+        if (b > 0) {
+          repeated = repeated || row[b - 1];
+          row[b - 1] = p->data();
+          any = true;
+        }
+      if (!any) continue;
+      baby_sums[g] = backend::Buffer(be, 2 * rows * n * sizeof(W), s);
+      plain.push_back(std::move(row));
+      sums.push_back(baby_sums[g].as<W>());
     }
-    const std::vector<u64> p_mod(rlwe_.p_mod_q().begin(), rlwe_.p_mod_q().begin() + q_rows);
-    // The automorphism of (c0, c1) in Q u P before its ModDown: the key product of c1 (whose ModUp
-    // rows are in ext) plus P sigma(c0) on the Q rows; out: two contiguous Q u P polynomials.
-    auto rotate_extended = [&](const Ciphertext& c, const ModUp& ext, const SwitchKey& k, W* out) {
-      rlwe_.key_product(c.polys[1].data(), ext, level, k, k.galois, out, out + rows * n, s,
-                        c.polys[0].data());
-    };
-    // Each giant's sum of its baby terms (babies 1.., in Q u P): when they fit one pass, computed
-    // directly (BabyGiantView: the babies are never stored, read back or reduced twice); else each
-    // baby is stored, then summed per giant by dot_plain.
-    std::vector<backend::Buffer> baby_sums(giants.size());  // empty for giants without baby terms
-    if (!babies.empty()) {
-      const ModUp ext = rlwe_.mod_up(x.polys[1].data(), level, s);
-      std::vector<std::vector<const W*>> plain;  // [giant with baby terms][baby]
-      std::vector<W*> sums;
-      bool repeated = false;  // a baby twice in one giant: only the stored path sums both
+    if (!repeated && Context::baby_giant_fits(level, babies.size(), sums.size())) {
+      rlwe_.baby_giant_sums(x.polys[0].data(), x.polys[1].data(), ext, level, babies, plain, sums,
+                            s);
+    } else {
+      std::vector<backend::Buffer> baby;
+      for (const SwitchKey* k : babies) {
+        baby.emplace_back(be, 2 * rows * n * sizeof(W), s);
+        rotate_extended(x, ext, *k, baby.back().as<W>());
+      }
       for (std::size_t g = 0; g < giants.size(); ++g) {
-        std::vector<const W*> row(babies.size(), nullptr);
-        bool any = false;
+        if (baby_sums[g].bytes() == 0) continue;
+        std::vector<const W*> e0, e1, ep;
         for (const auto& [b, p] : giants[g].terms)
           if (b > 0) {
-            repeated = repeated || row[b - 1];
-            row[b - 1] = p->data();
-            any = true;
+            e0.push_back(baby[b - 1].template as<W>());
+            e1.push_back(baby[b - 1].template as<W>() + rows * n);
+            ep.push_back(p->data());
           }
-        if (!any) continue;
-        baby_sums[g] = backend::Buffer(be, 2 * rows * n * sizeof(W), s);
-        plain.push_back(std::move(row));
-        sums.push_back(baby_sums[g].as<W>());
-      }
-      if (!repeated && Context::baby_giant_fits(level, babies.size(), sums.size())) {
-        rlwe_.baby_giant_sums(x.polys[0].data(), x.polys[1].data(), ext, level, babies, plain, sums,
-                              s);
-      } else {
-        std::vector<backend::Buffer> baby;
-        for (const SwitchKey* k : babies) {
-          baby.emplace_back(be, 2 * rows * n * sizeof(W), s);
-          rotate_extended(x, ext, *k, baby.back().as<W>());
-        }
-        for (std::size_t g = 0; g < giants.size(); ++g) {
-          if (baby_sums[g].bytes() == 0) continue;
-          std::vector<const W*> e0, e1, ep;
-          for (const auto& [b, p] : giants[g].terms)
-            if (b > 0) {
-              e0.push_back(baby[b - 1].template as<W>());
-              e1.push_back(baby[b - 1].template as<W>() + rows * n);
-              ep.push_back(p->data());
-            }
-          W* sum = baby_sums[g].as<W>();
-          dot_plain_rows(sum, sum + rows * n, e0, e1, ep, vqp, s);
-        }
+        W* sum = baby_sums[g].as<W>();
+        dot_plain_rows(sum, sum + rows * n, e0, e1, ep, vqp, s);
       }
     }
-    // The giant steps' rotations are summed in Q u P too (the unrotated ones enter as P times
-    // themselves on the Q rows) and divided once by P q_level: no ModDown per giant step and no
-    // separate rescale.
-    const bool rotating = std::any_of(giants.begin(), giants.end(),
-                                      [](const TransformGiant& g) { return g.key != nullptr; });
-    backend::Buffer acc(be, 2 * rows * n * sizeof(W), s), step(be, 2 * rows * n * sizeof(W), s);
-    W* a0 = acc.template as<W>();
-    W* a1 = a0 + rows * n;
-    bool have = false;
-    Ciphertext plain_sum;  // without rotating giant steps: the sum, rescaled at the end
-    std::vector<Ciphertext> identity_parts;
-    for (std::size_t gi = 0; gi < giants.size(); ++gi) {
-      const TransformGiant& g = giants[gi];
-      std::vector<const W*> i0, i1, ip;  // identity terms (baby 0)
-      for (const auto& [b, p] : g.terms) {
-        if (b == 0) {
-          i0.push_back(x.polys[0].data());
-          i1.push_back(x.polys[1].data());
-          ip.push_back(p->data());  // its Q rows come first
-        }
-      }
-      Ciphertext part = like(x, 2);
-      W* out0 = part.polys[0].data();
-      W* out1 = part.polys[1].data();
-      if (baby_sums[gi].bytes() == 0) {
-        dot_plain_rows(out0, out1, i0, i1, ip, vq, s);
-      } else {
-        W* s0 = baby_sums[gi].as<W>();
-        W* s1 = s0 + rows * n;
-        backend::Buffer ident;
-        const W* adds[2] = {nullptr, nullptr};
-        if (!i0.empty()) {
-          ident = backend::Buffer(be, 2 * q_rows * n * sizeof(W), s);
-          dot_plain_rows(ident.template as<W>(), ident.template as<W>() + q_rows * n, i0, i1, ip,
-                         vq, s);
-          adds[0] = ident.template as<W>();
-          adds[1] = ident.template as<W>() + q_rows * n;
-        }
-        W* const outs[2] = {out0, out1};
-        const W* const ins[2] = {s0, s1};
-        rlwe_.mod_down_polys(outs, ins, 2, level, s, adds);
-      }
-      if (!rotating) {
-        plain_sum = have ? add(plain_sum, part) : std::move(part);
-        have = true;
-        continue;
-      }
-      if (g.key) {
-        const ModUp ext = rlwe_.mod_up(part.polys[1].data(), level, s);
-        W* t0 = have ? step.template as<W>() : a0;
-        rotate_extended(part, ext, *g.key, t0);
-        if (have) {
-          be.add_async(a0, a0, t0, vqp, s);
-          be.add_async(a1, a1, t0 + rows * n, vqp, s);
-        }
-        have = true;
-      } else {
-        // Added after the loop (times P, on the Q rows only: P vanishes modulo P), once a
-        // rotating giant step has initialized acc.
-        identity_parts.push_back(std::move(part));
-      }
-    }
-    if (!rotating) return divide_by_last_prime(plain_sum);
-    for (const Ciphertext& part : identity_parts) {
-      be.automorphism_accumulate_async(a0, part.polys[0].data(), 1, p_mod, vq, s);
-      be.automorphism_accumulate_async(a1, part.polys[1].data(), 1, p_mod, vq, s);
-    }
-    Ciphertext c = divided_like(x, 2);
-    W* const outs[2] = {c.polys[0].data(), c.polys[1].data()};
-    const W* const ins[2] = {a0, a1};
-    rlwe_.divide_extended(outs, ins, 2, level, s);
-    return c;
   }
+  // The giant steps' rotations are summed in Q u P too (the unrotated ones enter as P times
+  // themselves on the Q rows) and divided once by P q_level: no ModDown per giant step and no
+  // separate rescale.
+  const bool rotating = std::any_of(giants.begin(), giants.end(),
+                                    [](const TransformGiant& g) { return g.key != nullptr; });
+  backend::Buffer acc(be, 2 * rows * n * sizeof(W), s), step(be, 2 * rows * n * sizeof(W), s);
+  W* a0 = acc.template as<W>();
+  W* a1 = a0 + rows * n;
+  bool have = false;
+  Ciphertext plain_sum;  // without rotating giant steps: the sum, rescaled at the end
+  std::vector<Ciphertext> identity_parts;
+  for (std::size_t gi = 0; gi < giants.size(); ++gi) {
+    const TransformGiant& g = giants[gi];
+    std::vector<const W*> i0, i1, ip;  // identity terms (baby 0)
+    for (const auto& [b, p] : g.terms) {
+      if (b == 0) {
+        i0.push_back(x.polys[0].data());
+        i1.push_back(x.polys[1].data());
+        ip.push_back(p->data());  // its Q rows come first
+      }
+    }
+    Ciphertext part = like(x, 2);
+    W* out0 = part.polys[0].data();
+    W* out1 = part.polys[1].data();
+    if (baby_sums[gi].bytes() == 0) {
+      dot_plain_rows(out0, out1, i0, i1, ip, vq, s);
+    } else {
+      W* s0 = baby_sums[gi].as<W>();
+      W* s1 = s0 + rows * n;
+      backend::Buffer ident;
+      const W* adds[2] = {nullptr, nullptr};
+      if (!i0.empty()) {
+        ident = backend::Buffer(be, 2 * q_rows * n * sizeof(W), s);
+        dot_plain_rows(ident.template as<W>(), ident.template as<W>() + q_rows * n, i0, i1, ip, vq,
+                       s);
+        adds[0] = ident.template as<W>();
+        adds[1] = ident.template as<W>() + q_rows * n;
+      }
+      W* const outs[2] = {out0, out1};
+      const W* const ins[2] = {s0, s1};
+      rlwe_.mod_down_polys(outs, ins, 2, level, s, adds);
+    }
+    if (!rotating) {
+      plain_sum = have ? add(plain_sum, part) : std::move(part);
+      have = true;
+      continue;
+    }
+    if (g.key) {
+      const ModUp ext = rlwe_.mod_up(part.polys[1].data(), level, s);
+      W* t0 = have ? step.template as<W>() : a0;
+      rotate_extended(part, ext, *g.key, t0);
+      if (have) {
+        be.add_async(a0, a0, t0, vqp, s);
+        be.add_async(a1, a1, t0 + rows * n, vqp, s);
+      }
+      have = true;
+    } else {
+      // Added after the loop (times P, on the Q rows only: P vanishes modulo P), once a
+      // rotating giant step has initialized acc.
+      identity_parts.push_back(std::move(part));
+    }
+  }
+  if (!rotating) return divide_by_last_prime(plain_sum);
+  for (const Ciphertext& part : identity_parts) {
+    be.automorphism_accumulate_async(a0, part.polys[0].data(), 1, p_mod, vq, s);
+    be.automorphism_accumulate_async(a1, part.polys[1].data(), 1, p_mod, vq, s);
+  }
+  Ciphertext c = divided_like(x, 2);
+  W* const outs[2] = {c.polys[0].data(), c.polys[1].data()};
+  const W* const ins[2] = {a0, a1};
+  rlwe_.divide_extended(outs, ins, 2, level, s);
+  return c;
 }
 
 template <class W>
@@ -786,12 +752,6 @@ typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::mod_switch(const Ciphertext& a
   Ciphertext c = divide_by_last_prime(a);
   while (c.level > target) c = divide_by_last_prime(c);
   return c;
-}
-
-template <class W>
-void EvaluatorT<W>::require_wide_words(const char* op) {
-  throw ParameterError(std::string(op) +
-                       " is not available on 32-bit words yet; use parameters with 64-bit words");
 }
 
 template class EvaluatorT<u64>;

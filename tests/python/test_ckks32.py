@@ -66,13 +66,16 @@ def decrypt(ctx, k, ct, count):
 def test_every_operation_gives_the_64_bit_words(dnum, rng, device):
     n = 256
     q, p = primes(n, [29] + [28] * 5, [30, 30])
-    pair = Pair(n, q, p, dnum, device, galois=(5,))
+    pair = Pair(n, q, p, dnum, device, galois=(5, 25))
     x = rng.uniform(-1, 1, n // 2) + 1j * rng.uniform(-1, 1, n // 2)
     y = rng.uniform(-1, 1, n // 2)
     top, scale = len(q) - 1, 2.0**26
     a = pair.both(lambda c, k: encrypt(c, k, x, top, scale))
     b = pair.both(lambda c, k: encrypt(c, k, y, top, scale))
     assert_same_words(*a)
+    pt = pair.both(lambda c, k: c.encode_slots(y, top, scale)[0])
+    ext = pair.both(lambda c, k: c.encode_slots(y, top, scale, False, True)[0])
+    weights = rng.integers(0, 1 << 62, (3, 2, len(q)), dtype=np.uint64)
     ops = {
         "add": lambda c, k, i: c.add(a[i], b[i]),
         "sub": lambda c, k, i: c.sub(a[i], b[i]),
@@ -85,6 +88,20 @@ def test_every_operation_gives_the_64_bit_words(dnum, rng, device):
         "drop_level": lambda c, k, i: c.drop_level(a[i], 2),
         "to_coeff": lambda c, k, i: c.to_form(a[i], "coeff"),
         "multiply_scalar": lambda c, k, i: c.multiply_scalar(a[i], [3] * len(q)),
+        "linear_combination": lambda c, k, i: c.linear_combination(
+            [a[i], b[i]], [[2] * len(q), [(1 << 40) + 3] * len(q)], [5] * len(q), top
+        ),
+        "linear_combinations": lambda c, k, i: c.linear_combinations(
+            [a[i], b[i]], weights, [[7] * len(q), [0] * len(q), [1] * len(q)], top
+        )[2],
+        "dot_plain": lambda c, k, i: c.dot_plain([a[i], b[i]], [pt[i], pt[i]]),
+        "add_scalar": lambda c, k, i: c.add_scalar(a[i], [9] * len(q)),
+        "linear_transform": lambda c, k, i: c.linear_transform_hoisted(
+            a[i],
+            [k["galois"][5]],
+            [None, k["galois"][25]],
+            [[(0, ext[i]), (1, ext[i])], [(1, ext[i])]],
+        ),
     }
     for name, op in ops.items():
         wide = op(pair.wide, pair.keys["wide"], 0)
@@ -137,7 +154,7 @@ def test_rescale_by_a_prime_pair(words, rng, device):
         )
 
 
-def test_refuses_wide_primes_and_the_64_bit_only_operations(rng, device):
+def test_refuses_wide_primes_and_the_other_word_type(rng, device):
     n = 64
     q, p = primes(n, [29, 31], [30])
     with pytest.raises(ParameterError, match="below 2\\^30"):
@@ -146,8 +163,6 @@ def test_refuses_wide_primes_and_the_64_bit_only_operations(rng, device):
     pair = Pair(n, q, p, 2, device)
     ctx, k = pair.narrow, pair.keys["narrow"]
     a = encrypt(ctx, k, np.ones(n // 2), 1, 2.0**20)
-    with pytest.raises(ParameterError, match="32-bit words"):
-        ctx.linear_combination([a], [[1, 1]], [], 1)
     # A ciphertext of one word type is not an operand of the other's context.
     with pytest.raises(TypeError):
         pair.wide.add(a, a)

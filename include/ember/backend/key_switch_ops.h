@@ -137,17 +137,20 @@ using KeyProductView32 = KeyProductViewT<u32>;
 /// shared ModUp digits (`product`, whose key is unused) plus P sigma_b(c0) (product.add); giant
 /// g's sum, sum_b plain[g][b] * baby_b over Q_l u P, goes to out[g] (two polynomials, each Q rows
 /// then P rows). The babies are never written out.
-struct BabyGiantView {
+template <class W>
+struct BabyGiantViewT {
   static constexpr u32 kMaxBabies = 16;
   static constexpr u32 kMaxGiants = 8;
-  KeyProductView product;
-  const u64* key[kMaxBabies] = {};
+  KeyProductViewT<W> product;
+  const W* key[kMaxBabies] = {};
   u64 galois[kMaxBabies] = {};
-  const u64* plain[kMaxGiants][kMaxBabies] = {};  // [rows][N] over Q_l u P; null: no term
-  u64* out[kMaxGiants] = {};
+  const W* plain[kMaxGiants][kMaxBabies] = {};  // [rows][N] over Q_l u P; null: no term
+  W* out[kMaxGiants] = {};
   u32 babies = 0;
   u32 giants = 0;
 };
+using BabyGiantView = BabyGiantViewT<u64>;
+using BabyGiantView32 = BabyGiantViewT<u32>;
 
 /// Base conversion and hybrid key switching. Operations a backend may fuse with the ring
 /// family's (a transform followed by an affine step, ...) are declared here and composed from
@@ -210,6 +213,8 @@ class KeySwitchOps {
                                      const BasisView& qlp, Stream stream) = 0;
   /// The giant-step sums of BabyGiantView over Q_l u P (rows of `qlp`), one pass.
   virtual void baby_giant_sums_async(const BabyGiantView& v, const BasisView& qlp,
+                                     Stream stream) = 0;
+  virtual void baby_giant_sums_async(const BabyGiantView32& v, const BasisView32& qlp,
                                      Stream stream) = 0;
 
   // Base conversion (coefficient form).

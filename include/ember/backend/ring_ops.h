@@ -57,15 +57,14 @@ struct LiftedRows {
 };
 
 /// Throws ParameterError unless a linear_combination_async call fits its limits.
-void check_linear_combination(const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
+void check_linear_combination(std::size_t terms0, std::size_t terms1,
                               const std::vector<std::vector<u64>>& scalars,
-                              const std::vector<u64>& constant, const BasisView& b);
+                              const std::vector<u64>& constant, std::size_t limbs);
 
 /// Throws ParameterError unless a linear_map_async call's sizes agree.
-void check_linear_map(const std::vector<u64*>& out0, const std::vector<u64*>& out1,
-                      const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
-                      const std::vector<u64>& weights, const std::vector<u64>& constants,
-                      const BasisView& b);
+void check_linear_map(std::size_t outputs0, std::size_t outputs1, std::size_t inputs0,
+                      std::size_t inputs1, const std::vector<u64>& weights,
+                      const std::vector<u64>& constants, std::size_t limbs);
 
 /// Tables of the exact big-integer <-> RNS conversions, backend memory.
 struct CrtView {
@@ -150,6 +149,8 @@ class RingOps {
   virtual void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1, const u64* b0,
                             const u64* b1, const BasisView& b, Stream stream,
                             const TensorUpper* upper = nullptr) = 0;
+  virtual void tensor_async(u32* d0, u32* d1, u32* d2, const u32* a0, const u32* a1, const u32* b0,
+                            const u32* b1, const BasisView32& b, Stream stream) = 0;
   /// The forward NTT of two degree-1 ciphertexts (ntt_forward_async(scratch, in, b, 4, stream,
   /// source_rows): in = {a0, a1, b0, b1}, written back to back to scratch) followed by their
   /// tensor product into d0, d1, d2. A backend may fuse the two and leave scratch as it likes.
@@ -173,6 +174,10 @@ class RingOps {
                                const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
                                const u64* add0, const u64* add1, const BasisView& b,
                                Stream stream) = 0;
+  virtual void dot_plain_async(u32* out0, u32* out1, const std::vector<const u32*>& a0,
+                               const std::vector<const u32*>& a1, const std::vector<const u32*>& p,
+                               const u32* add0, const u32* add1, const BasisView32& b,
+                               Stream stream) = 0;
   /// out = a * scalar[limb]; scalars are host values, reduced mod each limb's prime.
   virtual void multiply_scalar_async(u64* out, const u64* a, const std::vector<u64>& scalars,
                                      const BasisView& b, Stream stream) = 0;
@@ -192,6 +197,9 @@ class RingOps {
   virtual void automorphism_accumulate_async(u64* out, const u64* a, u64 k,
                                              const std::vector<u64>& scalars, const BasisView& b,
                                              Stream stream) = 0;
+  virtual void automorphism_accumulate_async(u32* out, const u32* a, u64 k,
+                                             const std::vector<u64>& scalars, const BasisView32& b,
+                                             Stream stream) = 0;
 
   /// Linear combination of ciphertext halves with per-limb integer scalars (host values below
   /// 2^64, reduced here): out0 = sum_t a0[t] s[t][limb] + c[limb], out1 = sum_t a1[t] s[t][limb],
@@ -205,6 +213,11 @@ class RingOps {
                                         const std::vector<std::vector<u64>>& scalars,
                                         const std::vector<u64>& constant, const BasisView& b,
                                         Stream stream, bool constant_coeff = false) = 0;
+  virtual void linear_combination_async(u32* out0, u32* out1, const std::vector<const u32*>& a0,
+                                        const std::vector<const u32*>& a1,
+                                        const std::vector<std::vector<u64>>& scalars,
+                                        const std::vector<u64>& constant, const BasisView32& b,
+                                        Stream stream, bool constant_coeff = false) = 0;
   /// A matrix of linear combinations of ciphertext halves, one pass over the inputs per tile
   /// of outputs: out0[j] = sum_i a0[i] w[j][i][limb] + c[j][limb],
   /// out1[j] = sum_i a1[i] w[j][i][limb], for j < out0.size(), i < a0.size(). `weights` is
@@ -215,6 +228,11 @@ class RingOps {
                                 const std::vector<const u64*>& a0,
                                 const std::vector<const u64*>& a1, const std::vector<u64>& weights,
                                 const std::vector<u64>& constants, const BasisView& b,
+                                Stream stream, bool constant_coeff = false) = 0;
+  virtual void linear_map_async(const std::vector<u32*>& out0, const std::vector<u32*>& out1,
+                                const std::vector<const u32*>& a0,
+                                const std::vector<const u32*>& a1, const std::vector<u64>& weights,
+                                const std::vector<u64>& constants, const BasisView32& b,
                                 Stream stream, bool constant_coeff = false) = 0;
   /// BFV plaintext scaling: out[limb][i] = round(Q m[i] / t) mod q_limb for one row m of values
   /// in [0, t) (backend memory); q_div_t[limb] = floor(Q/t) mod q_limb (backend memory).

@@ -173,6 +173,26 @@ using WideOf = std::conditional_t<sizeof(W) == 4, Wide32, Wide>;
 template <class W>
 inline constexpr u32 kWideTerms = sizeof(W) == 4 ? 8 : 32;
 
+/// After term `t` (from 0) of sums of products, folds the sums when kWideTerms<W> terms have
+/// joined them since the last fold (never for 64-bit sums of at most 32 terms).
+template <class W, class... Sums>
+EMBER_HD void fold_every(std::size_t t, const ModulusT<W>& m, Sums&... sums) {
+  if (t % kWideTerms<W> == kWideTerms<W> - 1) (sums.fold(m), ...);
+}
+
+/// a b + c d mod p (64-bit words: mul_add_mul_mod; 32-bit: one 64-bit sum).
+template <class W>
+EMBER_HD W mul_add_mul(W a, W b, W c, W d, const ModulusT<W>& m) {
+  if constexpr (sizeof(W) == 8) {
+    return mul_add_mul_mod(a, b, c, d, m);
+  } else {
+    Wide32 s;
+    s.add_product(a, b);
+    s.add_product(c, d);
+    return s.reduce(m);
+  }
+}
+
 /// Partial sums of a byte-matrix conversion (BaseConvView::byte_planes): the products of planes
 /// 2p and 2p + 1 (each < 2^23: 128 byte products) join in 32 bits (c_2p + c_2p+1 2^8 < 2^32) and
 /// enter low (p < 2) or high (p >= 2) at offset 16 (p % 2), so the value is low + high 2^32
@@ -319,22 +339,31 @@ EMBER_HD void key_product_row(const backend::KeyProductViewT<W>& kp, std::size_t
 /// giant's plaintext (at most kMaxBabies terms: no overflow), reduced once per giant. The values
 /// equal the babies' key products reduced and then summed by dot_plain.
 /// kGiants (>= v.giants) sizes the sums (registers on the GPU).
-template <u32 kGiants = backend::BabyGiantView::kMaxGiants>
-EMBER_HD void baby_giant_row(const backend::BabyGiantView& v, std::size_t n, u32 log_n, u32 r,
-                             std::size_t c, const Modulus& m) {
-  Wide s0[kGiants], s1[kGiants];
+template <u32 kGiants = backend::BabyGiantView::kMaxGiants, class W = u64>
+EMBER_HD void baby_giant_row(const backend::BabyGiantViewT<W>& v, std::size_t n, u32 log_n, u32 r,
+                             std::size_t c, const ModulusT<W>& m) {
+  WideOf<W> s0[kGiants], s1[kGiants];
   const std::size_t i = static_cast<std::size_t>(r) * n + c;
   for (u32 b = 0; b < v.babies; ++b) {
     const std::size_t src = automorphism_eval_source(static_cast<u32>(c), v.galois[b], log_n);
-    u64 x0, x1;
-    key_product_row(v.product, n, r, c, src, m, x0, x1, v.key[b]);
+    W x0, x1;
+    key_product_row<W>(v.product, n, r, c, src, m, x0, x1, v.key[b]);
     EMBER_UNROLL
     for (u32 g = 0; g < kGiants; ++g) {
-      const u64* p = g < v.giants ? v.plain[g][b] : nullptr;
+      const W* p = g < v.giants ? v.plain[g][b] : nullptr;
       if (!p) continue;
-      const u64 w = p[i];
+      const W w = p[i];
       s0[g].add_product(x0, w);
       s1[g].add_product(x1, w);
+    }
+    if constexpr (sizeof(W) == 4) {
+      if (b % kWideTerms<W> == kWideTerms<W> - 1) {
+        EMBER_UNROLL
+        for (u32 g = 0; g < kGiants; ++g) {
+          s0[g].fold(m);
+          s1[g].fold(m);
+        }
+      }
     }
   }
   const std::size_t words = static_cast<std::size_t>(v.product.rows) * n;

@@ -42,9 +42,10 @@ struct ModUp {
 
 /// W: the word type of every polynomial, key and ciphertext (u64; u32 when every prime is below
 /// 2^30, ParameterError otherwise). The 32-bit context runs the same steps; where the 64-bit one
-/// calls a fused backend operation that has no 32-bit form yet, it composes the unfused ones
-/// (same values), and the operations only BFV uses (coefficient-form key switching) and the
-/// one-pass baby-step sums throw ParameterError on 32-bit words.
+/// calls a fused backend operation that has no 32-bit form yet (the lifted and pending ModUp,
+/// the transform fused with the key product, the division fused with its NTT), it composes the
+/// unfused ones (same values). Coefficient-form key switching (BFV's) throws ParameterError on
+/// 32-bit words.
 template <class W>
 class ContextT {
  public:

@@ -11,10 +11,8 @@
 
 namespace ember::rlwe {
 
-/// W: the word type (see ContextT). On 32-bit words the operations that need a fused 64-bit
-/// backend operation without a 32-bit form yet (linear combinations and maps, the hoisted linear
-/// transform, coefficient-form key switching) throw ParameterError; the others compose the
-/// unfused 32-bit operations and give the 64-bit path's values.
+/// W: the word type (see ContextT): every operation runs on both and gives the same values over
+/// the same primes, except BFV's coefficient-form key switching (64-bit words only).
 template <class W>
 class EvaluatorT {
  public:
@@ -148,8 +146,6 @@ class EvaluatorT {
   void dot_plain_rows(W* out0, W* out1, const std::vector<const W*>& a0,
                       const std::vector<const W*>& a1, const std::vector<const W*>& p,
                       const backend::BasisViewT<W>& v, backend::Stream s) const;
-  /// Throws ParameterError on 32-bit words: `op` needs a 64-bit-only backend operation.
-  static void require_wide_words(const char* op);
   Context rlwe_;
 };
 

@@ -216,18 +216,28 @@ class CpuBackend final : public Backend {
   }
   void tensor_async(u64* d0, u64* d1, u64* d2, const u64* a0, const u64* a1, const u64* b0,
                     const u64* b1, const BasisView& b, Stream, const TensorUpper* upper) override {
+    tensor_words(d0, d1, d2, a0, a1, b0, b1, b, upper);
+  }
+  void tensor_async(u32* d0, u32* d1, u32* d2, const u32* a0, const u32* a1, const u32* b0,
+                    const u32* b1, const BasisView32& b, Stream) override {
+    tensor_words(d0, d1, d2, a0, a1, b0, b1, b, nullptr);
+  }
+  template <class W>
+  void tensor_words(W* d0, W* d1, W* d2, const W* a0, const W* a1, const W* b0, const W* b1,
+                    const BasisViewT<W>& b, const TensorUpper* upper) {
     const std::size_t n = b.ring->n;
-    per_limb(b, [&](long l, const Modulus& m) {
+    per_limb(b, [&](long l, const ModulusT<W>& m) {
       const bool up = upper && static_cast<std::size_t>(l) >= upper->split;
       const std::size_t shift = up ? upper->split * n : 0;  // the upper operands start there
-      const u64 *p0 = up ? upper->a0 : a0, *p1 = up ? upper->a1 : a1;
-      const u64 *q0 = up ? upper->b0 : b0, *q1 = up ? upper->b1 : b1;
+      const W *p0 = a0, *p1 = a1, *q0 = b0, *q1 = b1;
+      if constexpr (sizeof(W) == 8)
+        if (up) p0 = upper->a0, p1 = upper->a1, q0 = upper->b0, q1 = upper->b1;
       for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
         const std::size_t at = i - shift;
-        const u64 x0 = p0[at], x1 = p1[at], y0 = q0[at], y1 = q1[at];
-        d0[i] = mul_mod(x0, y0, m);
-        d1[i] = mul_add_mul_mod(x0, y1, x1, y0, m);
-        d2[i] = mul_mod(x1, y1, m);
+        const W x0 = p0[at], x1 = p1[at], y0 = q0[at], y1 = q1[at];
+        d0[i] = mul_mod<W>(x0, y0, m);
+        d1[i] = backend::rows::mul_add_mul<W>(x0, y1, x1, y0, m);
+        d2[i] = mul_mod<W>(x1, y1, m);
       }
     });
   }
@@ -238,19 +248,31 @@ class CpuBackend final : public Backend {
   void dot_plain_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
                        const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
                        const u64* add0, const u64* add1, const BasisView& b, Stream) override {
+    dot_plain_words(out0, out1, a0, a1, p, add0, add1, b);
+  }
+  void dot_plain_async(u32* out0, u32* out1, const std::vector<const u32*>& a0,
+                       const std::vector<const u32*>& a1, const std::vector<const u32*>& p,
+                       const u32* add0, const u32* add1, const BasisView32& b, Stream) override {
+    dot_plain_words(out0, out1, a0, a1, p, add0, add1, b);
+  }
+  template <class W>
+  void dot_plain_words(W* out0, W* out1, const std::vector<const W*>& a0,
+                       const std::vector<const W*>& a1, const std::vector<const W*>& p,
+                       const W* add0, const W* add1, const BasisViewT<W>& b) {
     if (p.empty() || p.size() > kMaxDotTerms || a0.size() != p.size() || a1.size() != p.size())
       throw ParameterError("dot_plain: 1 to 32 terms, as many ciphertexts as plaintexts");
     const std::size_t n = b.ring->n, terms = p.size();
-    per_limb(b, [&](long l, const Modulus& m) {
+    per_limb(b, [&](long l, const ModulusT<W>& m) {
       for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
-        backend::rows::Wide s0, s1;
+        backend::rows::WideOf<W> s0, s1;
         for (std::size_t t = 0; t < terms; ++t) {
           s0.add_product(a0[t][i], p[t][i]);
           s1.add_product(a1[t][i], p[t][i]);
+          backend::rows::fold_every(t, m, s0, s1);
         }
-        const u64 r0 = s0.reduce(m), r1 = s1.reduce(m);
-        out0[i] = add0 ? add_mod(r0, add0[i], m.value) : r0;
-        out1[i] = add1 ? add_mod(r1, add1[i], m.value) : r1;
+        const W r0 = s0.reduce(m), r1 = s1.reduce(m);
+        out0[i] = add0 ? add_mod<W>(r0, add0[i], m.value) : r0;
+        out1[i] = add1 ? add_mod<W>(r1, add1[i], m.value) : r1;
       }
     });
   }
@@ -274,16 +296,25 @@ class CpuBackend final : public Backend {
   }
   void automorphism_accumulate_async(u64* out, const u64* a, u64 k, const std::vector<u64>& scalars,
                                      const BasisView& b, Stream) override {
+    automorphism_accumulate_words(out, a, k, scalars, b);
+  }
+  void automorphism_accumulate_async(u32* out, const u32* a, u64 k, const std::vector<u64>& scalars,
+                                     const BasisView32& b, Stream) override {
+    automorphism_accumulate_words(out, a, k, scalars, b);
+  }
+  template <class W>
+  void automorphism_accumulate_words(W* out, const W* a, u64 k, const std::vector<u64>& scalars,
+                                     const BasisViewT<W>& b) {
     const std::size_t n = b.ring->n;
     const int log_n = b.ring->log_n;
-    per_limb(b, [&](long l, const Modulus& m) {
-      const u64 s = barrett_reduce_64(scalars[l], m);
-      const u64 ss = shoup_precompute(s, m.value);
-      const u64* src = a + l * n;
-      u64* dst = out + l * n;
+    per_limb(b, [&](long l, const ModulusT<W>& m) {
+      const W s = static_cast<W>(scalars[l] % m.value);
+      const W ss = shoup_precompute<W>(s, m.value);
+      const W* src = a + l * n;
+      W* dst = out + l * n;
       for (std::size_t j = 0; j < n; ++j) {
-        const u64 v = src[backend::rows::automorphism_eval_source(static_cast<u32>(j), k, log_n)];
-        dst[j] = add_mod(dst[j], mul_shoup(v, s, ss, m.value), m.value);
+        const W v = src[backend::rows::automorphism_eval_source(static_cast<u32>(j), k, log_n)];
+        dst[j] = add_mod<W>(dst[j], mul_shoup<W>(v, s, ss, m.value), m.value);
       }
     });
   }
@@ -326,18 +357,34 @@ class CpuBackend final : public Backend {
                                 const std::vector<std::vector<u64>>& scalars,
                                 const std::vector<u64>& constant, const BasisView& b, Stream,
                                 bool constant_coeff) override {
-    check_linear_combination(a0, a1, scalars, constant, b);
+    linear_combination_words(out0, out1, a0, a1, scalars, constant, b, constant_coeff);
+  }
+  void linear_combination_async(u32* out0, u32* out1, const std::vector<const u32*>& a0,
+                                const std::vector<const u32*>& a1,
+                                const std::vector<std::vector<u64>>& scalars,
+                                const std::vector<u64>& constant, const BasisView32& b, Stream,
+                                bool constant_coeff) override {
+    linear_combination_words(out0, out1, a0, a1, scalars, constant, b, constant_coeff);
+  }
+  template <class W>
+  void linear_combination_words(W* out0, W* out1, const std::vector<const W*>& a0,
+                                const std::vector<const W*>& a1,
+                                const std::vector<std::vector<u64>>& scalars,
+                                const std::vector<u64>& constant, const BasisViewT<W>& b,
+                                bool constant_coeff) {
+    check_linear_combination(a0.size(), a1.size(), scalars, constant, b.limbs);
     const std::size_t n = b.ring->n, terms = a0.size();
-    per_limb(b, [&](long l, const Modulus& m) {
-      std::vector<u64> s(terms);
-      for (std::size_t t = 0; t < terms; ++t) s[t] = barrett_reduce_64(scalars[t][l], m);
-      const u64 c = barrett_reduce_64(constant[l], m);
+    per_limb(b, [&](long l, const ModulusT<W>& m) {
+      std::vector<W> s(terms);
+      for (std::size_t t = 0; t < terms; ++t) s[t] = static_cast<W>(scalars[t][l] % m.value);
+      const W c = static_cast<W>(constant[l] % m.value);
       for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
-        backend::rows::Wide s0, s1;
+        backend::rows::WideOf<W> s0, s1;
         if (!constant_coeff || i == l * n) s0.add_product(c, 1);
         for (std::size_t t = 0; t < terms; ++t) {
           s0.add_product(a0[t][i], s[t]);
           s1.add_product(a1[t][i], s[t]);
+          backend::rows::fold_every(t, m, s0, s1);
         }
         out0[i] = s0.reduce(m);
         out1[i] = s1.reduce(m);
@@ -348,50 +395,66 @@ class CpuBackend final : public Backend {
                         const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
                         const std::vector<u64>& weights, const std::vector<u64>& constants,
                         const BasisView& b, Stream, bool constant_coeff) override {
-    check_linear_map(out0, out1, a0, a1, weights, constants, b);
+    linear_map_words(out0, out1, a0, a1, weights, constants, b, constant_coeff);
+  }
+  void linear_map_async(const std::vector<u32*>& out0, const std::vector<u32*>& out1,
+                        const std::vector<const u32*>& a0, const std::vector<const u32*>& a1,
+                        const std::vector<u64>& weights, const std::vector<u64>& constants,
+                        const BasisView32& b, Stream, bool constant_coeff) override {
+    linear_map_words(out0, out1, a0, a1, weights, constants, b, constant_coeff);
+  }
+  template <class W>
+  void linear_map_words(const std::vector<W*>& out0, const std::vector<W*>& out1,
+                        const std::vector<const W*>& a0, const std::vector<const W*>& a1,
+                        const std::vector<u64>& weights, const std::vector<u64>& constants,
+                        const BasisViewT<W>& b, bool constant_coeff) {
+    check_linear_map(out0.size(), out1.size(), a0.size(), a1.size(), weights, constants, b.limbs);
     const std::size_t n = b.ring->n, inputs = a0.size(), outputs = out0.size();
     const std::size_t limbs = b.limbs;
-    per_limb(b, [&](long l, const Modulus& m) {
-      std::vector<u64> w;
+    // Products between reductions: 15 (each below 2^120 on 64-bit words, 2^60 on 32-bit ones,
+    // after a reduced residue: the sum fits 128 or 64 bits).
+    constexpr std::size_t kStage = kMaxLinearTerms - 1;
+    per_limb(b, [&](long l, const ModulusT<W>& m) {
+      std::vector<W> w;
       std::vector<std::size_t> used;  // the inputs of output j with a nonzero weight
-      // Running sums of output j per coefficient, reduced to one residue (lo) after every
-      // kMaxLinearTerms - 1 products (each below 2^120, so 128 bits hold them); the inputs are
-      // streamed one at a time over all coefficients.
-      std::vector<backend::rows::Wide> s0(n), s1(n);
+      // Running sums of output j per coefficient, reduced to one residue after every stage; the
+      // inputs are streamed one at a time over all coefficients.
+      std::vector<backend::rows::WideOf<W>> s0(n), s1(n);
       const std::size_t row = l * n;
       for (std::size_t j = 0; j < outputs; ++j) {
         w.clear();
         used.clear();
         for (std::size_t i = 0; i < inputs; ++i) {
-          const u64 v = barrett_reduce_64(weights[(j * inputs + i) * limbs + l], m);
+          const W v = static_cast<W>(weights[(j * inputs + i) * limbs + l] % m.value);
           if (v) {
             w.push_back(v);
             used.push_back(i);
           }
         }
-        const u64 c = barrett_reduce_64(constants[j * limbs + l], m);
+        const W c = static_cast<W>(constants[j * limbs + l] % m.value);
         for (std::size_t k = 0; k < n; ++k) {
-          s0[k] = {0, constant_coeff && k ? 0 : c};
-          s1[k] = {0, 0};
+          s0[k] = {};
+          s1[k] = {};
+          s0[k].add_product(constant_coeff && k ? 0 : c, 1);
         }
-        for (std::size_t at = 0; at < used.size(); at += kMaxLinearTerms - 1) {
-          const std::size_t end = std::min(used.size(), at + kMaxLinearTerms - 1);
+        for (std::size_t at = 0; at < used.size(); at += kStage) {
+          const std::size_t end = std::min(used.size(), at + kStage);
           for (std::size_t t = at; t < end; ++t) {
-            const u64* x0 = a0[used[t]] + row;
-            const u64* x1 = a1[used[t]] + row;
+            const W* x0 = a0[used[t]] + row;
+            const W* x1 = a1[used[t]] + row;
             for (std::size_t k = 0; k < n; ++k) {
               s0[k].add_product(x0[k], w[t]);
               s1[k].add_product(x1[k], w[t]);
             }
           }
           for (std::size_t k = 0; k < n; ++k) {
-            s0[k] = {0, s0[k].reduce(m)};
-            s1[k] = {0, s1[k].reduce(m)};
+            s0[k].fold(m);
+            s1[k].fold(m);
           }
         }
         for (std::size_t k = 0; k < n; ++k) {
-          out0[j][row + k] = s0[k].lo;
-          out1[j][row + k] = s1[k].lo;
+          out0[j][row + k] = s0[k].reduce(m);
+          out1[j][row + k] = s1[k].reduce(m);
         }
       }
     });
@@ -451,11 +514,20 @@ class CpuBackend final : public Backend {
   }
 
   void baby_giant_sums_async(const BabyGiantView& v, const BasisView& qlp, Stream) override {
+    baby_giant_words(v, qlp);
+  }
+  void baby_giant_sums_async(const backend::BabyGiantView32& v, const BasisView32& qlp,
+                             Stream) override {
+    baby_giant_words(v, qlp);
+  }
+  template <class W>
+  void baby_giant_words(const backend::BabyGiantViewT<W>& v, const BasisViewT<W>& qlp) {
     const std::size_t n = qlp.ring->n;
     const u32 log_n = static_cast<u32>(qlp.ring->log_n);
-    per_limb(qlp, [&](long r, const Modulus& m) {
+    per_limb(qlp, [&](long r, const ModulusT<W>& m) {
       for (std::size_t c = 0; c < n; ++c)
-        backend::rows::baby_giant_row(v, n, log_n, static_cast<u32>(r), c, m);
+        backend::rows::baby_giant_row<backend::BabyGiantView::kMaxGiants, W>(
+            v, n, log_n, static_cast<u32>(r), c, m);
     });
   }
 

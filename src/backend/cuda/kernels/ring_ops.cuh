@@ -351,56 +351,61 @@ __global__ void __launch_bounds__(128, bytes_min_blocks(kBlocks))
 }
 
 /// The terms of a plaintext inner product (dot_plain), passed by value.
+template <class W>
 struct DotPlainArgs {
-  const u64* a0[backend::Backend::kMaxDotTerms];
-  const u64* a1[backend::Backend::kMaxDotTerms];
-  const u64* p[backend::Backend::kMaxDotTerms];
+  const W* a0[backend::Backend::kMaxDotTerms];
+  const W* a1[backend::Backend::kMaxDotTerms];
+  const W* p[backend::Backend::kMaxDotTerms];
   u32 terms;
 };
 
 /// out0 = sum_t a0[t] p[t] (+ add0), out1 = sum_t a1[t] p[t] (+ add1): one pass.
-__global__ void dot_plain_kernel(u64* out0, u64* out1, const u64* add0, const u64* add1,
-                                 const __grid_constant__ DotPlainArgs args, LimbMap map) {
+template <class W>
+__global__ void dot_plain_kernel(W* out0, W* out1, const W* add0, const W* add1,
+                                 const __grid_constant__ DotPlainArgs<W> args, LimbMapT<W> map) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
-    const Modulus& m = map.mod(static_cast<u32>(i >> map.log_n));
-    backend::rows::Wide s0, s1;
+    const ModulusT<W>& m = map.mod(static_cast<u32>(i >> map.log_n));
+    backend::rows::WideOf<W> s0, s1;
     for (u32 t = 0; t < args.terms; ++t) {
-      const u64 p = args.p[t][i];
+      const W p = args.p[t][i];
       s0.add_product(args.a0[t][i], p);
       s1.add_product(args.a1[t][i], p);
+      backend::rows::fold_every(t, m, s0, s1);
     }
-    const u64 r0 = s0.reduce(m), r1 = s1.reduce(m);
-    out0[i] = add0 ? add_mod(r0, add0[i], m.value) : r0;
-    out1[i] = add1 ? add_mod(r1, add1[i], m.value) : r1;
+    const W r0 = s0.reduce(m), r1 = s1.reduce(m);
+    out0[i] = add0 ? add_mod<W>(r0, add0[i], m.value) : r0;
+    out1[i] = add1 ? add_mod<W>(r1, add1[i], m.value) : r1;
   }
 }
 
 /// Tensor product of two degree-1 ciphertexts, one pass.
 /// The operands of tensor_kernel: limbs below `split` read a0 .. b1, the others upper_a0 ..
 /// upper_b1 from their limb `split` on (see Backend::tensor_async).
+template <class W>
 struct TensorOperands {
-  const u64 *a0, *a1, *b0, *b1;
-  const u64 *upper_a0, *upper_a1, *upper_b0, *upper_b1;
+  const W *a0, *a1, *b0, *b1;
+  const W *upper_a0, *upper_a1, *upper_b0, *upper_b1;
   u32 split;
 };
 
-__global__ void tensor_kernel(u64* d0, u64* d1, u64* d2, TensorOperands in, LimbMap map) {
+template <class W>
+__global__ void tensor_kernel(W* d0, W* d1, W* d2, TensorOperands<W> in, LimbMapT<W> map) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> map.log_n);
-    const Modulus& m = map.mod(limb);
+    const ModulusT<W>& m = map.mod(limb);
     const bool up = limb >= in.split;
     const std::size_t at = up ? i - (static_cast<std::size_t>(in.split) << map.log_n) : i;
-    const u64 x0 = (up ? in.upper_a0 : in.a0)[at], x1 = (up ? in.upper_a1 : in.a1)[at];
-    const u64 y0 = (up ? in.upper_b0 : in.b0)[at], y1 = (up ? in.upper_b1 : in.b1)[at];
-    d0[i] = mul_mod(x0, y0, m);
-    d1[i] = mul_add_mul_mod(x0, y1, x1, y0, m);
-    d2[i] = mul_mod(x1, y1, m);
+    const W x0 = (up ? in.upper_a0 : in.a0)[at], x1 = (up ? in.upper_a1 : in.a1)[at];
+    const W y0 = (up ? in.upper_b0 : in.b0)[at], y1 = (up ? in.upper_b1 : in.b1)[at];
+    d0[i] = mul_mod<W>(x0, y0, m);
+    d1[i] = backend::rows::mul_add_mul<W>(x0, y1, x1, y0, m);
+    d2[i] = mul_mod<W>(x1, y1, m);
   }
 }
 
@@ -425,32 +430,36 @@ __global__ void bconv_sum_kernel(W* out, const W* y, backend::BaseConvViewT<W> c
 /// out = a + c[limb] (per-limb constant add, used for the rounding offset of ModDown).
 /// The terms of a linear combination with per-limb scalars (reduced), passed by value (about
 /// 9 KB: kernels take up to 32 KB of parameters since CUDA 12.1).
+template <class W>
 struct LinearArgs {
-  const u64* a0[backend::Backend::kMaxLinearTerms];
-  const u64* a1[backend::Backend::kMaxLinearTerms];
-  u64 scalar[backend::Backend::kMaxLinearTerms][backend::Backend::kMaxLinearLimbs];
-  u64 constant[backend::Backend::kMaxLinearLimbs];
+  const W* a0[backend::Backend::kMaxLinearTerms];
+  const W* a1[backend::Backend::kMaxLinearTerms];
+  W scalar[backend::Backend::kMaxLinearTerms][backend::Backend::kMaxLinearLimbs];
+  W constant[backend::Backend::kMaxLinearLimbs];
   u32 terms;
   u32 constant_coeff;  // 1: the constant at coefficient 0 only (a coefficient-form constant)
 };
 
 /// out0 = sum_t a0[t] s[t] + c, out1 = sum_t a1[t] s[t], per limb: one pass.
-__global__ void linear_combination_kernel(u64* out0, u64* out1,
-                                          const __grid_constant__ LinearArgs args, LimbMap map) {
+template <class W>
+__global__ void linear_combination_kernel(W* out0, W* out1,
+                                          const __grid_constant__ LinearArgs<W> args,
+                                          LimbMapT<W> map) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> map.log_n);
-    backend::rows::Wide s0, s1;
+    const ModulusT<W>& m = map.mod(limb);
+    backend::rows::WideOf<W> s0, s1;
     const bool first = (i & ((std::size_t{1} << map.log_n) - 1)) == 0;
     if (!args.constant_coeff || first) s0.add_product(args.constant[limb], 1);
     for (u32 t = 0; t < args.terms; ++t) {
-      const u64 s = args.scalar[t][limb];
+      const W s = args.scalar[t][limb];
       s0.add_product(args.a0[t][i], s);
       s1.add_product(args.a1[t][i], s);
+      backend::rows::fold_every(t, m, s0, s1);
     }
-    const Modulus& m = map.mod(limb);
     out0[i] = s0.reduce(m);
     out1[i] = s1.reduce(m);
   }
@@ -467,60 +476,75 @@ inline constexpr u32 kMapThreads = kMapOutputs * kMapStage;
 /// kMapThreads consecutive coefficients of one limb (N >= 1024), so each input word is read
 /// once per tile, coalesced, and the weights come from shared memory. weights [outputs][inputs]
 /// [limbs] and constants [outputs][limbs] are reduced modulo their limb's prime.
-__global__ void linear_map_kernel(u64* const* out0, u64* const* out1, const u64* const* a0,
-                                  const u64* const* a1, const u64* weights, const u64* constants,
-                                  u32 inputs, u32 outputs, u32 constant_coeff, LimbMap map) {
+template <class W>
+__global__ void linear_map_kernel(W* const* out0, W* const* out1, const W* const* a0,
+                                  const W* const* a1, const u64* weights, const u64* constants,
+                                  u32 inputs, u32 outputs, u32 constant_coeff, LimbMapT<W> map) {
   wait_for_previous_kernels();
-  __shared__ u64 w[kMapOutputs][kMapStage];
+  __shared__ W w[kMapOutputs][kMapStage];
   const std::size_t begin = std::size_t{blockIdx.x} * kMapThreads;
   const std::size_t i = begin + threadIdx.x;
   const u32 limb = static_cast<u32>(begin >> map.log_n);
   const u32 j0 = blockIdx.y * kMapOutputs;
   const u32 tile = min(kMapOutputs, outputs - j0);
-  const Modulus& m = map.mod(limb);
+  const ModulusT<W>& m = map.mod(limb);
   const bool first = (i & ((std::size_t{1} << map.log_n) - 1)) == 0;
-  // Running sums: reduced to one residue (lo) after every stage of kMapStage products < 2^120.
-  backend::rows::Wide s0[kMapOutputs], s1[kMapOutputs];
+  // Running sums: reduced to one residue after every stage of kMapStage products (< 2^120 on
+  // 64-bit words; on 32-bit words folded every kWideTerms products as well).
+  backend::rows::WideOf<W> s0[kMapOutputs], s1[kMapOutputs];
   for (u32 j = 0; j < tile; ++j)
-    if (!constant_coeff || first) s0[j].lo = constants[std::size_t{j0 + j} * map.limbs + limb];
+    if (!constant_coeff || first)
+      s0[j].add_product(static_cast<W>(constants[std::size_t{j0 + j} * map.limbs + limb]), 1);
   for (u32 at = 0; at < inputs; at += kMapStage) {
     const u32 count = min(kMapStage, inputs - at);
     const u32 sj = threadIdx.x / kMapStage, si = threadIdx.x % kMapStage;
     __syncthreads();
-    w[sj][si] = sj < tile && si < count
-                    ? weights[(std::size_t{j0 + sj} * inputs + at + si) * map.limbs + limb]
-                    : 0;
+    w[sj][si] =
+        sj < tile && si < count
+            ? static_cast<W>(weights[(std::size_t{j0 + sj} * inputs + at + si) * map.limbs + limb])
+            : 0;
     __syncthreads();
     for (u32 k = 0; k < count; ++k) {
-      const u64 x0 = a0[at + k][i], x1 = a1[at + k][i];
+      const W x0 = a0[at + k][i], x1 = a1[at + k][i];
 #pragma unroll
       for (u32 j = 0; j < kMapOutputs; ++j) {
         s0[j].add_product(x0, w[j][k]);
         s1[j].add_product(x1, w[j][k]);
       }
+      if constexpr (sizeof(W) == 4) {
+        if (k % backend::rows::kWideTerms<W> == backend::rows::kWideTerms<W> - 1) {
+#pragma unroll
+          for (u32 j = 0; j < kMapOutputs; ++j) {
+            s0[j].fold(m);
+            s1[j].fold(m);
+          }
+        }
+      }
     }
 #pragma unroll
     for (u32 j = 0; j < kMapOutputs; ++j) {
-      s0[j] = {0, s0[j].reduce(m)};
-      s1[j] = {0, s1[j].reduce(m)};
+      s0[j].fold(m);
+      s1[j].fold(m);
     }
   }
   for (u32 j = 0; j < tile; ++j) {
-    out0[j0 + j][i] = s0[j].lo;
-    out1[j0 + j][i] = s1[j].lo;
+    out0[j0 + j][i] = s0[j].reduce(m);
+    out1[j0 + j][i] = s1[j].reduce(m);
   }
 }
 
 /// Per-limb scalars passed by value (no upload before the launch) for up to kMaxScalarLimbs limbs.
 inline constexpr int kMaxScalarLimbs = 64;
+template <class W = u64>
 struct ScalarArgs {
-  u64 value[kMaxScalarLimbs];
-  u64 shoup[kMaxScalarLimbs];
+  W value[kMaxScalarLimbs];
+  W shoup[kMaxScalarLimbs];
 };
 
 /// out += scalar[limb] * a(X^k) (evaluation form) with the scalars in the kernel's arguments.
-__global__ void automorphism_accumulate_kernel(u64* out, const u64* a, u64 k, ScalarArgs sc,
-                                               LimbMap map) {
+template <class W>
+__global__ void automorphism_accumulate_kernel(W* out, const W* a, u64 k, ScalarArgs<W> sc,
+                                               LimbMapT<W> map) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   const u32 mask = (1u << map.log_n) - 1;
@@ -528,15 +552,15 @@ __global__ void automorphism_accumulate_kernel(u64* out, const u64* a, u64 k, Sc
        i += std::size_t{gridDim.x} * blockDim.x) {
     const std::size_t row = i & ~static_cast<std::size_t>(mask);
     const u32 limb = static_cast<u32>(i >> map.log_n);
-    const u64 q = map.mod(limb).value;
-    const u64 v =
+    const W q = map.mod(limb).value;
+    const W v =
         a[row + backend::rows::automorphism_eval_source(static_cast<u32>(i & mask), k, map.log_n)];
-    out[i] = add_mod(out[i], mul_shoup(v, sc.value[limb], sc.shoup[limb], q), q);
+    out[i] = add_mod<W>(out[i], mul_shoup<W>(v, sc.value[limb], sc.shoup[limb], q), q);
   }
 }
 
 /// out = a * scalar[limb] with the scalars in the kernel's arguments.
-__global__ void multiply_scalar_args_kernel(u64* out, const u64* a, ScalarArgs sc, LimbMap map) {
+__global__ void multiply_scalar_args_kernel(u64* out, const u64* a, ScalarArgs<> sc, LimbMap map) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
@@ -588,16 +612,16 @@ __global__ void key_inner_product_kernel(W* q0, W* q1, W* p0, W* p1,
 /// The giant-step sums of a double-hoisted linear transform (BabyGiantView), one pass; kGiants
 /// >= v.giants sizes the sums, so small transforms keep more warps per SM (the kernel waits on
 /// the babies' scattered digit reads).
-template <u32 kGiants>
+template <u32 kGiants, class W = u64>
 __global__ void __launch_bounds__(128, kGiants <= 4 ? 6 : 4)
-    baby_giant_sums_kernel(const __grid_constant__ backend::BabyGiantView v, LimbMap map) {
+    baby_giant_sums_kernel(const __grid_constant__ backend::BabyGiantViewT<W> v, LimbMapT<W> map) {
   wait_for_previous_kernels();
   const std::size_t n = std::size_t{1} << map.log_n;
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 r = static_cast<u32>(i >> map.log_n);
-    backend::rows::baby_giant_row<kGiants>(v, n, map.log_n, r, i & (n - 1), map.mod(r));
+    backend::rows::baby_giant_row<kGiants, W>(v, n, map.log_n, r, i & (n - 1), map.mod(r));
   }
 }
 

@@ -363,13 +363,20 @@ class CudaBackend final : public Backend {
                     const u64* b1, const BasisView& b, Stream s,
                     const TensorUpper* upper) override {
     ctx_.activate();
-    k::TensorOperands in{a0, a1, b0, b1, a0, a1, b0, b1, static_cast<u32>(b.limbs)};
+    k::TensorOperands<u64> in{a0, a1, b0, b1, a0, a1, b0, b1, static_cast<u32>(b.limbs)};
     if (upper)
       in = {a0,        a1,        b0,
             b1,        upper->a0, upper->a1,
             upper->b0, upper->b1, static_cast<u32>(upper->split)};
-    cuda::launch(k::tensor_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s), "tensor_kernel",
-                 d0, d1, d2, in, map_of(b));
+    cuda::launch(k::tensor_kernel<u64>, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
+                 "tensor_kernel", d0, d1, d2, in, map_of(b));
+  }
+  void tensor_async(u32* d0, u32* d1, u32* d2, const u32* a0, const u32* a1, const u32* b0,
+                    const u32* b1, const BasisView32& b, Stream s) override {
+    ctx_.activate();
+    const k::TensorOperands<u32> in{a0, a1, b0, b1, a0, a1, b0, b1, static_cast<u32>(b.limbs)};
+    cuda::launch(k::tensor_kernel<u32>, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
+                 "tensor_kernel", d0, d1, d2, in, map_of(b));
   }
   void ntt_forward_tensor_async(u64* d0, u64* d1, u64* d2, u64* scratch, const u64* const (&in)[4],
                                 const BasisView& b, Stream s, std::size_t source_rows) override {
@@ -389,17 +396,28 @@ class CudaBackend final : public Backend {
   void dot_plain_async(u64* out0, u64* out1, const std::vector<const u64*>& a0,
                        const std::vector<const u64*>& a1, const std::vector<const u64*>& p,
                        const u64* add0, const u64* add1, const BasisView& b, Stream s) override {
+    dot_plain_words(out0, out1, a0, a1, p, add0, add1, b, s);
+  }
+  void dot_plain_async(u32* out0, u32* out1, const std::vector<const u32*>& a0,
+                       const std::vector<const u32*>& a1, const std::vector<const u32*>& p,
+                       const u32* add0, const u32* add1, const BasisView32& b, Stream s) override {
+    dot_plain_words(out0, out1, a0, a1, p, add0, add1, b, s);
+  }
+  template <class W>
+  void dot_plain_words(W* out0, W* out1, const std::vector<const W*>& a0,
+                       const std::vector<const W*>& a1, const std::vector<const W*>& p,
+                       const W* add0, const W* add1, const backend::BasisViewT<W>& b, Stream s) {
     if (p.empty() || p.size() > kMaxDotTerms || a0.size() != p.size() || a1.size() != p.size())
       throw ParameterError("dot_plain: 1 to 32 terms, as many ciphertexts as plaintexts");
     ctx_.activate();
-    k::DotPlainArgs args{};
+    k::DotPlainArgs<W> args{};
     for (std::size_t t = 0; t < p.size(); ++t) {
       args.a0[t] = a0[t];
       args.a1[t] = a1[t];
       args.p[t] = p[t];
     }
     args.terms = static_cast<u32>(p.size());
-    cuda::launch(k::dot_plain_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
+    cuda::launch(k::dot_plain_kernel<W>, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
                  "dot_plain_kernel", out0, out1, add0, add1, args, map_of(b));
   }
   void add_async(u64* out, const u64* a, const u64* c, const BasisView& b, Stream s) override {
@@ -465,7 +483,7 @@ class CudaBackend final : public Backend {
       shoup[l] = shoup_precompute(red[l], m.value);
     }
     if (b.limbs <= static_cast<std::size_t>(k::kMaxScalarLimbs)) {
-      k::ScalarArgs args{};
+      k::ScalarArgs<> args{};
       std::copy(red.begin(), red.end(), args.value);
       std::copy(shoup.begin(), shoup.end(), args.shoup);
       ctx_.activate();
@@ -494,19 +512,29 @@ class CudaBackend final : public Backend {
   void automorphism_accumulate_async(u64* out, const u64* a, u64 kk,
                                      const std::vector<u64>& scalars, const BasisView& b,
                                      Stream s) override {
+    automorphism_accumulate_words(out, a, kk, scalars, b, s);
+  }
+  void automorphism_accumulate_async(u32* out, const u32* a, u64 kk,
+                                     const std::vector<u64>& scalars, const BasisView32& b,
+                                     Stream s) override {
+    automorphism_accumulate_words(out, a, kk, scalars, b, s);
+  }
+  template <class W>
+  void automorphism_accumulate_words(W* out, const W* a, u64 kk, const std::vector<u64>& scalars,
+                                     const backend::BasisViewT<W>& b, Stream s) {
     ctx_.activate();
     const std::size_t n = b.ring->n;
     // Chunks of kMaxScalarLimbs limbs, each launch with its scalars by value (no upload).
     for (std::size_t at = 0; at < b.limbs; at += k::kMaxScalarLimbs) {
       const std::size_t limbs = std::min<std::size_t>(k::kMaxScalarLimbs, b.limbs - at);
-      k::ScalarArgs args{};
+      k::ScalarArgs<W> args{};
       for (std::size_t l = 0; l < limbs; ++l) {
-        const Modulus& m = host_modulus(b, at + l);
-        args.value[l] = barrett_reduce_64(scalars[at + l], m);
-        args.shoup[l] = shoup_precompute(args.value[l], m.value);
+        const W q = b.ring->host_moduli[b.host_ids[at + l]].value;
+        args.value[l] = static_cast<W>(scalars[at + l] % q);
+        args.shoup[l] = shoup_precompute<W>(args.value[l], q);
       }
-      const BasisView part{b.ring, b.ids + at, b.host_ids + at, limbs};
-      cuda::launch(k::automorphism_accumulate_kernel, grid_for(limbs * n), 256, 0, raw(s),
+      const backend::BasisViewT<W> part{b.ring, b.ids + at, b.host_ids + at, limbs};
+      cuda::launch(k::automorphism_accumulate_kernel<W>, grid_for(limbs * n), 256, 0, raw(s),
                    "automorphism_accumulate_kernel", out + at * n, a + at * n, kk, args,
                    map_of(part));
     }
@@ -690,27 +718,56 @@ class CudaBackend final : public Backend {
                                 const std::vector<std::vector<u64>>& scalars,
                                 const std::vector<u64>& constant, const BasisView& b, Stream s,
                                 bool constant_coeff) override {
-    check_linear_combination(a0, a1, scalars, constant, b);
-    auto args = std::make_unique<k::LinearArgs>();
+    linear_combination_words(out0, out1, a0, a1, scalars, constant, b, s, constant_coeff);
+  }
+  void linear_combination_async(u32* out0, u32* out1, const std::vector<const u32*>& a0,
+                                const std::vector<const u32*>& a1,
+                                const std::vector<std::vector<u64>>& scalars,
+                                const std::vector<u64>& constant, const BasisView32& b, Stream s,
+                                bool constant_coeff) override {
+    linear_combination_words(out0, out1, a0, a1, scalars, constant, b, s, constant_coeff);
+  }
+  template <class W>
+  void linear_combination_words(W* out0, W* out1, const std::vector<const W*>& a0,
+                                const std::vector<const W*>& a1,
+                                const std::vector<std::vector<u64>>& scalars,
+                                const std::vector<u64>& constant, const backend::BasisViewT<W>& b,
+                                Stream s, bool constant_coeff) {
+    check_linear_combination(a0.size(), a1.size(), scalars, constant, b.limbs);
+    auto args = std::make_unique<k::LinearArgs<W>>();
     args->constant_coeff = constant_coeff ? 1u : 0u;
+    const auto prime = [&](std::size_t l) { return b.ring->host_moduli[b.host_ids[l]].value; };
     for (std::size_t t = 0; t < a0.size(); ++t) {
       args->a0[t] = a0[t];
       args->a1[t] = a1[t];
       for (std::size_t l = 0; l < b.limbs; ++l)
-        args->scalar[t][l] = barrett_reduce_64(scalars[t][l], host_modulus(b, l));
+        args->scalar[t][l] = static_cast<W>(scalars[t][l] % prime(l));
     }
     for (std::size_t l = 0; l < b.limbs; ++l)
-      args->constant[l] = barrett_reduce_64(constant[l], host_modulus(b, l));
+      args->constant[l] = static_cast<W>(constant[l] % prime(l));
     args->terms = static_cast<u32>(a0.size());
     ctx_.activate();
-    cuda::launch(k::linear_combination_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
+    cuda::launch(k::linear_combination_kernel<W>, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
                  "linear_combination_kernel", out0, out1, *args, map_of(b));
   }
   void linear_map_async(const std::vector<u64*>& out0, const std::vector<u64*>& out1,
                         const std::vector<const u64*>& a0, const std::vector<const u64*>& a1,
                         const std::vector<u64>& weights, const std::vector<u64>& constants,
                         const BasisView& b, Stream s, bool constant_coeff) override {
-    check_linear_map(out0, out1, a0, a1, weights, constants, b);
+    linear_map_words(out0, out1, a0, a1, weights, constants, b, s, constant_coeff);
+  }
+  void linear_map_async(const std::vector<u32*>& out0, const std::vector<u32*>& out1,
+                        const std::vector<const u32*>& a0, const std::vector<const u32*>& a1,
+                        const std::vector<u64>& weights, const std::vector<u64>& constants,
+                        const BasisView32& b, Stream s, bool constant_coeff) override {
+    linear_map_words(out0, out1, a0, a1, weights, constants, b, s, constant_coeff);
+  }
+  template <class W>
+  void linear_map_words(const std::vector<W*>& out0, const std::vector<W*>& out1,
+                        const std::vector<const W*>& a0, const std::vector<const W*>& a1,
+                        const std::vector<u64>& weights, const std::vector<u64>& constants,
+                        const backend::BasisViewT<W>& b, Stream s, bool constant_coeff) {
+    check_linear_map(out0.size(), out1.size(), a0.size(), a1.size(), weights, constants, b.limbs);
     if (b.ring->n % k::kMapThreads)
       throw ParameterError("linear_map: the ring degree must be a multiple of 256");
     const std::size_t outputs = out0.size(), inputs = a0.size(), limbs = b.limbs;
@@ -718,24 +775,24 @@ class CudaBackend final : public Backend {
     std::vector<u64> host;
     host.reserve(2 * (outputs + inputs) + weights.size() + constants.size());
     for (auto* tbl : {&out0, &out1})
-      for (u64* p : *tbl) host.push_back(reinterpret_cast<u64>(p));
+      for (W* p : *tbl) host.push_back(reinterpret_cast<u64>(p));
     for (auto* tbl : {&a0, &a1})
-      for (const u64* p : *tbl) host.push_back(reinterpret_cast<u64>(p));
-    for (std::size_t e = 0; e < weights.size(); ++e)
-      host.push_back(barrett_reduce_64(weights[e], host_modulus(b, e % limbs)));
+      for (const W* p : *tbl) host.push_back(reinterpret_cast<u64>(p));
+    const auto prime = [&](std::size_t l) { return b.ring->host_moduli[b.host_ids[l]].value; };
+    for (std::size_t e = 0; e < weights.size(); ++e) host.push_back(weights[e] % prime(e % limbs));
     for (std::size_t e = 0; e < constants.size(); ++e)
-      host.push_back(barrett_reduce_64(constants[e], host_modulus(b, e % limbs)));
+      host.push_back(constants[e] % prime(e % limbs));
     ctx_.activate();
     Scratch up = upload(host, s);
     u64* base = up.words();
-    const auto table = [&](std::size_t at) { return reinterpret_cast<u64* const*>(base + at); };
+    const auto table = [&](std::size_t at) { return reinterpret_cast<W* const*>(base + at); };
     const auto ctable = [&](std::size_t at) {
-      return reinterpret_cast<const u64* const*>(base + at);
+      return reinterpret_cast<const W* const*>(base + at);
     };
     const u64* w = base + 2 * (outputs + inputs);
     const dim3 grid(static_cast<u32>(limbs * b.ring->n / k::kMapThreads),
                     static_cast<u32>((outputs + k::kMapOutputs - 1) / k::kMapOutputs));
-    cuda::launch(k::linear_map_kernel, grid, k::kMapThreads, 0, raw(s), "linear_map_kernel",
+    cuda::launch(k::linear_map_kernel<W>, grid, k::kMapThreads, 0, raw(s), "linear_map_kernel",
                  table(0), table(outputs), ctable(2 * outputs), ctable(2 * outputs + inputs), w,
                  w + weights.size(), static_cast<u32>(inputs), static_cast<u32>(outputs),
                  constant_coeff ? 1u : 0u, map_of(b));
@@ -886,17 +943,26 @@ class CudaBackend final : public Backend {
   }
 
   void baby_giant_sums_async(const BabyGiantView& v, const BasisView& qlp, Stream s) override {
+    baby_giant_words(v, qlp, s);
+  }
+  void baby_giant_sums_async(const backend::BabyGiantView32& v, const BasisView32& qlp,
+                             Stream s) override {
+    baby_giant_words(v, qlp, s);
+  }
+  template <class W>
+  void baby_giant_words(const backend::BabyGiantViewT<W>& v, const backend::BasisViewT<W>& qlp,
+                        Stream s) {
     ctx_.activate();
     const auto launch = [&](auto kernel) {
       cuda::launch(kernel, grid_for(qlp.limbs * qlp.ring->n, 128), 128, 0, raw(s),
                    "baby_giant_sums_kernel", v, map_of(qlp));
     };
     if (v.giants <= 2)
-      launch(k::baby_giant_sums_kernel<2>);
+      launch(k::baby_giant_sums_kernel<2, W>);
     else if (v.giants <= 4)
-      launch(k::baby_giant_sums_kernel<4>);
+      launch(k::baby_giant_sums_kernel<4, W>);
     else
-      launch(k::baby_giant_sums_kernel<backend::BabyGiantView::kMaxGiants>);
+      launch(k::baby_giant_sums_kernel<backend::BabyGiantView::kMaxGiants, W>);
   }
 
   void rns_from_words_async(u64* out, const u64* words, const CrtView& crt, const BasisView& b,
