@@ -176,9 +176,10 @@ def _median_ms(fn, runs: int, sync) -> float:
     return sorted(times)[len(times) // 2]
 
 
-def bench_boot(device: str | None = None, quick: bool = False) -> dict:
-    """One full-slot bootstrap of complex values (N16_boot on a GPU; N12_boot_insecure on the
-    CPU or with quick), one of real values (the real variant), two real ciphertexts in one
+def bench_boot(device: str | None = None, quick: bool = False, params: str | None = None) -> dict:
+    """One full-slot bootstrap of complex values (the preset `params`, default N16_boot on a GPU;
+    N12_boot_insecure on the CPU or with quick; N16_boot32 / N12_boot32_insecure for 32-bit
+    words), one of real values (the real variant), two real ciphertexts in one
     bootstrap (bootstrap_many), and one sparse-slot bootstrap of slots/8 values:
     latency (host wall clock, synchronized, median), its phases, precision (mean and worst slot,
     bits), output level, key memory and count, key generation time, and the amortized
@@ -190,7 +191,7 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
 
     dev = resolve_device(device)
     cuda = dev.startswith("cuda")
-    name = "N16_boot" if cuda and not quick else "N12_boot_insecure"
+    name = params or ("N16_boot" if cuda and not quick else "N12_boot_insecure")
     runs = 10 if cuda else 2
 
     def sync():
@@ -251,6 +252,7 @@ def bench_boot(device: str | None = None, quick: bool = False) -> dict:
         "device": dev,
         "device_name": _device_name(dev),
         "preset": name,
+        "word_bits": ctx.params.word_bits,
         "log_n": ctx.params.log_n,
         "slots": ctx.slots,
         "log_qp": ctx.params.total_bits,
@@ -393,7 +395,7 @@ def run_bench(
 
         return bench_ckks32(device, quick)
     if what == "boot":
-        return bench_boot(device, quick)
+        return bench_boot(device, quick, params)
     if what in ("bfv", "bgv"):
         return bench_integer(what, device, quick)
     if what == "cggi":

@@ -308,7 +308,7 @@ class Bootstrapper:
         self.out_level = ctx.max_level
         self.min_level = bp.stc_levels  # SlotToCoeff's levels, at the bottom of the chain
         self.eval_top = self.top - bp.cts_levels
-        self.q0 = float(ctx._raw.prime(0))
+        self.q0 = float(ctx._moduli[0])  # Q_0: one prime, or with 32-bit words two
         # Scale of the coefficients at level 0: |t / q_0| <= 2^-ratio keeps sin(2 pi x) ~ 2 pi x
         # within 2^-23 relative for |z| <= 1; larger ratios lose more to the noise at level 0
         # (2^-13 measured best for the worst slot at N = 2^16, and good at N = 2^12).
@@ -388,7 +388,7 @@ class Bootstrapper:
         raw = ctx._raw
         m, _, _, plan = planned
         level = x.level
-        pt_scale = target_scale * raw.prime(level) / x.scale
+        pt_scale = target_scale * self.ctx.prime(level) / x.scale
         cache_key = key + (level, round(math.log2(pt_scale) * 1e9))
         plains = self._plain_cache.get(cache_key)
         if plains is not None:
@@ -423,10 +423,9 @@ class Bootstrapper:
         """The stages in order, the first times `factor`, ending at `final_scale`. The product
         of the plaintext scales is fixed (final * prod q / input scale); it is spread evenly so
         that no stage's diagonals or rescaling lose precision."""
-        raw = self.ctx._raw
         for i, (stage_name, index, planned) in enumerate(stages):
             remaining = len(stages) - i
-            qs = [float(raw.prime(x.level - j)) for j in range(remaining)]
+            qs = [float(self.ctx.prime(x.level - j)) for j in range(remaining)]
             log_pt = math.log2(final_scale) + sum(map(math.log2, qs)) - math.log2(x.scale)
             pt_scale = 2.0 ** (log_pt / remaining)
             target = final_scale if remaining == 1 else x.scale * pt_scale / qs[0]

@@ -9,6 +9,7 @@ are brought to the lower one first (costing the higher one a level when its scal
 
 from __future__ import annotations
 
+import bisect
 import cmath
 import math
 import numbers
@@ -63,6 +64,10 @@ class Params(Persistent):
     special_mod_bits: the primes P of hybrid key switching. dnum: digits of the key switching
     decomposition (default: as many as needed so that each digit fits under P).
     hamming_weight: 0 for a uniform ternary secret, else its exact number of nonzeros.
+    word_bits: 64, or 32 for residues in 32-bit words (every prime below 2^30: half the bytes and
+    cheaper arithmetic per residue). A level of more than 30 bits (scale_bits, first_mod_bits,
+    and with bootstrapping eval_bits and cts_bits) is then a pair of primes of half its bits,
+    divided away together by one rescale (level_primes); special primes have at most 30 bits.
     boot: bootstrapping (see ember.bootstrap.BootstrapParams); `levels` then counts the levels a
     bootstrapped ciphertext has for computation: the chain has stc_levels more message primes at
     its bottom (ctx.max_level = levels + stc_levels, bootstrapping from ctx.min_bootstrap_level
@@ -81,9 +86,11 @@ class Params(Persistent):
     security: int = 128
     insecure: bool = False
     boot: BootstrapParams | None = None
+    word_bits: int = 64
     name: str = "custom"
     q_primes: tuple = field(default=(), compare=False, repr=False)
     p_primes: tuple = field(default=(), compare=False, repr=False)
+    level_primes: tuple = field(default=(), compare=False, repr=False)
 
     def __post_init__(self):
         if not 10 <= self.log_n <= 17:
@@ -99,9 +106,16 @@ class Params(Persistent):
             )
         if self.special_mods < 1:
             raise ParameterError("special_mods must be >= 1 (hybrid key switching needs P)")
-        p_bits = self.special_mod_bits or self.first_mod_bits
-        if not 20 <= p_bits <= 61:
-            raise ParameterError(f"special_mod_bits={p_bits} is out of range: use 20..61")
+        if self.word_bits not in (32, 64):
+            raise ParameterError(f"word_bits={self.word_bits}: use 64 or 32")
+        narrow = self.word_bits == 32
+        p_bits = self.special_mod_bits or (
+            min(self.first_mod_bits, _WORD32_PRIME_BITS) if narrow else self.first_mod_bits
+        )
+        if not 20 <= p_bits <= (_WORD32_PRIME_BITS if narrow else 61):
+            raise ParameterError(
+                f"special_mod_bits={p_bits} is out of range: use 20..61 (20..30 with 32-bit words)"
+            )
         object.__setattr__(self, "special_mod_bits", p_bits)
         if not 0 <= self.hamming_weight <= self.n:
             raise ParameterError("hamming_weight must be in [0, N]")
@@ -109,13 +123,18 @@ class Params(Persistent):
             self.log_n, self.total_bits, self.security, self.insecure, self.hamming_weight
         )
         boot_bits = self.boot.prime_bits() if self.boot else []
-        q_count = self.message_primes + 1 + len(boot_bits)
+        # Bits of every level from q_0 up, and the primes each takes.
+        level_bits = [self.first_mod_bits] + [self.scale_bits] * self.message_primes + boot_bits
+        groups = [_primes_per_level(b, self.word_bits) for b in level_bits]
+        q_count = sum(groups)
         if self.dnum is None:
-            # Largest digit (alpha consecutive primes of Q, q_0 first) that fits under P: small
+            # Largest digit (alpha consecutive primes of Q, q_0's first) that fits under P: small
             # digits keep the key-switching error at the level of a fresh encryption.
             p_total = self.special_mods * p_bits
-            widest = max([self.scale_bits] + boot_bits)
-            alpha = min(p_total // widest, 1 + (p_total - self.first_mod_bits) // widest)
+            widest = max(
+                -(-b // _primes_per_level(b, self.word_bits)) for b in [self.scale_bits] + boot_bits
+            )
+            alpha = min(p_total // widest, groups[0] + (p_total - self.first_mod_bits) // widest)
             if alpha < 1:
                 raise ParameterError(
                     f"P ({self.special_mods} x {p_bits} bits) is smaller than q_0 "
@@ -128,15 +147,28 @@ class Params(Persistent):
         # The digit count that the chosen digit size actually needs.
         alpha = math.ceil(q_count / self.dnum)
         object.__setattr__(self, "dnum", math.ceil(q_count / alpha))
+        if alpha < groups[0]:
+            raise ParameterError(
+                f"dnum={self.dnum} splits q_0's {groups[0]} primes over two digits; use fewer "
+                "digits (a smaller dnum)"
+            )
         if not self.q_primes:
             n = self.n
-            q0 = generate_ntt_primes(self.first_mod_bits, n, 1)
-            qs = _scaling_primes(self.scale_bits, n, self.message_primes, q0)
+            g0 = groups[0]
+            q0 = generate_ntt_primes(-(-self.first_mod_bits // g0), n, g0)
+            qs = _scaling_primes(self.scale_bits, n, self.message_primes, q0, self.word_bits)
             if self.boot:
-                qs += _boot_primes(self.boot, n, q0 + qs)
+                qs += _boot_primes(self.boot, n, q0 + qs, self.word_bits)
             ps = generate_ntt_primes(p_bits, n, self.special_mods, q0 + qs)
             object.__setattr__(self, "q_primes", tuple(q0 + qs))
             object.__setattr__(self, "p_primes", tuple(ps))
+        if len(self.q_primes) != q_count:
+            raise ParameterError(
+                f"{len(self.q_primes)} primes given for Q; these levels take {q_count}"
+            )
+        if narrow and max(self.q_primes + self.p_primes) >= 1 << _WORD32_PRIME_BITS:
+            raise ParameterError("32-bit words need every prime below 2^30")
+        object.__setattr__(self, "level_primes", tuple(groups) if narrow else ())
         exact = sum(math.log2(q) for q in self.q_primes + self.p_primes)
         if not self.insecure:
             check_security(self.log_n, exact, self.security, False, self.hamming_weight)
@@ -236,6 +268,31 @@ _PRESETS = {
         "boot": BootstrapParams(),
         "insecure": True,
     },
+    # 32-bit words (every prime below 2^30; levels of two primes of about 25 bits): 13 message
+    # levels of 50 bits above q_0 (2 x 29); SlotToCoeff 3 x 50, EvalMod 8 x 58, CoeffToSlot
+    # 4 x 56; P = 7 x 30.
+    "N16_boot32": {  # 1756
+        "log_n": 16,
+        "scale_bits": 50,
+        "levels": 13,
+        "first_mod_bits": 58,
+        "special_mods": 7,
+        "special_mod_bits": 30,
+        "word_bits": 32,
+        "boot": BootstrapParams(cts_levels=4, eval_bits=58),
+    },
+    # Its circuit on N = 2^12 for tests on the CPU: NOT secure.
+    "N12_boot32_insecure": {
+        "log_n": 12,
+        "scale_bits": 44,
+        "levels": 2,
+        "first_mod_bits": 52,
+        "special_mods": 10,
+        "special_mod_bits": 30,
+        "word_bits": 32,
+        "boot": BootstrapParams(),
+        "insecure": True,
+    },
     "N16_L40": {  # 1770
         "log_n": 16,
         "levels": 40,
@@ -246,12 +303,30 @@ _PRESETS = {
 }
 
 
-def _scaling_primes(bits: int, n: int, count: int, taken: list[int]) -> list[int]:
-    """count NTT-friendly primes near 2^bits for q_1..q_L, chosen from the top level down so that
-    the standard scales S_{l-1} = S_l^2 / q_l stay near 2^bits (each q_l is the unused prime
-    closest to S_l; taking every prime below 2^bits would double the drift at every level)."""
+# Primes of 32-bit words stay below 2^30 (lazy butterflies keep values below 4q < 2^32).
+_WORD32_PRIME_BITS = 30
+
+
+def _primes_per_level(bits: int, word_bits: int) -> int:
+    """Primes a level of `bits` bits takes: one, or with 32-bit words two above 30 bits."""
+    if word_bits == 64 or bits <= _WORD32_PRIME_BITS:
+        return 1
+    if bits > 2 * _WORD32_PRIME_BITS:
+        raise ParameterError(f"a level of {bits} bits needs more than two 30-bit primes")
+    return 2
+
+
+def _scaling_primes(
+    bits: int, n: int, count: int, taken: list[int], word_bits: int = 64
+) -> list[int]:
+    """count levels of NTT-friendly primes near 2^bits in all for q_1..q_L, chosen from the top
+    level down so that the standard scales S_{l-1} = S_l^2 / q_l stay near 2^bits (each q_l is
+    the unused prime, or with 32-bit words above 30 bits the pair of primes of bits / 2, closest
+    to S_l; taking every prime below 2^bits would double the drift at every level)."""
     if count == 0:
         return []
+    if _primes_per_level(bits, word_bits) == 2:
+        return _scaling_pairs(bits, n, count, taken)
     step, target = 2 * n, 1 << bits
     below, above = [], []
     q = (target // step) * step + 1
@@ -276,11 +351,63 @@ def _scaling_primes(bits: int, n: int, count: int, taken: list[int]) -> list[int
     return chosen[::-1]  # q_1 .. q_L (q_L was chosen first)
 
 
-def _boot_primes(bp: BootstrapParams, n: int, taken: list[int]) -> list[int]:
+def _scaling_pairs(bits: int, n: int, count: int, taken: list[int]) -> list[int]:
+    """_scaling_primes with levels of two primes of about bits / 2 (32-bit words): from the top
+    down, the prime closest to sqrt(S_l) (in log scale) and the partner that brings their
+    product closest to the level's standard scale S_l. Primes of bits / 2 are few at large N
+    (those of N = 2^16 are 1 mod 2^17), so the pool spans 2^(bits/2 - 4) .. 2^30 and pairs may
+    be uneven."""
+    half = -(-bits // 2)
+    pool = [p for p in _primes_between(half - 4, _WORD32_PRIME_BITS, n) if p not in taken]
+    if len(pool) < 2 * count:
+        raise ParameterError(
+            f"not enough NTT primes below 2^30 for N={n} for {count} levels of two; use fewer "
+            "levels or another scale"
+        )
+    pool.sort()
+    chosen: list[int] = []
+    scale = float(1 << bits)
+    for _ in range(count):
+        # The pair whose product is closest to S_l: each of the primes nearest sqrt(S_l) with
+        # its best partner (bisection in the sorted pool).
+        root = math.sqrt(scale)
+        near = sorted(pool, key=lambda p: abs(math.log2(p / root)))[:32]
+        best = None
+        for a in near:
+            i = bisect.bisect_left(pool, scale / a)
+            for b in pool[max(i - 2, 0) : i + 2]:
+                if b != a:
+                    err = abs(math.log2(a * b / scale))
+                    if best is None or err < best[0]:
+                        best = (err, a, b)
+        _, a, b = best
+        pool.remove(a)
+        pool.remove(b)
+        chosen.append(sorted((a, b)))
+        scale = scale * scale / (a * b)
+    return [p for pair in chosen[::-1] for p in pair]  # q_1 .. q_L, each level's pair in order
+
+
+def _primes_between(low_bits: int, high_bits: int, n: int) -> list[int]:
+    """The NTT-friendly primes for N = n in [2^low_bits, 2^high_bits)."""
+    step = 2 * n
+    q = ((1 << low_bits) // step + 1) * step + 1
+    out = []
+    while q < 1 << high_bits:
+        if is_prime(q):
+            out.append(q)
+        q += step
+    return out
+
+
+def _boot_primes(bp: BootstrapParams, n: int, taken: list[int], word_bits: int = 64) -> list[int]:
     """Bootstrapping primes above the message chain, from the lowest up: EvalMod (chosen like
     the scaling primes, so that its standard scales stay near 2^eval_bits), CoeffToSlot."""
-    ev = _scaling_primes(bp.eval_bits, n, bp.eval_levels, taken)
-    cts = generate_ntt_primes(bp.cts_bits, n, bp.cts_levels, taken + ev)
+    ev = _scaling_primes(bp.eval_bits, n, bp.eval_levels, taken, word_bits)
+    if _primes_per_level(bp.cts_bits, word_bits) == 2:
+        cts = _scaling_pairs(bp.cts_bits, n, bp.cts_levels, taken + ev)
+    else:
+        cts = generate_ntt_primes(bp.cts_bits, n, bp.cts_levels, taken + ev)
     return ev + cts
 
 
@@ -431,14 +558,25 @@ class Context(KeyedContext):
         self.params = params
         self.device = resolve_device(device)
         # _like: ctx.to's source context, whose ring (and its per-device tables) this one shares.
-        self._raw = _ember.CkksContext(
+        raw_type = _ember.CkksContext32 if params.word_bits == 32 else _ember.CkksContext
+        self._raw = raw_type(
             params.n,
             list(params.q_primes),
             list(params.p_primes),
             params.dnum,
             self.device,
             _like._raw if _like is not None else None,
+            list(params.level_primes),
         )
+        # Each level's primes (one each, or with 32-bit words pairs), the product a rescale from
+        # it divides by, and the modulus Q_l.
+        rows = [self._raw.rows(lv) for lv in range(self._raw.max_level + 1)]
+        primes = list(params.q_primes)
+        self._level_rows = rows
+        self._divisors = [
+            math.prod(primes[(rows[lv - 1] if lv else 0) : rows[lv]]) for lv in range(len(rows))
+        ]
+        self._moduli = [math.prod(primes[: rows[lv]]) for lv in range(len(rows))]
         self.auto_rescale = auto_rescale
         self.slots = params.slots
         # With bootstrapping levels, users see the message chain (its lowest stc_levels are
@@ -458,22 +596,18 @@ class Context(KeyedContext):
         scales = [0.0] * (top + 1)
         scales[self.max_level] = float(2**params.scale_bits)
         for lv in range(self.max_level, 0, -1):
-            scales[lv - 1] = scales[lv] * scales[lv] / self._raw.prime(lv)
+            scales[lv - 1] = scales[lv] * scales[lv] / self._divisors[lv]
         if params.boot:
             eval_top = top - params.boot.cts_levels
             for lv in range(self.max_level + 1, eval_top + 1):
-                scales[lv] = math.sqrt(scales[lv - 1] * self._raw.prime(lv))
+                scales[lv] = math.sqrt(scales[lv - 1] * self._divisors[lv])
             scales[top] = float(2**params.boot.cts_bits)
             for lv in range(top, eval_top + 1, -1):
-                scales[lv - 1] = scales[lv] * scales[lv] / self._raw.prime(lv)
+                scales[lv - 1] = scales[lv] * scales[lv] / self._divisors[lv]
         self._scales = scales
         # Largest integer a scalar may become at each level: Q_l / 4 less the encryption error
         # (the bound the C++ encoder applies to coefficients, here exact).
-        q, bounds = 1, []
-        for lv in range(top + 1):
-            q *= self._raw.prime(lv)
-            bounds.append(q // 4 - 2 ** (params.log_n + 6))
-        self._value_bounds = bounds
+        self._value_bounds = [q // 4 - 2 ** (params.log_n + 6) for q in self._moduli]
         # The GPU whose memory encode/decrypt read and write in place (None: a CPU context).
         self._cuda_index = (
             int(self.device.split(":")[1]) if self.device.startswith("cuda") else None
@@ -529,7 +663,7 @@ class Context(KeyedContext):
             raise SerializationError(f"ciphertext is_complex flag {is_complex}: it must be 0 or 1")
         self._check_scale(level, scale)
         basis = self._raw.q_basis(level)
-        polys = [rd.poly(basis, self.device) for _ in range(size)]
+        polys = [rd.poly(basis, self.device, self._word_bits) for _ in range(size)]
         rd.done()
         return Ciphertext(
             self, self._raw.make_ciphertext(polys, level, scale, 1, key_id), bool(is_complex)
@@ -540,8 +674,7 @@ class Context(KeyedContext):
         1 the message has lost its integer precision; above Q_level / 2 no message of magnitude
         1 fits under the modulus. Every scale of the standard chain, of manual-mode products
         before their rescale at levels >= 1 and of bootstrapping lies inside."""
-        q_level = math.prod(self._raw.prime(i) for i in range(level + 1))
-        return 1.0, q_level / 2
+        return 1.0, self._moduli[level] / 2
 
     def _check_scale(self, level: int, scale: float) -> None:
         low, high = self.scale_bounds(level)
@@ -641,13 +774,13 @@ class Context(KeyedContext):
         """Decodes the plaintext polynomial back to its slots (float64, or complex128); out= and
         like= as for decrypt (on a GPU context, like= a GPU array decodes on the GPU)."""
         self._check_plaintext(pt, "decode")
-        limbs = pt.level + 1
+        limbs = self._level_rows[pt.level]
         rows = pt._poly.intt()
         if rows.limbs != limbs or pt._ctx._raw is not self._raw:
             # Over Q_level u P, or another context's ring (an equal one, e.g. unpickled): the
             # first level + 1 rows over this context's basis.
             rows = ring.RnsPoly.from_numpy(
-                self._raw.q_basis(limbs - 1),
+                self._raw.q_basis(pt.level),
                 np.ascontiguousarray(rows.to_numpy()[:limbs]),
                 "coeff",
                 self.device,
@@ -719,7 +852,7 @@ class Context(KeyedContext):
         self._check(ct)
         self._check_key(sk, (SecretKey,), "decrypt")
         want_complex = ct.is_complex if complex is None else complex
-        m = self._raw.decrypt_core(ct._raw, sk._raw, ct.level + 1)
+        m = self._raw.decrypt_core(ct._raw, sk._raw, self._level_rows[ct.level])
         if flood:
             bits = noise_bits if noise_bits is not None else self._estimated_noise_bits(ct, m)
             sigma = self._flooding_sigma(bits, security_bits, queries)
@@ -738,7 +871,7 @@ class Context(KeyedContext):
         `expected` (the values it should hold) at its scale. Measure it on a run with known
         inputs, then pass it to decrypt(..., flood=True, noise_bits=...)."""
         self._check(ct)
-        m = self._raw.decrypt_core(ct._raw, sk._raw, ct.level + 1)
+        m = self._raw.decrypt_core(ct._raw, sk._raw, self._level_rows[ct.level])
         got = np.asarray(self._raw.decode_coeffs(m, ct.scale, False)) * ct.scale
         want, _ = self._slots_to_coeffs(expected)
         error = float(np.max(np.abs(got - np.round(want * ct.scale))))
@@ -825,7 +958,7 @@ class Context(KeyedContext):
                 "modulus Q, less the encryption error); use a smaller constant or apply it at a "
                 "higher level"
             )
-        return [value % self._raw.prime(i) for i in range(level + 1)]
+        return [value % q for q in self.params.q_primes[: self._level_rows[level]]]
 
     def _to_level(self, ct: Ciphertext, level: int, scale: float | None = None) -> Ciphertext:
         """ct at `level` with that level's standard scale, or `scale` (costs one level when the
@@ -839,7 +972,7 @@ class Context(KeyedContext):
                 "at the same level; rescale or drop the other operand instead"
             )
         raw = self._raw.drop_level(ct._raw, level + 1)
-        target = scale * self._raw.prime(level + 1) / raw.scale
+        target = scale * self._divisors[level + 1] / raw.scale
         factor = round(target)
         raw = self._raw.multiply_scalar(raw, self._residues(factor, level + 1))
         raw.scale = raw.scale * factor
@@ -937,7 +1070,7 @@ class Context(KeyedContext):
         else:
             # Scale chosen so the product rescales exactly to the next level's standard scale.
             pt_scale = (
-                self._scales[level - 1] * self._raw.prime(level) / a.scale
+                self._scales[level - 1] * self._divisors[level] / a.scale
                 if self.auto_rescale
                 else self._scales[level]
             )
@@ -968,7 +1101,7 @@ class Context(KeyedContext):
             return self._wrap(raw, a)
         if level == 0:
             raise ParameterError("multiply: the ciphertext is at level 0; no level left")
-        factor = self._scales[level - 1] * self._raw.prime(level) / a.scale
+        factor = self._scales[level - 1] * self._divisors[level] / a.scale
         k = _scalar_integer(c.real, factor)
         raw = self._raw.multiply_scalar(a._raw, self._residues(k, level))
         raw.scale = a.scale * factor
@@ -1004,7 +1137,7 @@ class Context(KeyedContext):
         top = level + 1
         target = (
             self._scales[level] if scale is None else _positive_scale(scale)
-        ) * self._raw.prime(top)
+        ) * self._divisors[top]
         scalars = [
             self._residues(_scalar_integer(k, target / c.scale), top) for c, k in zip(cts, coeffs)
         ]
@@ -1014,8 +1147,9 @@ class Context(KeyedContext):
         return self._wrap(self._raw.rescale(acc), cts[0])
 
     def prime(self, level: int) -> int:
-        """q_level, the prime a rescale at `level` divides by."""
-        return self._raw.prime(level)
+        """q_level, the prime a rescale at `level` divides by (with levels of two primes, with
+        32-bit words, their product)."""
+        return self._divisors[level]
 
     def _same_level(self, a: Ciphertext, b: Ciphertext):
         """The raw operands at the lower of their levels (the higher one's first rows: free)."""

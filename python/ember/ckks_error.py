@@ -168,8 +168,11 @@ def multiply_rule(ctx, out, a, b):
         eb, mb = _bounds(b)
         if eb is None:
             return _set(out, None, None)
-        # Relinearization's key switch is divided by P q_l (its ModDown is the rescale).
-        relin = key_switch_error(ctx) / (out.scale * ctx.prime(out.level + 1))
+        # Relinearization's key switch is divided by P q_l when the product is rescaled (its
+        # ModDown is the rescale), by P alone in manual mode (no rescale).
+        rescaled = out.level < min(a.level, b.level)
+        divisor = ctx.prime(out.level + 1) if rescaled else 1
+        relin = key_switch_error(ctx) / (out.scale * divisor)
         error = ma * eb + mb * ea + ea * eb + relin
         return _set(out, error + _level_change(ctx, out, a, b), ma * mb)
     mb = _magnitude(b)

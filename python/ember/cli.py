@@ -306,7 +306,8 @@ def main(argv=None) -> int:
         "--params",
         default=None,
         help="circuit: CGGI preset (default bool_128 on GPUs, test_insecure on the CPU); heaan: "
-        "HEAAN preset (default N16_logQ1200 on GPUs, N14_logQ300 on the CPU)",
+        "HEAAN preset (default N16_logQ1200 on GPUs, N14_logQ300 on the CPU); boot: CKKS preset "
+        "(default N16_boot on GPUs, N12_boot_insecure on the CPU; N16_boot32: 32-bit words)",
     )
     bench.add_argument(
         "--preset", default="bool_128", help="apps: the CGGI preset (test_insecure for smoke runs)"

@@ -31,7 +31,7 @@ def matvec(ctx, matrix: np.ndarray, x):
     n2 = n // n1
     baby = ctx.rotate_many(x, list(range(n1)))
     level = x.level
-    pt_scale = ctx.scale_at(level - 1) * ctx._raw.prime(level) / x.scale
+    pt_scale = ctx.scale_at(level - 1) * ctx.prime(level) / x.scale
     raw = ctx._raw
     out = None
     for j in range(n2):

@@ -195,7 +195,7 @@ def _ckks_plaintext_from_bytes(ctx, blob: bytes):
     if level > ctx._raw.max_level:
         raise SerializationError(f"plaintext level {level} is above the chain's top")
     ctx._check_scale(level, scale)
-    poly = rd.poly(ctx._raw.q_basis(level), ctx.device)
+    poly = rd.poly(ctx._raw.q_basis(level), ctx.device, ctx._word_bits)
     values = _npy_from(rd.take(len(payload) - rd.pos))
     return Plaintext(ctx, poly, level, scale, values)
 

@@ -374,6 +374,11 @@ class KeyedContext(Persistent):
     _eval_keys: EvalKeys | None = None
 
     # ---------------------------------------------------------------- devices
+    @property
+    def _word_bits(self) -> int:
+        """The width of this context's words: 64, or 32 (CKKS's word_bits=32)."""
+        return getattr(self.params, "word_bits", 64)
+
     def _replica_options(self) -> dict:
         """The constructor's keyword options (besides params and device) that a copy of this
         context on another device keeps."""
@@ -566,7 +571,7 @@ class KeyedContext(Persistent):
         distribution (ternary, with the parameters' Hamming weight)."""
         key_id, payload = _ser.unpack(blob, _ser.KIND_SECRET_KEY, self._raw.params_id, mac_key)
         rd = _ser.Reader(payload)
-        s = rd.poly(self._raw.full_basis(), self.device)
+        s = rd.poly(self._raw.full_basis(), self.device, self._word_bits)
         rd.done()
         check_secret_coefficients(self, s)
         return SecretKey(self, self._raw.make_secret_key(s, key_id))
@@ -581,7 +586,7 @@ class KeyedContext(Persistent):
         seed = bytes(rd.take(32))
         (nonce,) = rd.unpack("<Q")
         _check_seed_nonce(nonce, "public key")
-        b = rd.poly(self._raw.q_basis(self._raw.max_level), self.device)
+        b = rd.poly(self._raw.q_basis(self._raw.max_level), self.device, self._word_bits)
         rd.done()
         pk = PublicKey(self, self._raw.make_public_key(b, seed, nonce, key_id))
         if sk is not None:
@@ -618,7 +623,7 @@ class KeyedContext(Persistent):
                 f"invalid Galois element {galois}: it must be odd and in (1, {2 * self.params.n})"
             )
         _check_seed_nonce(nonce, "evaluation key")
-        parts = [rd.poly(self._raw.full_basis(), self.device) for _ in range(dnum)]
+        parts = [rd.poly(self._raw.full_basis(), self.device, self._word_bits) for _ in range(dnum)]
         return self._raw.make_switch_key(parts, seed, nonce, galois, key_id)
 
     def _assemble_eval_keys(self, keys: list) -> EvalKeys:

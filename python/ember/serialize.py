@@ -148,10 +148,18 @@ class Reader:
         s = struct.Struct(fmt)
         return s.unpack(self.take(s.size))
 
-    def poly(self, basis, device: str):
+    def poly(self, basis, device: str, word_bits: int = 64):
+        """A polynomial of 64-bit words (the format of every context), as an RnsPoly or, for a
+        context of 32-bit words, an RnsPoly32 (the same values)."""
         rows, n = len(basis), basis.n
         words = np.frombuffer(self.take(rows * n * 8), dtype="<u8").reshape(rows, n)
         try:
+            if word_bits == 32:
+                if words.size and int(words.max()) >= 1 << 32:
+                    raise ValueError("a word is not reduced modulo its prime")
+                return ring.RnsPoly32.from_numpy(
+                    basis, np.ascontiguousarray(words, dtype=np.uint32), "eval", device
+                )
             return ring.RnsPoly.from_numpy(basis, np.ascontiguousarray(words), "eval", device)
         except ValueError as e:
             raise SerializationError(f"malformed polynomial: {e}") from None

@@ -174,32 +174,33 @@ void bind_ckks(nb::module_& m) {
   c.def(
       "__init__",
       [](Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
-         std::size_t dnum, const std::string& device, const Context* like) {
+         std::size_t dnum, const std::string& device, const Context* like,
+         const std::vector<std::size_t>& level_primes) {
         new (x) Context(n, q, p, dnum, backend::parse_device(device),
-                        like ? like->rlwe().ring() : nullptr);
+                        like ? like->rlwe().ring() : nullptr, level_primes);
       },
       nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("device"),
-      nb::arg("like").none() = nb::none());
+      nb::arg("like").none() = nb::none(), nb::arg("level_primes") = std::vector<std::size_t>{});
   bind_ckks_common(c);
   c.def("rescale", &Context::rescale, bind::release)
       .def("slots_to_coeffs", &py::host_slots_to_coeffs<Context>)
       .def("coeffs_to_slots", &py::host_coeffs_to_slots<Context>);
 
-  // CKKS on 32-bit words (every prime below 2^30): the same surface, rescaling by one prime or
-  // a pair.
+  // CKKS on 32-bit words (every prime below 2^30): the same surface.
   using ckks::Context32;
   nb::class_<Context32> c32(m, "CkksContext32");
   c32.def(
       "__init__",
       [](Context32* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
-         std::size_t dnum, const std::string& device, const Context32* like) {
+         std::size_t dnum, const std::string& device, const Context32* like,
+         const std::vector<std::size_t>& level_primes) {
         new (x) Context32(n, q, p, dnum, backend::parse_device(device),
-                          like ? like->rlwe().ring() : nullptr);
+                          like ? like->rlwe().ring() : nullptr, level_primes);
       },
       nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("device"),
-      nb::arg("like").none() = nb::none());
+      nb::arg("like").none() = nb::none(), nb::arg("level_primes") = std::vector<std::size_t>{});
   bind_ckks_common(c32);
-  c32.def("rescale", &Context32::rescale, nb::arg("a"), nb::arg("primes") = 1, bind::release)
+  c32.def("rescale", &Context32::rescale, bind::release)
       .def("slots_to_coeffs", &py::host_slots_to_coeffs<Context32>)
       .def("coeffs_to_slots", &py::host_coeffs_to_slots<Context32>);
 }

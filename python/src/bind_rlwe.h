@@ -62,6 +62,8 @@ void bind_evaluator(nb::class_<Ctx>& c) {
       .def_prop_ro("params_id", [](const Ctx& x) { return x.rlwe().params_id(); })
       .def_prop_ro("device", [](const Ctx& x) { return x.rlwe().device().str(); })
       .def("prime", [](const Ctx& x, std::size_t i) { return x.prime(i); })
+      // Primes of Q at a level (one more per level unless levels group several).
+      .def("rows", [](const Ctx& x, std::size_t level) { return x.rlwe().rows(level); })
       .def("q_basis", [](const Ctx& x, std::size_t l) { return x.rlwe().q_basis(l); })
       .def("full_basis", [](const Ctx& x) { return x.rlwe().full_basis(); })
       .def(
@@ -148,7 +150,7 @@ void bind_evaluator(nb::class_<Ctx>& c) {
            [](const Ctx& x, const std::vector<const Ciphertext*>& cts,
               nb::ndarray<const u64, nb::ndim<3>, nb::c_contig, nb::device::cpu> weights,
               const std::vector<std::vector<u64>>& constants, std::size_t level) {
-             const std::size_t limbs = level + 1;
+             const std::size_t limbs = x.rlwe().rows(level);
              if (weights.shape(1) != cts.size() || weights.shape(2) != limbs ||
                  weights.shape(0) != constants.size())
                throw ParameterError(
@@ -201,12 +203,6 @@ void bind_evaluator(nb::class_<Ctx>& c) {
             return x.multiply(a, b, k);
           },
           release)
-      .def(
-          "divide_by_last_primes",
-          [](const Ctx& x, const Ciphertext& a, std::size_t primes) {
-            return x.divide_by_last_primes(a, primes);
-          },
-          nb::arg("a"), nb::arg("primes") = 1, release)
       .def(
           "drop_level",
           [](const Ctx& x, const Ciphertext& a, std::size_t l) { return x.drop_level(a, l); },

@@ -28,9 +28,10 @@ u64 residue_of_integral_double(double x, const Modulus& m) {
 /// log2 of a positive long double (for messages).
 double log2_of(long double v) { return static_cast<double>(std::log2(v)); }
 
-rlwe::SchemeOptions ckks_options() {
+rlwe::SchemeOptions ckks_options(const std::vector<std::size_t>& level_primes) {
   rlwe::SchemeOptions o;
   o.tag = Context::kTag;
+  o.level_primes = level_primes;
   return o;
 }
 
@@ -38,15 +39,19 @@ rlwe::SchemeOptions ckks_options() {
 
 Context::Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
                  std::size_t dnum, backend::Device device,
-                 std::shared_ptr<const ring::RingContext> shared_ring)
-    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, ckks_options(), std::move(shared_ring)) {
+                 std::shared_ptr<const ring::RingContext> shared_ring,
+                 const std::vector<std::size_t>& level_primes)
+    : rlwe::Evaluator(n, q_primes, p_primes, dnum, device, ckks_options(level_primes),
+                      std::move(shared_ring)) {
   const long double error_bound = std::ldexp(1.0L, static_cast<int>(std::log2(n)) + 6);
   long double q = 1;
-  for (u64 p : q_primes) {
-    q *= static_cast<long double>(p);
-    // Q / 4 rounded down by a relative 2^-50, so that the long double product's rounding
+  for (std::size_t i = 0, level = 0; i < q_primes.size(); ++i) {
+    q *= static_cast<long double>(q_primes[i]);
+    if (i + 1 != rlwe_.rows(level)) continue;
+    // Q_level / 4 rounded down by a relative 2^-50, so that the long double product's rounding
     // cannot let a value at the exact edge through.
     coefficient_bound_.push_back(q / 4 * (1 - std::ldexp(1.0L, -50)) - error_bound);
+    ++level;
   }
   twiddles_ = backend::ckks::ckks_slot_twiddles(n / 2);
 }
@@ -132,11 +137,18 @@ bool Context::two_rows_hold(const RnsPoly& m) const {
   return wide == 0;
 }
 
+void Context::check_decodable(const RnsPoly& m) const {
+  const std::size_t limbs = m.limbs();
+  bool prefix = limbs >= 1 && limbs <= rlwe_.q_count() && m.basis().context() == rlwe_.ring();
+  for (std::size_t i = 0; prefix && i < limbs; ++i) prefix = m.basis().ids()[i] == i;
+  if (m.form() != Form::coeff || !prefix)
+    throw ParameterError(
+        "decode: expects a polynomial over the first primes of Q in coefficient form");
+}
+
 std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale, bool check) const {
   const std::size_t limbs = m.limbs();
-  if (m.form() != Form::coeff || limbs == 0 || limbs > max_level() + 1 ||
-      m.basis() != rlwe_.q_basis(limbs - 1))
-    throw ParameterError("decode: expects a polynomial over Q_l (every prime) in coefficient form");
+  check_decodable(m);
   const std::size_t n = m.n();
   const auto primes = m.basis().primes();
   long double quarter = 0.25L;  // Q_l / 4
@@ -144,7 +156,7 @@ std::vector<double> Context::decode_coeffs(const RnsPoly& m, double scale, bool 
   auto wrapped = [&](long double v) {
     return DecryptionError(
         "decrypt: a coefficient reaches 2^" + std::to_string(log2_of(std::fabs(v))) +
-        ", at least a quarter of the modulus at level " + std::to_string(limbs - 1) + " (2^" +
+        ", at least a quarter of the modulus of its " + std::to_string(limbs) + " primes (2^" +
         std::to_string(log2_of(quarter * 4)) +
         "): the values have most likely wrapped around the modulus and would decode to garbage; "
         "keep |values x scale| smaller (multiply by smaller constants, rescale), or pass "
@@ -202,7 +214,8 @@ const ring::BaseConverter& Context::raise_converter(std::size_t level) const {
   auto& conv = raise_[level];
   if (!conv) {
     const auto& ids = rlwe_.q_basis(level).ids();
-    const ring::RnsBasis upper(rlwe_.ring(), std::vector<u32>(ids.begin() + 1, ids.end()));
+    const ring::RnsBasis upper(rlwe_.ring(),
+                               std::vector<u32>(ids.begin() + rlwe_.rows(0), ids.end()));
     conv = std::make_unique<ring::BaseConverter>(
         ring::BaseConverter::centered(rlwe_.q_basis(0), upper));
   }
@@ -226,9 +239,10 @@ Ciphertext Context::mod_raise(const Ciphertext& a, std::size_t level) const {
     RnsPoly low = p.copy();
     low.intt_inplace();
     RnsPoly out(rlwe_.q_basis(level), Form::coeff, rlwe_.device(), s);
-    // q_0's row is the residue itself; the other primes get the centered value's residues.
-    be.copy_async(out.data(), low.data(), n * sizeof(u64), s);
-    conv.convert_async(out.data() + n, low.data(), be, s);
+    // Q_0's rows are the residues themselves; the other primes get the centered value's.
+    const std::size_t low_rows = rlwe_.rows(0);
+    be.copy_async(out.data(), low.data(), low_rows * n * sizeof(u64), s);
+    conv.convert_async(out.data() + low_rows * n, low.data(), be, s);
     out.ntt_inplace();
     c.polys.push_back(std::move(out));
   }

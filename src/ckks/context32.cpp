@@ -10,19 +10,21 @@ namespace ember::ckks {
 using ring::Form;
 
 namespace {
-rlwe::SchemeOptions ckks32_options() {
+rlwe::SchemeOptions ckks32_options(const std::vector<std::size_t>& level_primes) {
   rlwe::SchemeOptions o;
   o.tag = ckks::Context::kTag;
+  o.level_primes = level_primes;
   return o;
 }
 }  // namespace
 
 Context32::Context32(std::size_t n, const std::vector<u64>& q_primes,
                      const std::vector<u64>& p_primes, std::size_t dnum, backend::Device device,
-                     std::shared_ptr<const ring::RingContext> shared_ring)
-    : rlwe::EvaluatorT<u32>(n, q_primes, p_primes, dnum, device, ckks32_options(),
+                     std::shared_ptr<const ring::RingContext> shared_ring,
+                     const std::vector<std::size_t>& level_primes)
+    : rlwe::EvaluatorT<u32>(n, q_primes, p_primes, dnum, device, ckks32_options(level_primes),
                             std::move(shared_ring)),
-      wide_(n, q_primes, p_primes, dnum, device, rlwe_.ring()) {}
+      wide_(n, q_primes, p_primes, dnum, device, rlwe_.ring(), level_primes) {}
 
 Context32::Poly Context32::encode_coeffs(const double* coeffs, std::size_t level, double scale,
                                          bool extended) const {
@@ -51,8 +53,8 @@ Context32::Ciphertext Context32::square(const Ciphertext& a, const SwitchKey& re
   return multiply(a, a, relin);
 }
 
-Context32::Ciphertext Context32::rescale(const Ciphertext& a, std::size_t primes) const {
-  return divide_by_last_primes(a, primes);
+Context32::Ciphertext Context32::rescale(const Ciphertext& a) const {
+  return divide_by_last_prime(a);
 }
 
 Context32::Ciphertext Context32::mod_raise(const Ciphertext& a, std::size_t level) const {

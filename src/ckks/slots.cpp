@@ -95,10 +95,8 @@ Context::EncodedSlots Context::encode_slots(const void* values, SlotType type, s
 
 void Context::decode_slots(const RnsPoly& m, double scale, bool check, void* out, SlotType type,
                            std::size_t count, Memory where) const {
+  check_decodable(m);
   const std::size_t limbs = m.limbs();
-  if (m.form() != Form::coeff || limbs == 0 || limbs > max_level() + 1 ||
-      m.basis() != rlwe_.q_basis(limbs - 1))
-    throw ParameterError("decode: expects a polynomial over Q_l (every prime) in coefficient form");
   if (type != SlotType::f64 && type != SlotType::c128)
     throw ParameterError("decode: the output type must be float64 or complex128");
   const std::size_t slots = m.n() / 2;

@@ -38,6 +38,10 @@ u64 fingerprint(const SchemeOptions& scheme, std::size_t n, const std::vector<u6
     mix(scheme.aux_primes.size());
     for (u64 x : scheme.aux_primes) mix(x);
   }
+  if (!scheme.level_primes.empty()) {  // grouped levels only, so other fingerprints are unchanged
+    mix(scheme.level_primes.size());
+    for (std::size_t g : scheme.level_primes) mix(g);
+  }
   return h;
 }
 
@@ -72,6 +76,17 @@ ContextT<W>::ContextT(std::size_t n, const std::vector<u64>& q_primes,
                          std::to_string(q_count_) + "] (the number of primes of Q)");
   alpha_ = (q_count_ + dnum - 1) / dnum;
   dnum_ = (q_count_ + alpha_ - 1) / alpha_;  // digits actually needed for this alpha
+  // Levels: the primes each adds (one each by default); rows_[l] primes at level l.
+  std::size_t total = 0;
+  for (std::size_t g : scheme_.level_primes) {
+    if (g < 1) throw ParameterError("level_primes: every level adds at least one prime of Q");
+    rows_.push_back(total += g);
+  }
+  if (scheme_.level_primes.empty())
+    for (std::size_t l = 1; l <= q_count_; ++l) rows_.push_back(l);
+  if (total && total != q_count_)
+    throw ParameterError("level_primes adds up to " + std::to_string(total) + " primes; Q has " +
+                         std::to_string(q_count_));
   if (scheme_.errors_times_t && scheme_.plain_modulus < 2)
     throw ParameterError("errors_times_t needs a plaintext modulus t >= 2");
   // BFV and BGV: the message lives modulo t inside every level down to Q_0 = q_0, so t must be
@@ -112,15 +127,17 @@ ContextT<W>::ContextT(std::size_t n, const std::vector<u64>& q_primes,
   if (!scheme_.aux_primes.empty())
     aux_ = RnsBasis(ring_, iota_ids(qc + pc, static_cast<u32>(scheme_.aux_primes.size())));
   const u64 divide_t = error_factor();
-  for (u32 l = 0; l < qc; ++l) {
+  for (std::size_t level = 0; level < rows_.size(); ++level) {
+    const u32 l = static_cast<u32>(rows_[level]);  // primes at this level
+    const u32 below = level ? static_cast<u32>(rows_[level - 1]) : 0;
     Level lv;
-    lv.q = RnsBasis(ring_, iota_ids(0, l + 1));
+    lv.q = RnsBasis(ring_, iota_ids(0, l));
     lv.qp = lv.q.concat(p_);
     std::vector<u32> ext_ids;
-    const u32 digits = static_cast<u32>(digits_at(l));
+    const u32 digits = static_cast<u32>(digits_at(level));
     for (u32 j = 0; j < digits; ++j) {
       const u32 start = j * static_cast<u32>(alpha_);
-      const u32 end = std::min<u32>(start + static_cast<u32>(alpha_), l + 1);
+      const u32 end = std::min<u32>(start + static_cast<u32>(alpha_), l);
       std::vector<u32> c_ids;
       for (u32 id : lv.qp.ids())
         if (id < start || id >= end) c_ids.push_back(id);
@@ -139,15 +156,12 @@ ContextT<W>::ContextT(std::size_t n, const std::vector<u64>& q_primes,
       lv.ext_all = RnsBasis::unchecked(ring_, all_ids);
     }
     lv.mod_down = std::make_unique<ring::DivideRound>(lv.q, p_, divide_t);
-    if (l > 1)
-      lv.rescale_pair = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, l - 1)),
-                                                            RnsBasis(ring_, {l - 1, l}), divide_t);
-    if (l > 0) {
-      lv.rescale = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, l)),
-                                                       RnsBasis(ring_, {l}), divide_t);
-      std::vector<u32> t_ids{l};
+    if (level > 0) {  // the division by this level's own primes (and by them and P)
+      std::vector<u32> t_ids = iota_ids(below, l - below);
+      lv.rescale = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, below)),
+                                                       RnsBasis(ring_, t_ids), divide_t);
       t_ids.insert(t_ids.end(), p_.ids().begin(), p_.ids().end());
-      lv.mod_down_rescale = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, l)),
+      lv.mod_down_rescale = std::make_unique<ring::DivideRound>(RnsBasis(ring_, iota_ids(0, below)),
                                                                 RnsBasis(ring_, t_ids), divide_t);
     }
     levels_.push_back(std::move(lv));
@@ -186,7 +200,7 @@ template <class W>
 typename ContextT<W>::Ciphertext ContextT<W>::make_ciphertext(std::vector<RnsPoly> polys,
                                                               std::size_t level, double scale,
                                                               u64 factor, u64 key_id) const {
-  expect(level < q_count_ && polys.size() >= 2 && polys.size() <= 3, "ciphertext");
+  expect(level < rows_.size() && polys.size() >= 2 && polys.size() <= 3, "ciphertext");
   for (const auto& p : polys)
     expect(p.basis() == q_basis(level) && p.form() == Form::eval && p.device() == device_,
            "ciphertext polynomial");
@@ -382,6 +396,10 @@ template <class W>
 typename ContextT<W>::SwitchKey ContextT<W>::switch_key_level0(const RnsPoly& s_from,
                                                                const SecretKey& sk,
                                                                ring::Sampler& sampler) const {
+  if (rows_[0] > alpha_)
+    throw ParameterError("a level-0 switching key needs level 0's " + std::to_string(rows_[0]) +
+                         " primes in the first digit of " + std::to_string(alpha_) +
+                         " primes; use fewer digits (dnum)");
   SwitchKey key = switch_key(s_from, sk, sampler, 0);
   auto& be = backend();
   const Stream st = Stream{};
@@ -389,8 +407,9 @@ typename ContextT<W>::SwitchKey ContextT<W>::switch_key_level0(const RnsPoly& s_
   const RnsPoly zeros = RnsPoly::zeros(full_, Form::eval, device_);
   for (std::size_t j = 0; j < dnum_; ++j) {
     W* b = key.data.template as<W>() + (2 * j) * rows * n_;
-    // Digit 0 keeps q_0 (row 0) and P (rows q_count_..); every other b row is cleared.
-    const std::size_t first = j == 0 ? 1 : 0, last = j == 0 ? q_count_ : rows;
+    // Digit 0 keeps level 0's primes (rows below rows_[0]) and P (rows q_count_..); every other
+    // b row is cleared.
+    const std::size_t first = j == 0 ? rows_[0] : 0, last = j == 0 ? q_count_ : rows;
     if (last > first)
       be.copy_async(b + first * n_, zeros.data(), (last - first) * n_ * sizeof(W), st);
   }
@@ -414,8 +433,9 @@ typename ContextT<W>::SwitchKey ContextT<W>::galois_key(const SecretKey& sk, u64
 
 template <class W>
 std::size_t ContextT<W>::plaintext_level(const RnsPoly& m) const {
-  const std::size_t level = m.limbs() - 1;
-  if (m.limbs() > q_count_ || m.basis() != q_basis(level) || m.device() != device_)
+  const auto at = std::find(rows_.begin(), rows_.end(), m.limbs());
+  const std::size_t level = static_cast<std::size_t>(at - rows_.begin());
+  if (at == rows_.end() || m.basis() != q_basis(level) || m.device() != device_)
     throw MismatchError("encrypt: the plaintext must be over a level of this context");
   return level;
 }
@@ -495,12 +515,12 @@ typename ContextT<W>::RnsPoly ContextT<W>::decrypt_core(const Ciphertext& ct, co
     throw MismatchError(
         "decrypt: the ciphertext was encrypted under another key set; use the "
         "secret key it was made with");
-  if (limbs == 0 || limbs > ct.level + 1) throw ParameterError("decrypt: bad limb count");
+  if (limbs == 0 || limbs > rows(ct.level)) throw ParameterError("decrypt: bad limb count");
   check_device(sk.s.device(), "the secret key");
   for (const auto& p : ct.polys) check_device(p.device(), "the ciphertext");
   auto& be = backend();
   const Stream st = ct.stream();  // the secret key is complete (keys are)
-  const RnsBasis& q = q_basis(limbs - 1);
+  const RnsBasis q(ring_, iota_ids(0, static_cast<u32>(limbs)));
   const auto v = view(q);
   RnsPoly out(q, Form::eval, device_, st);
   const bool coeff = ct.form() == Form::coeff;
@@ -572,7 +592,7 @@ double log2_words(const u64* a, std::size_t k) {
 
 template <class W>
 double ContextT<W>::noise_log2(const Ciphertext& ct, const SecretKey& sk, u64 multiplier) const {
-  ring::RnsPoly v = decrypt_core(ct, sk, ct.level + 1).template to_words<u64>();
+  ring::RnsPoly v = decrypt_core(ct, sk, rows(ct.level)).template to_words<u64>();
   if (multiplier != 1) v = v.multiply_scalar(multiplier);
   const ring::CrtConverter crt(v.basis());
   const std::vector<u64> words = crt.from_rns(v);
@@ -602,11 +622,11 @@ template <class W>
 ModUp ContextT<W>::mod_up(const W* d, std::size_t level, Stream s, bool once) const {
   auto& be = backend();
   const Level& lv = levels_.at(level);
-  Buffer coeff(be, (level + 1) * n_ * sizeof(W), s);
+  Buffer coeff(be, rows(level) * n_ * sizeof(W), s);
   if constexpr (sizeof(W) == 8) {
     be.ntt_inverse_async(coeff.template as<W>(), &d, view(lv.q), 1, s);
   } else {
-    be.copy_async(coeff.template as<W>(), d, (level + 1) * n_ * sizeof(W), s);
+    be.copy_async(coeff.template as<W>(), d, rows(level) * n_ * sizeof(W), s);
     be.ntt_inverse_async(coeff.template as<W>(), view(lv.q), 1, s);
   }
   ModUp up = mod_up_coeff(coeff.template as<W>(), level, s, once);
@@ -629,7 +649,7 @@ ModUp ContextT<W>::mod_up_coeff(const W* coeff, std::size_t level, Stream s, boo
   auto& be = backend();
   const Level& lv = levels_.at(level);
   ModUp up;
-  const std::size_t rows = level + 1 + p_count_;
+  const std::size_t rows = this->rows(level) + p_count_;
   if constexpr (sizeof(W) == 4) {
     // Every digit's conversion on 32-bit words, then one transform of all converted rows (no
     // lifted or pending forms yet).
@@ -693,7 +713,7 @@ void ContextT<W>::key_switch(const W* d, const ModUp& up, std::size_t level, con
                              u64 galois, W* out0, W* out1, Stream s, const W* add0, const W* add1,
                              const W* rotated0, const W* p_coeff_adds) const {
   auto& be = backend();
-  const std::size_t poly_words = (level + 1 + p_count_) * n_;
+  const std::size_t poly_words = (rows(level) + p_count_) * n_;
   // Each half's Q rows then P rows: the ModDown reads the P rows in place.
   Buffer acc(be, 2 * poly_words * sizeof(W), s);
   W* q0 = acc.template as<W>();
@@ -705,7 +725,7 @@ void ContextT<W>::key_switch(const W* d, const ModUp& up, std::size_t level, con
   const W* const ins[2] = {q0, q1};
   const W* const adds[2] = {add0, add1};
   // The ModDown's multiplier is P^-1: P e enters its NTT as e P (see DivideRound).
-  divide_async(*levels_.at(level).mod_down, outs, ins, level + 1, 2, s, adds, p_coeff_adds);
+  divide_async(*levels_.at(level).mod_down, outs, ins, rows(level), 2, s, adds, p_coeff_adds);
 }
 
 template <class W>
@@ -717,7 +737,7 @@ void ContextT<W>::key_switch_coeff(const W* d, std::size_t level, const SwitchKe
   } else {
     auto& be = backend();
     const Level& lv = levels_.at(level);
-    const std::size_t q_words = (level + 1) * n_, poly_words = q_words + p_count_ * n_;
+    const std::size_t q_words = rows(level) * n_, poly_words = q_words + p_count_ * n_;
     Buffer d_eval;
     ModUp up;
     if (alpha_ == 1) {
@@ -754,8 +774,8 @@ typename ContextT<W>::KeyProductView ContextT<W>::product_view(const W* d, const
   kp.digits = static_cast<u32>(digits_at(level));
   // alpha 0: no digit owns a row, every row of digit j is row j * rows + r of ext.
   kp.alpha = up.own_in_ext ? 0 : static_cast<u32>(alpha_);
-  kp.rows = static_cast<u32>(level + 1 + p_count_);
-  kp.q_rows = static_cast<u32>(level + 1);
+  kp.rows = static_cast<u32>(rows(level) + p_count_);
+  kp.q_rows = static_cast<u32>(rows(level));
   kp.key_rows = static_cast<u32>(key.rows);
   kp.key_q_rows = static_cast<u32>(q_count_);
   kp.galois = galois;
@@ -767,7 +787,7 @@ void ContextT<W>::key_product(const W* d, const ModUp& up, std::size_t level, co
                               u64 galois, W* out0, W* out1, Stream s, const W* p_add) const {
   check_params(key.params_id, "the evaluation key");
   auto& be = backend();
-  const std::size_t q_rows = level + 1, q_words = q_rows * n_;
+  const std::size_t q_rows = rows(level), q_words = q_rows * n_;
   KeyProductView kp = product_view(d, up, level, key, galois);
   const bool fused = p_add && q_rows <= KeyProductView::kMaxAddRows;
   if (fused) {
@@ -804,7 +824,8 @@ void ContextT<W>::baby_giant_sums(const W* c0, const W* d, const ModUp& up, std:
   backend::BabyGiantViewT<W> v;
   v.product = product_view(d, up, level, *babies[0], 0);
   v.product.add = c0;  // P sigma_b(c0) on the Q rows of every baby
-  for (std::size_t r = 0; r <= level; ++r) v.product.add_scale[r] = static_cast<W>(p_mod_q_[r]);
+  for (std::size_t r = 0; r < rows(level); ++r)
+    v.product.add_scale[r] = static_cast<W>(p_mod_q_[r]);
   v.babies = static_cast<u32>(babies.size());
   v.giants = static_cast<u32>(out.size());
   for (std::size_t b = 0; b < babies.size(); ++b) {
@@ -825,15 +846,15 @@ template <class W>
 void ContextT<W>::mod_down_polys(W* const* out, const W* const* in, std::size_t count,
                                  std::size_t level, Stream s, const W* const* addends) const {
   // Each polynomial's P rows follow its Q rows.
-  divide_async(*levels_.at(level).mod_down, out, in, level + 1, count, s, addends);
+  divide_async(*levels_.at(level).mod_down, out, in, rows(level), count, s, addends);
 }
 
 template <class W>
 void ContextT<W>::divide_extended(W* const* out, const W* const* in, std::size_t count,
                                   std::size_t level, Stream s) const {
   if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
-  // Each polynomial's q_level row and P rows are adjacent: the divisor T's rows.
-  divide_async(*levels_.at(level).mod_down_rescale, out, in, level, count, s);
+  // Each polynomial's rows of this level's primes and P rows are adjacent: the divisor T's rows.
+  divide_async(*levels_.at(level).mod_down_rescale, out, in, rows(level - 1), count, s);
 }
 
 template <class W>
@@ -845,49 +866,44 @@ void ContextT<W>::key_switch_divide(const W* d, const ModUp& up, std::size_t lev
   if (!add0 || !add1) throw ParameterError("key_switch_divide: both addends are required");
   auto& be = backend();
   const Level& lv = levels_.at(level);
-  const std::size_t poly_words = (level + 1 + p_count_) * n_;  // Q rows, then P rows
+  const std::size_t q_rows = rows(level);
+  const std::size_t poly_words = (q_rows + p_count_) * n_;  // Q rows, then P rows
   Buffer acc(be, 2 * poly_words * sizeof(W), s);
   W* q0 = acc.template as<W>();
   W* q1 = q0 + poly_words;
   key_product(d, up, level, key, galois, q0, q1, s);
   // The addends join before the division, times P (P vanishes modulo the primes of P).
-  const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + level + 1);
+  const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + q_rows);
   std::vector<u64> minus;  // -k P mod q_i
   if (sub0 && sub1) {
-    if (sub_scalars.size() != level + 1)
+    if (sub_scalars.size() != q_rows)
       throw ParameterError("key_switch_divide: one subtrahend scalar per prime of the level");
-    minus.resize(level + 1);
-    for (std::size_t i = 0; i <= level; ++i) {
+    minus.resize(q_rows);
+    for (std::size_t i = 0; i < q_rows; ++i) {
       const Modulus m = make_modulus(ring_->prime(i));
       minus[i] = neg_mod(mul_mod(barrett_reduce_64(sub_scalars[i], m), p_mod[i], m), m.value);
     }
   }
   std::vector<const W*> a0{q0, add0}, a1{q1, add1};
-  std::vector<std::vector<u64>> scalars{std::vector<u64>(level + 1, 1), p_mod};
+  std::vector<std::vector<u64>> scalars{std::vector<u64>(q_rows, 1), p_mod};
   if (!minus.empty()) {
     a0.push_back(sub0);
     a1.push_back(sub1);
     scalars.push_back(std::move(minus));
   }
-  be.linear_combination_async(q0, q1, a0, a1, scalars, std::vector<u64>(level + 1, 0), view(lv.q),
-                              s);
-  // The divisor's rows, q_level then P, are adjacent in each polynomial.
+  be.linear_combination_async(q0, q1, a0, a1, scalars, std::vector<u64>(q_rows, 0), view(lv.q), s);
+  // The divisor's rows, this level's primes then P, are adjacent in each polynomial.
   W* const outs[2] = {out0, out1};
   const W* const ins[2] = {q0, q1};
-  divide_async(*lv.mod_down_rescale, outs, ins, level, 2, s);
+  divide_async(*lv.mod_down_rescale, outs, ins, rows(level - 1), 2, s);
 }
 
 template <class W>
-void ContextT<W>::divide_by_last_primes(W* const* out, const W* const* in, std::size_t count,
-                                        std::size_t level, std::size_t primes, Stream s) const {
-  if (primes < 1 || primes > 2)
-    throw ParameterError("rescale: divides by one prime or a pair, not " + std::to_string(primes));
-  if (level < primes)
-    throw ParameterError("rescale: the ciphertext is at level " + std::to_string(level) +
-                         ", too few primes left to divide by " + std::to_string(primes));
+void ContextT<W>::rescale_polys(W* const* out, const W* const* in, std::size_t count,
+                                std::size_t level, Stream s) const {
+  if (level == 0) throw ParameterError("rescale: the ciphertext is at level 0, no prime to drop");
   // The dropped rows of every polynomial, read in place by one batched division.
-  const Level& lv = levels_.at(level);
-  divide_async(primes == 1 ? *lv.rescale : *lv.rescale_pair, out, in, level + 1 - primes, count, s);
+  divide_async(*levels_.at(level).rescale, out, in, rows(level - 1), count, s);
 }
 
 template class ContextT<u64>;

@@ -101,11 +101,10 @@ typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::like(const Ciphertext& a, std:
 
 template <class W>
 typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::divided_like(const Ciphertext& a,
-                                                               std::size_t polys,
-                                                               std::size_t primes) const {
-  Ciphertext c = like(a, polys, a.level - primes);
-  for (std::size_t k = 0; k < primes; ++k) {
-    const u64 q = prime(a.level - k);
+                                                               std::size_t polys) const {
+  Ciphertext c = like(a, polys, a.level - 1);
+  for (std::size_t i = rlwe_.rows(a.level - 1); i < rlwe_.rows(a.level); ++i) {
+    const u64 q = prime(i);  // the primes of the level divided away
     c.scale /= static_cast<double>(q);
     if (rlwe_.error_factor() != 1) {
       const u64 t = rlwe_.plain_modulus();
@@ -218,7 +217,7 @@ template <class W>
 typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::multiply_scalar(
     const Ciphertext& a, const std::vector<u64>& residues) const {
   check_one(a, "multiply_scalar");
-  if (residues.size() != a.level + 1)
+  if (residues.size() != rlwe_.rows(a.level))
     throw ParameterError("multiply_scalar: need one residue per prime of the level");
   auto& be = rlwe_.backend();
   const auto v = rlwe_.q_basis(a.level).template view_on<W>(be);
@@ -232,7 +231,7 @@ template <class W>
 typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::add_scalar(
     const Ciphertext& a, const std::vector<u64>& residues) const {
   check_one(a, "add_scalar");
-  if (residues.size() != a.level + 1)
+  if (residues.size() != rlwe_.rows(a.level))
     throw ParameterError("add_scalar: need one residue per prime of the level");
   if (a.polys.size() != 2) throw ParameterError("add_scalar: relinearize the ciphertext first");
   return linear_combination({&a}, {std::vector<u64>(residues.size(), 1)}, residues, a.level);
@@ -244,7 +243,7 @@ void EvaluatorT<W>::check_linear_operands(const std::vector<const Ciphertext*>& 
   for (const Ciphertext* c : cts) {
     check_pair_keys(*cts[0], *c, op.c_str());
     if (c->polys.size() != 2) throw ParameterError(op + ": relinearize the ciphertexts first");
-    // A ciphertext above `level` is read as its first level + 1 rows (dropping is free).
+    // A ciphertext above `level` is read as its first rows(level) rows (dropping is free).
     if (c->level < level) throw ParameterError(op + ": an operand is below the target level");
   }
 }
@@ -272,7 +271,7 @@ typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::linear_combination(
   if (cts.empty() || cts.size() != scalars.size())
     throw ParameterError("linear_combination: needs one scalar list per ciphertext");
   const Ciphertext& first = *cts[0];
-  const std::size_t limbs = level + 1;
+  const std::size_t limbs = rlwe_.rows(level);
   check_linear_operands(cts, level, "linear_combination");
   for (const auto& s : scalars)
     if (s.size() != limbs) throw ParameterError("linear_combination: one scalar per prime");
@@ -319,7 +318,7 @@ template <class W>
 std::vector<typename EvaluatorT<W>::Ciphertext> EvaluatorT<W>::linear_combinations(
     const std::vector<const Ciphertext*>& cts, const std::vector<u64>& weights,
     const std::vector<u64>& constants, std::size_t level) const {
-  const std::size_t limbs = level + 1;
+  const std::size_t limbs = rlwe_.rows(level);
   if (cts.empty() || constants.empty() || constants.size() % limbs)
     throw ParameterError("linear_combinations: needs ciphertexts and one constant per output");
   const std::size_t outputs = constants.size() / limbs;
@@ -455,7 +454,7 @@ typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::linear_transform_hoisted(
     for (const auto& term : g.terms) plain_streams.push_back(term.second->stream());
   const backend::StreamJoin join(be, s, plain_streams);
   const std::size_t level = x.level, n = rlwe_.n();
-  const std::size_t q_rows = level + 1, rows = q_rows + rlwe_.p_count();
+  const std::size_t q_rows = rlwe_.rows(level), rows = q_rows + rlwe_.p_count();
   const ring::RnsBasis& q = rlwe_.q_basis(level);
   const ring::RnsBasis& qp = rlwe_.qp_basis(level);
   const auto vq = q.template view_on<W>(be);
@@ -683,24 +682,21 @@ typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::apply_galois(const Ciphertext&
 }
 
 template <class W>
-typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::divide_by_last_primes(const Ciphertext& a_in,
-                                                                        std::size_t primes) const {
+typename EvaluatorT<W>::Ciphertext EvaluatorT<W>::divide_by_last_prime(
+    const Ciphertext& a_in) const {
   check_one(a_in, "rescale");
   Ciphertext holder;
   const Ciphertext& a = eval_form(a_in, holder);
-  if (primes < 1 || primes > 2)
-    throw ParameterError("rescale: divides by one prime or a pair, not " + std::to_string(primes));
-  if (a.level < primes)
-    throw ParameterError("rescale: the ciphertext is at level " + std::to_string(a.level) +
-                         "; too few primes left to divide by " + std::to_string(primes));
-  Ciphertext c = divided_like(a, a.polys.size(), primes);
+  if (a.level == 0)
+    throw ParameterError("rescale: the ciphertext is at level 0; no prime left to divide by");
+  Ciphertext c = divided_like(a, a.polys.size());
   std::vector<W*> outs;
   std::vector<const W*> ins;
   for (std::size_t k = 0; k < a.polys.size(); ++k) {
     outs.push_back(c.polys[k].data());
     ins.push_back(a.polys[k].data());
   }
-  rlwe_.divide_by_last_primes(outs.data(), ins.data(), outs.size(), a.level, primes, a.stream());
+  rlwe_.rescale_polys(outs.data(), ins.data(), outs.size(), a.level, a.stream());
   return c;
 }
 

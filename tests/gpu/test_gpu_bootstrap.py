@@ -2,11 +2,12 @@
 
 - N12_boot_insecure with the same fixed sampler key on both devices: identical keys (the
   encapsulation keys included) and bit-identical bootstrapped ciphertexts (real variant,
-  complex circuit, a pair of real ciphertexts).
+  complex circuit, a pair of real ciphertexts); the same on 32-bit words (N12_boot32_insecure).
 - N16_boot (128-bit secure, N = 2^16, full slots) on the GPU: at least 20 bits of mean precision
   for real values (the real variant), complex values and a pair of real ciphertexts in one
   bootstrap (bootstrap_many), the promised output level (13, with 10 levels for computation before the next bootstrap), a
-  product after bootstrapping, sparse slots (4096), and ten bootstraps in a row.
+  product after bootstrapping, sparse slots (4096), and ten bootstraps in a row; N16_boot32
+  (32-bit words) with at least 13 levels left and 20 bits.
 """
 
 from __future__ import annotations
@@ -35,11 +36,15 @@ def side(name: str, device: str, sparse=()):
     return ctx, sk, pk, ek
 
 
-@pytest.mark.parametrize("real", [None, False])
-def test_bootstrap_bit_identical_to_cpu(gpu, real):
-    """Real values, by the real variant (default) and by the complex circuit."""
-    cpu = side("N12_boot_insecure", "cpu")
-    dev = side("N12_boot_insecure", gpu)
+@pytest.mark.parametrize(
+    "name,real",
+    [("N12_boot_insecure", None), ("N12_boot_insecure", False), ("N12_boot32_insecure", None)],
+)
+def test_bootstrap_bit_identical_to_cpu(gpu, name, real):
+    """Real values, by the real variant (default) and by the complex circuit; and on 32-bit
+    words (levels of two primes)."""
+    cpu = side(name, "cpu")
+    dev = side(name, gpu)
     for k_cpu, k_dev in zip(cpu[3].boot, dev[3].boot):
         for j in range(cpu[0]._raw.dnum):
             np.testing.assert_array_equal(
@@ -149,3 +154,20 @@ def test_full_size_ten_bootstraps(full):
         ct = ctx.bootstrap(ctx.drop_level(ct, ctx.min_bootstrap_level))
     assert ct.level == ctx.max_level
     assert_precision(ctx.decrypt(ct, sk), v, 19, what=" after 10 bootstraps")
+
+
+def test_full_size_on_32_bit_words(gpu):
+    """N16_boot32 (32-bit words, levels of two primes, 128-bit): at least 13 levels left after a
+    bootstrap and at least 20 bits of mean precision, real and complex values."""
+    if gpu == "cpu":
+        pytest.skip("N = 2^16 bootstrapping runs on the GPU only (too slow for the CPU self-check)")
+    ctx, sk, pk, _ = side("N16_boot32", gpu)
+    assert ctx.slots == 2**15 and ctx.max_level - ctx.min_bootstrap_level >= 13
+    rng = np.random.default_rng(5)
+    v = rng.uniform(-1, 1, ctx.slots)
+    out = ctx.bootstrap(ctx.encrypt(v, pk))
+    assert out.level == ctx.max_level
+    assert_precision(ctx.decrypt(out, sk), v, 20, 15)
+    assert_precision(ctx.decrypt(out * out, sk), v * v, 19)
+    z = rng.uniform(-1, 1, ctx.slots) + 1j * rng.uniform(-1, 1, ctx.slots)
+    assert_precision(ctx.decrypt(ctx.bootstrap(ctx.encrypt(z, pk)), sk), z, 20)

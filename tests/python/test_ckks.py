@@ -943,13 +943,17 @@ def test_preset_validates_and_is_128_bit(name):
     log_qp = sum(math.log2(q) for q in primes)
     assert log_qp <= bound, f"{name}: log2(QP) = {log_qp:.2f} > {bound}"
     boot_levels = p.boot.levels if p.boot else 0
-    assert len(p.q_primes) == p.levels + 1 + boot_levels and len(p.p_primes) == p.special_mods
-    assert len(set(primes)) == len(primes)
+    # Each level's modulus: one prime, or with 32-bit words a pair (level_primes).
+    groups = p.level_primes or (1,) * len(p.q_primes)
+    ends = [sum(groups[: i + 1]) for i in range(len(groups))]
+    levels = [math.prod(p.q_primes[e - g : e]) for e, g in zip(ends, groups)]
+    assert len(levels) == p.levels + 1 + boot_levels and len(p.p_primes) == p.special_mods
+    assert sum(groups) == len(p.q_primes) and len(set(primes)) == len(primes)
     for q in primes:
         assert q % (2 * p.n) == 1 and is_probable_prime(q), q
-    assert p.q_primes[0].bit_length() == p.first_mod_bits
-    # Scaling primes sit on both sides of 2^scale_bits (so the standard scales do not drift).
-    assert all(abs(math.log2(q) - p.scale_bits) < 0.01 for q in p.q_primes[1 : p.levels + 1])
+    assert abs(math.log2(levels[0]) - p.first_mod_bits) < (0.01 if groups[0] == 1 else 1)
+    # Scaling levels sit on both sides of 2^scale_bits (so the standard scales do not drift).
+    assert all(abs(math.log2(q) - p.scale_bits) < 0.03 for q in levels[1 : p.levels + 1])
     assert all(q.bit_length() == p.special_mod_bits for q in p.p_primes)
     assert 1 <= p.dnum <= len(p.q_primes)
     assert p.slots == p.n // 2 == 2 ** (p.log_n - 1)
@@ -971,7 +975,7 @@ def test_preset_standard_scales_stay_near_the_scale(name):
     logs = [math.log2(ctx.scale_at(lv)) for lv in range(ctx.max_level + 1)]
     bad = {lv: round(s, 2) for lv, s in enumerate(logs) if not abs(s - p.scale_bits) <= 1}
     assert not bad, f"{name}: log2 of the standard scale by level, off by more than 1 bit: {bad}"
-    room = math.log2(p.q_primes[0]) - logs[0]
+    room = math.log2(ctx._moduli[0]) - logs[0]  # Q_0: q_0, or with 32-bit words a pair
     assert room >= p.first_mod_bits - p.scale_bits - 1
 
 

@@ -1,6 +1,7 @@
 """CKKS on 32-bit words (CkksContext32): over primes below 2^30 it gives the 64-bit context's
 words for every operation (the same draws, products, conversions and divisions on half the
-bytes), decrypts within the CKKS error bounds, and rescales by one prime or a prime pair."""
+bytes), decrypts within the CKKS error bounds, and with levels of two primes (level_primes)
+rescales by both at once."""
 
 import numpy as np
 import pytest
@@ -22,9 +23,10 @@ class Pair:
     """A 64-bit and a 32-bit CKKS context over the same primes, each with a sampler of one fixed
     key, driven by the same calls."""
 
-    def __init__(self, n, q, p, dnum, device, galois=()):
-        self.wide = _ember.CkksContext(n, q, p, dnum, device)
-        self.narrow = _ember.CkksContext32(n, q, p, dnum, device)
+    def __init__(self, n, q, p, dnum, device, galois=(), level_primes=()):
+        groups = list(level_primes)
+        self.wide = _ember.CkksContext(n, q, p, dnum, device, None, groups)
+        self.narrow = _ember.CkksContext32(n, q, p, dnum, device, None, groups)
         self.keys = {}
         for name, ctx in (("wide", self.wide), ("narrow", self.narrow)):
             s = ring.Sampler(KEY)
@@ -58,24 +60,27 @@ def encrypt(ctx, k, values, level, scale):
 
 
 def decrypt(ctx, k, ct, count):
-    m = ctx.decrypt_core(ct, k["sk"], ct.level + 1)
+    m = ctx.decrypt_core(ct, k["sk"], ctx.rows(ct.level))
     return ctx.decode_slots(m, ct.scale, True, count, True, False)
 
 
-@pytest.mark.parametrize("dnum", [1, 2, 4])
-def test_every_operation_gives_the_64_bit_words(dnum, rng, device):
+@pytest.mark.parametrize(
+    "dnum,level_primes", [(1, ()), (2, ()), (4, ()), (2, (1, 2, 1, 2)), (3, (2, 2, 2))]
+)
+def test_every_operation_gives_the_64_bit_words(dnum, level_primes, rng, device):
     n = 256
     q, p = primes(n, [29] + [28] * 5, [30, 30])
-    pair = Pair(n, q, p, dnum, device, galois=(5, 25))
+    pair = Pair(n, q, p, dnum, device, galois=(5, 25), level_primes=level_primes)
+    rows = pair.narrow.rows
     x = rng.uniform(-1, 1, n // 2) + 1j * rng.uniform(-1, 1, n // 2)
     y = rng.uniform(-1, 1, n // 2)
-    top, scale = len(q) - 1, 2.0**26
+    top, scale = pair.narrow.max_level, 2.0**26
     a = pair.both(lambda c, k: encrypt(c, k, x, top, scale))
     b = pair.both(lambda c, k: encrypt(c, k, y, top, scale))
     assert_same_words(*a)
     pt = pair.both(lambda c, k: c.encode_slots(y, top, scale)[0])
     ext = pair.both(lambda c, k: c.encode_slots(y, top, scale, False, True)[0])
-    weights = rng.integers(0, 1 << 62, (3, 2, len(q)), dtype=np.uint64)
+    weights = rng.integers(0, 1 << 62, (3, 2, rows(top)), dtype=np.uint64)
     ops = {
         "add": lambda c, k, i: c.add(a[i], b[i]),
         "sub": lambda c, k, i: c.sub(a[i], b[i]),
@@ -85,7 +90,7 @@ def test_every_operation_gives_the_64_bit_words(dnum, rng, device):
         "multiply_divide": lambda c, k, i: c.multiply_divide(a[i], b[i], k["relin"]),
         "rescale": lambda c, k, i: c.rescale(a[i]),
         "rotate": lambda c, k, i: c.apply_galois(a[i], k["galois"][5]),
-        "drop_level": lambda c, k, i: c.drop_level(a[i], 2),
+        "drop_level": lambda c, k, i: c.drop_level(a[i], 1),
         "to_coeff": lambda c, k, i: c.to_form(a[i], "coeff"),
         "multiply_scalar": lambda c, k, i: c.multiply_scalar(a[i], [3] * len(q)),
         "linear_combination": lambda c, k, i: c.linear_combination(
@@ -94,8 +99,9 @@ def test_every_operation_gives_the_64_bit_words(dnum, rng, device):
         "linear_combinations": lambda c, k, i: c.linear_combinations(
             [a[i], b[i]], weights, [[7] * len(q), [0] * len(q), [1] * len(q)], top
         )[2],
+        "mod_raise": lambda c, k, i: c.mod_raise(c.drop_level(a[i], 0), top),
         "dot_plain": lambda c, k, i: c.dot_plain([a[i], b[i]], [pt[i], pt[i]]),
-        "add_scalar": lambda c, k, i: c.add_scalar(a[i], [9] * len(q)),
+        "add_scalar": lambda c, k, i: c.add_scalar(a[i], [9] * rows(top)),
         "linear_transform": lambda c, k, i: c.linear_transform_hoisted(
             a[i],
             [k["galois"][5]],
@@ -123,7 +129,7 @@ def test_decrypts_products_and_rotations(rng, device):
     scale = float(q[-1])
     a, b = encrypt(ctx, k, x, len(q) - 1, scale), encrypt(ctx, k, y, len(q) - 1, scale)
     prod = ctx.rescale(ctx.multiply(a, b, k["relin"]))
-    assert prod.level == len(q) - 2
+    assert prod.level == len(q) - 2 and ctx.rows(prod.level) == len(q) - 1
     got = decrypt(ctx, k, prod, n // 2).real
     assert np.max(np.abs(got - x * y)) < 2.0**-12
     rot = ctx.apply_galois(a, k["galois"][5])
@@ -132,26 +138,28 @@ def test_decrypts_products_and_rotations(rng, device):
 
 
 @pytest.mark.parametrize("words", ["wide", "narrow"])
-def test_rescale_by_a_prime_pair(words, rng, device):
-    """Dividing by q_l q_(l-1) at once: level - 2, scale / (q_l q_(l-1)), and the product keeps a
-    scale near 2^52 with 26-bit primes."""
+def test_levels_of_two_primes_rescale_by_both(words, rng, device):
+    """level_primes (2, 2, 2): each rescale divides by q_a q_b at once, the level drops by one
+    and the scale by their product, and the product of two values keeps a 2^52 scale with
+    26-bit primes."""
     n = 256
-    q, p = primes(n, [29, 26, 26, 26, 26], [30, 30])
-    pair = Pair(n, q, p, 5, device)
+    q, p = primes(n, [29, 29, 26, 26, 26, 26], [30, 30])
+    pair = Pair(n, q, p, 3, device, level_primes=(2, 2, 2))
     ctx, k = getattr(pair, words), pair.keys[words]
+    assert ctx.max_level == 2 and [ctx.rows(level) for level in range(3)] == [2, 4, 6]
     x = rng.uniform(-1, 1, n // 2)
     scale = float(q[-1]) * float(q[-2])
-    a = encrypt(ctx, k, x, len(q) - 1, scale)
+    a = encrypt(ctx, k, x, 2, scale)
     sq = ctx.multiply(a, a, k["relin"])
-    c = ctx.rescale(sq, 2) if words == "narrow" else ctx.divide_by_last_primes(sq, 2)
-    assert c.level == len(q) - 3
-    assert c.scale == pytest.approx(scale * scale / (q[-1] * q[-2]), rel=1e-15)
-    got = decrypt(ctx, k, c, n // 2).real
-    assert np.max(np.abs(got - x * x)) < 2.0**-30
-    with pytest.raises(ParameterError, match="too few primes"):
-        ctx.rescale(ctx.drop_level(a, 1), 2) if words == "narrow" else ctx.divide_by_last_primes(
-            ctx.drop_level(a, 1), 2
-        )
+    for c in (ctx.rescale(sq), ctx.multiply_divide(a, a, k["relin"])):
+        assert c.level == 1
+        assert c.scale == pytest.approx(scale * scale / (q[-1] * q[-2]), rel=1e-15)
+        got = decrypt(ctx, k, c, n // 2).real
+        assert np.max(np.abs(got - x * x)) < 2.0**-30
+    with pytest.raises(ParameterError, match="adds up to 5 primes"):
+        type(ctx)(n, q, p, 3, device, None, [2, 2, 1])
+    with pytest.raises(ParameterError, match="level 0"):
+        ctx.rescale(ctx.drop_level(a, 0))
 
 
 def test_refuses_wide_primes_and_the_other_word_type(rng, device):
@@ -167,3 +175,85 @@ def test_refuses_wide_primes_and_the_other_word_type(rng, device):
     with pytest.raises(TypeError):
         pair.wide.add(a, a)
     assert pair.wide.params_id != ctx.params_id
+
+
+# ---------------------------------------------------------------- the ckks.Context layer
+
+
+@pytest.fixture(scope="module")
+def ctx32():
+    """word_bits=32 with 50-bit levels: each level a pair of primes of about 25 bits."""
+    import warnings
+
+    from ember import ckks
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = ckks.Params(
+            log_n=12,
+            scale_bits=50,
+            levels=4,
+            first_mod_bits=58,
+            special_mods=2,
+            word_bits=32,
+            insecure=True,
+        )
+    ctx = ckks.Context(p, device="cpu")
+    sk = ctx.keygen()
+    pk = ctx.public_key(sk)
+    ctx.set_eval_keys(ctx.eval_keys(sk, rotations=[1, 3], conjugation=True, progress=False))
+    return ctx, sk, pk
+
+
+def test_params_with_32_bit_words():
+    import warnings
+
+    from ember import ckks
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = ckks.Params(
+            log_n=12,
+            scale_bits=50,
+            levels=4,
+            first_mod_bits=58,
+            special_mods=2,
+            word_bits=32,
+            insecure=True,
+        )
+        small = ckks.Params(
+            log_n=12,
+            scale_bits=28,
+            levels=3,
+            first_mod_bits=30,
+            special_mods=2,
+            word_bits=32,
+            insecure=True,
+        )
+    assert p.level_primes == (2,) * 5 and len(p.q_primes) == 10 and max(p.q_primes) < 2**30
+    assert all(q.bit_length() <= 30 for q in p.p_primes)
+    # Levels of at most 30 bits keep one prime each.
+    assert small.level_primes == (1,) * 4 and len(small.q_primes) == 4
+    with pytest.raises(ParameterError, match="word_bits"):
+        ckks.Params(log_n=12, word_bits=16, insecure=True)
+    with pytest.raises(ParameterError, match="special_mod_bits"):
+        ckks.Params(log_n=12, word_bits=32, special_mod_bits=40, insecure=True)
+
+
+def test_context_computes_on_32_bit_words(ctx32, rng):
+    ctx, sk, pk = ctx32
+    assert isinstance(ctx._raw, _ember.CkksContext32) and ctx.max_level == 4
+    x = rng.uniform(-1, 1, ctx.slots)
+    y = rng.uniform(-1, 1, ctx.slots)
+    a, b = ctx.encrypt(x, pk), ctx.encrypt(y, pk)
+    # Each product's rescale divides by a pair of primes and lands on the next standard scale.
+    p = a * b
+    assert p.level == 3 and p.scale == pytest.approx(ctx.scale_at(3), rel=1e-9)
+    assert ctx.prime(4) == ctx.params.q_primes[8] * ctx.params.q_primes[9]
+    r = (p * a + 0.25 * b.rotate(3) - 1.5).conj()
+    want = x * y * x + 0.25 * np.roll(y, -3) - 1.5
+    assert np.max(np.abs(ctx.decrypt(r, sk) - want)) < 2.0**-30
+    lin = ctx.linear_combination([a, b], [0.5, -2.0], 1.0)
+    assert np.max(np.abs(ctx.decrypt(lin, sk) - (0.5 * x - 2 * y + 1))) < 2.0**-30
+    back = ctx.ciphertext_from_bytes(r.to_bytes())
+    np.testing.assert_array_equal(ctx.decrypt(back, sk), ctx.decrypt(r, sk))

@@ -23,9 +23,11 @@ using rlwe::SwitchKey;
 class Context : public rlwe::Evaluator {
  public:
   static constexpr u64 kTag = 0x434b4b53;  // "CKKS": the scheme's part of the fingerprint
+  /// level_primes: the primes of Q each level adds (see rlwe::SchemeOptions; empty: one each).
   Context(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
           std::size_t dnum, backend::Device device,
-          std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
+          std::shared_ptr<const ring::RingContext> shared_ring = nullptr,
+          const std::vector<std::size_t>& level_primes = {});
 
   /// round(coeffs[k] * scale) in every prime of Q_level, evaluation form. Throws ParameterError
   /// when a value is not finite or round(coeffs[k] * scale) exceeds coefficient_bound(level).
@@ -77,7 +79,7 @@ class Context : public rlwe::Evaluator {
 
   /// multiply() (from rlwe::Evaluator) gives scale a.scale * b.scale; rescale() divides it.
   Ciphertext square(const Ciphertext& a, const SwitchKey& relin) const;
-  /// Divides by the last prime (level - 1, scale / q_level), rounding.
+  /// Divides by the primes of the last level (level - 1, scale / q_level), rounding.
   Ciphertext rescale(const Ciphertext& a) const;
   /// Bootstrapping's ModRaise: a level-0 ciphertext (c0, c1 mod q_0) read as one over Q_level by
   /// lifting every coefficient's centered residue; it then decrypts to m + q_0 I with a small
@@ -86,6 +88,8 @@ class Context : public rlwe::Evaluator {
   Ciphertext mod_raise(const Ciphertext& a, std::size_t level) const;
 
  private:
+  /// Throws ParameterError unless m is in coefficient form over the first primes of Q.
+  void check_decodable(const RnsPoly& m) const;
   const ring::BaseConverter& raise_converter(std::size_t level) const;
   const ring::CrtConverter& crt_converter(const ring::RnsBasis& basis) const;
   /// Whether m's first two rows give every coefficient's value (the device check of decode).

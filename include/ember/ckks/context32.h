@@ -14,15 +14,15 @@ namespace ember::ckks {
 /// Same parameters, same values, half the bytes: a ciphertext of this context decrypts to what
 /// the 64-bit context's would, and every operation gives the words the 64-bit one gives (the
 /// draws, conversions and divisions are the same functions). Encoding and decoding run in the
-/// 64-bit context (they are not the hot path) and are narrowed or widened here. Rescaling divides
-/// by the last prime or by the last two (prime pairs keep a 2^50-2^60 scale with 25-30-bit
-/// primes).
+/// 64-bit context (they are not the hot path) and are narrowed or widened here. Levels of two
+/// primes (level_primes) keep scales of 2^50 - 2^60 with 25-30-bit primes.
 class Context32 : public rlwe::EvaluatorT<u32> {
  public:
   using Poly = ring::RnsPoly32;
   Context32(std::size_t n, const std::vector<u64>& q_primes, const std::vector<u64>& p_primes,
             std::size_t dnum, backend::Device device,
-            std::shared_ptr<const ring::RingContext> shared_ring = nullptr);
+            std::shared_ptr<const ring::RingContext> shared_ring = nullptr,
+            const std::vector<std::size_t>& level_primes = {});
 
   /// The 64-bit context over the same ring (its encodings, tables and slot FFT).
   const ckks::Context& wide() const { return wide_; }
@@ -51,9 +51,8 @@ class Context32 : public rlwe::EvaluatorT<u32> {
     return wide_.coeffs_to_slots(coeffs);
   }
   Ciphertext square(const Ciphertext& a, const SwitchKey& relin) const;
-  /// Divides by the last prime (primes = 1) or the last two (2): level - primes, scale divided
-  /// by their product, rounding.
-  Ciphertext rescale(const Ciphertext& a, std::size_t primes = 1) const;
+  /// Divides by the primes of the last level: level - 1, scale divided by their product.
+  Ciphertext rescale(const Ciphertext& a) const;
   /// Context::mod_raise on 32-bit words.
   Ciphertext mod_raise(const Ciphertext& a, std::size_t level) const;
 

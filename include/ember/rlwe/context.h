@@ -24,6 +24,11 @@ struct SchemeOptions {
   bool errors_times_t = false;
   /// BFV: primes R of the extended basis Q u R of the multiplication (not used by keys).
   std::vector<u64> aux_primes;
+  /// The primes of Q each level adds, from level 0 up (summing to |Q|); empty: one each. Level l
+  /// holds the first rows(l) primes and a division by its last level (rescale, modulus switch)
+  /// drops that level's primes at once: CKKS on 32-bit words keeps scales near 2^50 - 2^60 with
+  /// levels of two primes. Part of the fingerprint when given.
+  std::vector<std::size_t> level_primes;
 };
 
 /// ModUp's output: every digit's converted rows over the other primes of Q_level u P
@@ -67,13 +72,15 @@ class ContextT {
   ContextT& operator=(const ContextT&) = delete;
 
   std::size_t n() const { return n_; }
-  std::size_t max_level() const { return q_count_ - 1; }
+  std::size_t max_level() const { return rows_.size() - 1; }
+  /// Primes of Q at `level` (its basis is the first rows(level) primes).
+  std::size_t rows(std::size_t level) const { return rows_.at(level); }
   std::size_t q_count() const { return q_count_; }
   std::size_t p_count() const { return p_count_; }
   std::size_t dnum() const { return dnum_; }
   std::size_t alpha() const { return alpha_; }
-  /// Digits of the decomposition at a level: ceil((level + 1) / alpha).
-  std::size_t digits_at(std::size_t level) const { return (level + alpha_) / alpha_; }
+  /// Digits of the decomposition at a level: ceil(rows(level) / alpha).
+  std::size_t digits_at(std::size_t level) const { return (rows(level) + alpha_ - 1) / alpha_; }
   Device device() const { return device_; }
   backend::Backend& backend() const { return backend::backend_for(device_); }
   u64 params_id() const { return params_id_; }
@@ -185,18 +192,11 @@ class ContextT {
                          u64 galois, W* out0, W* out1, backend::Stream s, const W* add0,
                          const W* add1, const W* sub0 = nullptr, const W* sub1 = nullptr,
                          const std::vector<u64>& sub_scalars = {}) const;
-  /// Division of `count` polynomials over Q_level (eval form) by q_level into out[k] over
-  /// Q_{level-1} (may alias in[k]): rounding, or for BGV the message-preserving rule (see
-  /// DivideRound); one batched division for all.
+  /// Division of `count` polynomials over Q_level (eval form) by the primes of its level (q_level
+  /// with one prime a level) into out[k] over Q_{level-1} (may alias in[k]): rounding, or for BGV
+  /// the message-preserving rule (see DivideRound); one batched division for all.
   void rescale_polys(W* const* out, const W* const* in, std::size_t count, std::size_t level,
-                     backend::Stream s) const {
-    divide_by_last_primes(out, in, count, level, 1, s);
-  }
-  /// The same division by the product of the last `primes` primes of Q_level (1 or 2; 2 needs
-  /// level >= 2) into Q_{level-primes}: CKKS's rescale by a prime pair, which keeps a scale near
-  /// 2^(2b) with b-bit primes.
-  void divide_by_last_primes(W* const* out, const W* const* in, std::size_t count,
-                             std::size_t level, std::size_t primes, backend::Stream s) const;
+                     backend::Stream s) const;
   /// log2 of the largest |z| over the coefficients of z = [multiplier (c0 + c1 s + ...)]_Q,
   /// centered (Q of the ciphertext's level): the noise measure of BFV (multiplier t) and BGV (1).
   double noise_log2(const Ciphertext& ct, const SecretKey& sk, u64 multiplier) const;
@@ -254,7 +254,6 @@ class ContextT {
     std::vector<std::unique_ptr<ring::BaseConverter>> digit_conv;  // D_j -> (Q_l u P) \ D_j
     std::unique_ptr<ring::DivideRound> mod_down;                   // Q_l u P -> Q_l
     std::unique_ptr<ring::DivideRound> rescale;                    // Q_l -> Q_{l-1}
-    std::unique_ptr<ring::DivideRound> rescale_pair;               // Q_l -> Q_{l-2}
     std::unique_ptr<ring::DivideRound> mod_down_rescale;  // Q_l u P -> Q_{l-1}: T = {q_l} u P
   };
   /// `count` error polynomials (Gaussian, times error_factor()) over `basis`, back to back, in
@@ -271,6 +270,7 @@ class ContextT {
   std::shared_ptr<const ring::RingContext> ring_;
   RnsBasis full_, p_, aux_;
   std::vector<Level> levels_;
+  std::vector<std::size_t> rows_;  // primes of Q per level
   std::vector<u64> gadget_;   // per digit j and full-basis prime i: P mod q_i if i in D_j, else 0
   std::vector<u64> p_mod_q_;  // P mod q_i for every prime of Q
 };

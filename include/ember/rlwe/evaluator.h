@@ -55,14 +55,15 @@ class EvaluatorT {
   Ciphertext multiply_scalar(const Ciphertext& a, const std::vector<u64>& residues) const;
   /// sum_i scalars[i] cts[i] + constant at `level` (one integer per prime of that level for
   /// each; the constant is added to c0, may be empty): one pass per 15 terms. Operands may sit
-  /// at any level at or above `level` (their first level + 1 rows are read: dropping is free);
+  /// at any level at or above `level` (their first rows(level) rows are read: dropping is free);
   /// the result carries the first operand's scale (the caller's scalars make it exact).
   Ciphertext linear_combination(const std::vector<const Ciphertext*>& cts,
                                 const std::vector<std::vector<u64>>& scalars,
                                 const std::vector<u64>& constant, std::size_t level) const;
   /// out[j] = sum_i w[j][i] cts[i] + c[j] at `level` for every output j, one backend pass
-  /// (linear_map_async): `weights` row-major [outputs][cts.size()][level + 1] and `constants`
-  /// [outputs][level + 1], residues of integers. Operands as for linear_combination.
+  /// (linear_map_async): `weights` row-major [outputs][cts.size()][rows] and `constants`
+  /// [outputs][rows] (rows: the level's primes), residues of integers. Operands as for
+  /// linear_combination.
   std::vector<Ciphertext> linear_combinations(const std::vector<const Ciphertext*>& cts,
                                               const std::vector<u64>& weights,
                                               const std::vector<u64>& constants,
@@ -111,10 +112,8 @@ class EvaluatorT {
                                                const std::vector<const SwitchKey*>& keys) const;
   /// Divides every polynomial by the last prime of its level (CKKS rescale: rounding; BGV
   /// modulus switching: message kept modulo t, times q_level^-1, which `factor` records).
-  Ciphertext divide_by_last_prime(const Ciphertext& a) const { return divide_by_last_primes(a, 1); }
-  /// Divides by the product of the last `primes` primes (1 or 2): CKKS's rescale by a prime pair
-  /// (scale / (q_level q_level-1), level - 2).
-  Ciphertext divide_by_last_primes(const Ciphertext& a, std::size_t primes) const;
+  /// With levels of several primes (SchemeOptions::level_primes), by all the primes of its level.
+  Ciphertext divide_by_last_prime(const Ciphertext& a) const;
   /// divide_by_last_prime down to `level` (BFV/BGV modulus switching; a copy at the same level).
   Ciphertext mod_switch(const Ciphertext& a, std::size_t level) const;
 
@@ -141,7 +140,7 @@ class EvaluatorT {
   Ciphertext like(const Ciphertext& a, std::size_t polys, std::size_t level) const;
   /// Uninitialized ciphertext for a divided by its last prime: level - 1, scale / q_level, and
   /// for BGV the factor times q_level^-1 (the message became m q_level^-1 mod t).
-  Ciphertext divided_like(const Ciphertext& a, std::size_t polys, std::size_t primes = 1) const;
+  Ciphertext divided_like(const Ciphertext& a, std::size_t polys) const;
   /// out0/out1 = sum_i a0[i]/a1[i] * p[i] over the basis view, in chunks of kMaxDotTerms.
   void dot_plain_rows(W* out0, W* out1, const std::vector<const W*>& a0,
                       const std::vector<const W*>& a1, const std::vector<const W*>& p,

@@ -560,13 +560,14 @@ __global__ void automorphism_accumulate_kernel(W* out, const W* a, u64 k, Scalar
 }
 
 /// out = a * scalar[limb] with the scalars in the kernel's arguments.
-__global__ void multiply_scalar_args_kernel(u64* out, const u64* a, ScalarArgs<> sc, LimbMap map) {
+template <class W = u64>
+__global__ void multiply_scalar_args_kernel(W* out, const W* a, ScalarArgs<W> sc, LimbMapT<W> map) {
   wait_for_previous_kernels();
   const std::size_t total = static_cast<std::size_t>(map.limbs) << map.log_n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const u32 limb = static_cast<u32>(i >> map.log_n);
-    out[i] = mul_shoup(a[i], sc.value[limb], sc.shoup[limb], map.mod(limb).value);
+    out[i] = mul_shoup<W>(a[i], sc.value[limb], sc.shoup[limb], map.mod(limb).value);
   }
 }
 

@@ -487,8 +487,8 @@ class CudaBackend final : public Backend {
       std::copy(red.begin(), red.end(), args.value);
       std::copy(shoup.begin(), shoup.end(), args.shoup);
       ctx_.activate();
-      cuda::launch(k::multiply_scalar_args_kernel, grid_for(b.limbs * b.ring->n), 256, 0, raw(s),
-                   "multiply_scalar_args_kernel", out, a, args, map_of(b));
+      cuda::launch(k::multiply_scalar_args_kernel<u64>, grid_for(b.limbs * b.ring->n), 256, 0,
+                   raw(s), "multiply_scalar_args_kernel", out, a, args, map_of(b));
       return;
     }
     Scratch sc = upload(red, s), scs = upload(shoup, s);
@@ -497,6 +497,18 @@ class CudaBackend final : public Backend {
 
   void multiply_scalar_async(u32* out, const u32* a, const std::vector<u64>& scalars,
                              const BasisView32& b, Stream s) override {
+    if (b.limbs <= static_cast<std::size_t>(k::kMaxScalarLimbs)) {  // scalars by value
+      k::ScalarArgs<u32> args{};
+      for (std::size_t l = 0; l < b.limbs; ++l) {
+        const u32 q = b.ring->host_moduli[b.host_ids[l]].value;
+        args.value[l] = static_cast<u32>(scalars[l] % q);
+        args.shoup[l] = shoup_precompute<u32>(args.value[l], q);
+      }
+      ctx_.activate();
+      cuda::launch(k::multiply_scalar_args_kernel<u32>, grid_for(b.limbs * b.ring->n), 256, 0,
+                   raw(s), "multiply_scalar_args_kernel", out, a, args, map_of(b));
+      return;
+    }
     std::vector<u32> both(2 * b.limbs);  // the reduced scalars, then their Shoup companions
     for (std::size_t l = 0; l < b.limbs; ++l) {
       const u32 q = b.ring->host_moduli[b.host_ids[l]].value;
