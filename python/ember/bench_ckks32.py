@@ -88,24 +88,20 @@ def bench_ckks32(device: str | None = None, quick: bool = False) -> dict:
     q_count, p_count = (38, 10) if log_n == 16 else (12, 3)
     q, p = _primes(n, [29, 29] + [28, 30] * ((q_count - 2) // 2), [30] * p_count)
     dnum = 4
-    rows = [
-        _measure(_ember.CkksContext32, "30-bit chain", n, q, p, dnum, dev, runs, True),
-        _measure(_ember.CkksContext, "30-bit chain", n, q, p, dnum, dev, runs, True),
-    ]
     boot = ckks.Params.preset("N16_boot" if log_n == 16 else "N12_boot_insecure")
-    rows.append(
-        _measure(
-            _ember.CkksContext,
-            boot.name,
-            n,
-            boot.q_primes,
-            boot.p_primes,
-            boot.dnum,
-            dev,
-            runs,
-            False,
-        )
-    )
+    configs = [
+        (_ember.CkksContext32, "30-bit chain", q, p, dnum, True),
+        (_ember.CkksContext, "30-bit chain", q, p, dnum, True),
+        (_ember.CkksContext, boot.name, boot.q_primes, boot.p_primes, boot.dnum, False),
+    ]
+    # Two rounds in turn, each figure the lower of the two medians (clocks and caches warm alike).
+    rounds = [
+        [_measure(c, name, n, qs, ps, d, dev, runs, pairs) for c, name, qs, ps, d, pairs in configs]
+        for _ in range(2)
+    ]
+    rows = [
+        {k: (min(a[k], b[k]) if k.endswith("_ms") else a[k]) for k in a} for a, b in zip(*rounds)
+    ]
     narrow, wide = rows[0], rows[1]
     return {
         "benchmark": "ckks32",

@@ -1,6 +1,8 @@
 // DivideRound: (a - delta) / T over Q with delta = a mod T chosen for rounding (or for BGV).
 #include "ember/ring/divide_round.h"
 
+#include <algorithm>
+
 #include "ember/backend/stream_join.h"
 #include "ember/core/errors.h"
 #include "ember/core/numtheory.h"
@@ -37,6 +39,7 @@ ConversionMaps correction_maps(const RnsBasis& q, const RnsBasis& t, u64 plain, 
 
 struct DivideRound::DeviceTables {
   Buffer t_inv, t_inv_shoup;
+  Buffer t_inv32, t_inv_shoup32;  // the same on 32-bit words (every prime below 2^30)
 };
 
 DivideRound::DivideRound(RnsBasis q, RnsBasis t, u64 plain_modulus, u64 multiplier)
@@ -57,6 +60,17 @@ const DivideRound::DeviceTables& DivideRound::tables_on(backend::Backend& be) co
     DeviceTables t;
     t.t_inv = backend::upload(b, t_inv_mod_q_);
     t.t_inv_shoup = backend::upload(b, t_inv_shoup_);
+    const auto primes = q_.primes();
+    if (std::all_of(primes.begin(), primes.end(),
+                    [](u64 q) { return q >> kMaxModulusBitsOf<u32> == 0; })) {
+      std::vector<u32> inv, shoup;
+      for (std::size_t i = 0; i < t_inv_mod_q_.size(); ++i) {
+        inv.push_back(static_cast<u32>(t_inv_mod_q_[i]));
+        shoup.push_back(shoup_precompute<u32>(inv.back(), static_cast<u32>(q_.prime(i))));
+      }
+      t.t_inv32 = backend::upload(b, inv);
+      t.t_inv_shoup32 = backend::upload(b, shoup);
+    }
     return t;
   });
 }
@@ -92,11 +106,10 @@ void DivideRound::apply_many_async(u32* const* out, const u32* const* a, std::si
     be.base_convert_async(delta.as<u32>() + k * q_words, t.as<u32>() + k * t_words, conv, vt, vq,
                           s);
   be.ntt_forward_async(delta.as<u32>(), vq, count, s);
-  for (std::size_t k = 0; k < count; ++k) {
-    be.sub_async(out[k], a[k], delta.as<u32>() + k * q_words, vq, s);
-    be.multiply_scalar_async(out[k], out[k], t_inv_mod_q_, vq, s);
-    if (addends && addends[k]) be.add_async(out[k], out[k], addends[k], vq, s);
-  }
+  // (a - delta) m T^-1 (+ addend), every polynomial in one pass.
+  const auto& tab = tables_on(be);
+  be.affine_sub_async(out, a, delta.as<const u32>(), tab.t_inv32.as<const u32>(),
+                      tab.t_inv_shoup32.as<const u32>(), addends, count, vq, s);
 }
 
 std::vector<backend::ConvJob> DivideRound::remainder_jobs(u64* delta, const u64* const* a_t,

@@ -166,6 +166,9 @@ class KeySwitchOps {
   virtual void affine_sub_async(u64* const* out, const u64* const* a, const u64* c, const u64* mul,
                                 const u64* mul_companion, const u64* const* addends,
                                 std::size_t count, const BasisView& b, Stream stream) = 0;
+  virtual void affine_sub_async(u32* const* out, const u32* const* a, const u32* c, const u32* mul,
+                                const u32* mul_companion, const u32* const* addends,
+                                std::size_t count, const BasisView32& b, Stream stream) = 0;
   /// The forward NTT of the `count` polynomials at c (back to back, in place), then
   /// affine_sub_async(out, a, c, ...): the last two steps of a division. A backend may fuse them
   /// (the CUDA one applies the affine map in the NTT's last kernel); c is scratch afterwards.

@@ -462,15 +462,26 @@ class CpuBackend final : public Backend {
   void affine_sub_async(u64* const* out, const u64* const* a, const u64* c, const u64* mul,
                         const u64* mul_companion, const u64* const* addends, std::size_t count,
                         const BasisView& b, Stream) override {
+    affine_sub_words(out, a, c, mul, mul_companion, addends, count, b);
+  }
+  void affine_sub_async(u32* const* out, const u32* const* a, const u32* c, const u32* mul,
+                        const u32* mul_companion, const u32* const* addends, std::size_t count,
+                        const BasisView32& b, Stream) override {
+    affine_sub_words(out, a, c, mul, mul_companion, addends, count, b);
+  }
+  template <class W>
+  void affine_sub_words(W* const* out, const W* const* a, const W* c, const W* mul,
+                        const W* mul_companion, const W* const* addends, std::size_t count,
+                        const BasisViewT<W>& b) {
     const std::size_t n = b.ring->n, words = b.limbs * n;
     for (std::size_t k = 0; k < count; ++k) {
-      const u64* addend = addends ? addends[k] : nullptr;
-      const u64* ck = c + k * words;
-      per_limb(b, [&](long l, const Modulus& m) {
+      const W* addend = addends ? addends[k] : nullptr;
+      const W* ck = c + k * words;
+      per_limb(b, [&](long l, const ModulusT<W>& m) {
         for (std::size_t i = l * n; i < (l + 1) * n; ++i) {
-          const u64 v =
-              mul_shoup(sub_mod(a[k][i], ck[i], m.value), mul[l], mul_companion[l], m.value);
-          out[k][i] = addend ? add_mod(v, addend[i], m.value) : v;
+          const W v =
+              mul_shoup<W>(sub_mod<W>(a[k][i], ck[i], m.value), mul[l], mul_companion[l], m.value);
+          out[k][i] = addend ? add_mod<W>(v, addend[i], m.value) : v;
         }
       });
     }

@@ -7,12 +7,14 @@
 
 namespace ember::cuda::kernels {
 
-struct AffineArgs {
-  u64* out[backend::Backend::kMaxAffineTerms];
-  const u64* a[backend::Backend::kMaxAffineTerms];
-  const u64* addend[backend::Backend::kMaxAffineTerms];
+template <class W>
+struct AffineArgsT {
+  W* out[backend::Backend::kMaxAffineTerms];
+  const W* a[backend::Backend::kMaxAffineTerms];
+  const W* addend[backend::Backend::kMaxAffineTerms];
   u32 count;
 };
+using AffineArgs = AffineArgsT<u64>;
 
 /// One word of the map before its addend: (a - c) * mul mod q, mul with its Shoup companion.
 __device__ __forceinline__ u64 affine_word(u64 a, u64 c, u64 mul, u64 mul_companion, u64 q) {

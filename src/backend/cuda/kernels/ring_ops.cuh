@@ -629,8 +629,9 @@ __global__ void __launch_bounds__(128, kGiants <= 4 ? 6 : 4)
 /// out = (a - c) * mul[limb] (+ addend) (ModDown, rescale).
 /// The polynomials of one affine_sub launch, passed by value.
 /// out[k] = (a[k] - c[k]) * mul[limb] (+ addend[k]) for every polynomial k: one pass.
-__global__ void affine_sub_kernel(const __grid_constant__ AffineArgs args, const u64* c,
-                                  const u64* mul, const u64* mul_companion, LimbMap map) {
+template <class W>
+__global__ void affine_sub_kernel(const __grid_constant__ AffineArgsT<W> args, const W* c,
+                                  const W* mul, const W* mul_companion, LimbMapT<W> map) {
   wait_for_previous_kernels();
   const std::size_t words = static_cast<std::size_t>(map.limbs) << map.log_n;
   const std::size_t total = words * args.count;
@@ -639,10 +640,10 @@ __global__ void affine_sub_kernel(const __grid_constant__ AffineArgs args, const
     const u32 k = static_cast<u32>(j / words);
     const std::size_t i = j - k * words;
     const u32 limb = static_cast<u32>(i >> map.log_n);
-    const u64 q = map.mod(limb).value;
-    const u64 v = affine_word(args.a[k][i], c[j], mul[limb], mul_companion[limb], q);
-    const u64* addend = args.addend[k];
-    args.out[k][i] = addend ? add_mod(v, addend[i], q) : v;
+    const W q = map.mod(limb).value;
+    const W v = mul_shoup<W>(sub_mod<W>(args.a[k][i], c[j], q), mul[limb], mul_companion[limb], q);
+    const W* addend = args.addend[k];
+    args.out[k][i] = addend ? add_mod<W>(v, addend[i], q) : v;
   }
 }
 

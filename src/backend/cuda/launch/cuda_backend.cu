@@ -816,9 +816,10 @@ class CudaBackend final : public Backend {
                  out, m, t, q_mod_t, q_div_t, map_of(b));
   }
   /// Polynomials first .. first + count - 1 of an affine map, as the kernels take them.
-  static k::AffineArgs affine_args(u64* const* out, const u64* const* a, const u64* const* addends,
-                                   std::size_t first, std::size_t count) {
-    k::AffineArgs args{};
+  template <class W>
+  static k::AffineArgsT<W> affine_args(W* const* out, const W* const* a, const W* const* addends,
+                                       std::size_t first, std::size_t count) {
+    k::AffineArgsT<W> args{};
     args.count = static_cast<u32>(count);
     for (u32 k = 0; k < args.count; ++k) {
       args.out[k] = out[first + k];
@@ -830,12 +831,23 @@ class CudaBackend final : public Backend {
   void affine_sub_async(u64* const* out, const u64* const* a, const u64* c, const u64* mul,
                         const u64* mul_companion, const u64* const* addends, std::size_t count,
                         const BasisView& b, Stream s) override {
+    affine_sub_words(out, a, c, mul, mul_companion, addends, count, b, s);
+  }
+  void affine_sub_async(u32* const* out, const u32* const* a, const u32* c, const u32* mul,
+                        const u32* mul_companion, const u32* const* addends, std::size_t count,
+                        const BasisView32& b, Stream s) override {
+    affine_sub_words(out, a, c, mul, mul_companion, addends, count, b, s);
+  }
+  template <class W>
+  void affine_sub_words(W* const* out, const W* const* a, const W* c, const W* mul,
+                        const W* mul_companion, const W* const* addends, std::size_t count,
+                        const backend::BasisViewT<W>& b, Stream s) {
     ctx_.activate();
     const std::size_t words = b.limbs * b.ring->n;
     for (std::size_t first = 0; first < count; first += kMaxAffineTerms) {
-      const k::AffineArgs args =
+      const k::AffineArgsT<W> args =
           affine_args(out, a, addends, first, std::min(count - first, kMaxAffineTerms));
-      cuda::launch(k::affine_sub_kernel, grid_for(args.count * words), 256, 0, raw(s),
+      cuda::launch(k::affine_sub_kernel<W>, grid_for(args.count * words), 256, 0, raw(s),
                    "affine_sub_kernel", args, c + first * words, mul, mul_companion, map_of(b));
     }
   }
