@@ -168,39 +168,32 @@ void bind_ckks_common(nb::class_<Ctx>& c) {
 }
 }  // namespace
 
-void bind_ckks(nb::module_& m) {
-  nb::class_<Context> c(m, "CkksContext");
-  // like: a context of the same parameters (on another device) whose ring to share.
+namespace {
+/// Ctx(n, q, p, dnum, device, like=None, level_primes=[]): like is a context of the same
+/// parameters (on another device) whose ring to share.
+template <class Ctx>
+void bind_ckks_init(nb::class_<Ctx>& c) {
   c.def(
       "__init__",
-      [](Context* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
-         std::size_t dnum, const std::string& device, const Context* like,
+      [](Ctx* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
+         std::size_t dnum, const std::string& device, const Ctx* like,
          const std::vector<std::size_t>& level_primes) {
-        new (x) Context(n, q, p, dnum, backend::parse_device(device),
-                        like ? like->rlwe().ring() : nullptr, level_primes);
+        new (x) Ctx(n, q, p, dnum, backend::parse_device(device),
+                    like ? like->rlwe().ring() : nullptr, level_primes);
       },
       nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("device"),
       nb::arg("like").none() = nb::none(), nb::arg("level_primes") = std::vector<std::size_t>{});
   bind_ckks_common(c);
-  c.def("rescale", &Context::rescale, bind::release)
-      .def("slots_to_coeffs", &py::host_slots_to_coeffs<Context>)
-      .def("coeffs_to_slots", &py::host_coeffs_to_slots<Context>);
+  c.def("rescale", &Ctx::rescale, bind::release)
+      .def("slots_to_coeffs", &py::host_slots_to_coeffs<Ctx>)
+      .def("coeffs_to_slots", &py::host_coeffs_to_slots<Ctx>);
+}
+}  // namespace
 
+void bind_ckks(nb::module_& m) {
+  nb::class_<Context> c(m, "CkksContext");
+  bind_ckks_init(c);
   // CKKS on 32-bit words (every prime below 2^30): the same surface.
-  using ckks::Context32;
-  nb::class_<Context32> c32(m, "CkksContext32");
-  c32.def(
-      "__init__",
-      [](Context32* x, std::size_t n, const std::vector<u64>& q, const std::vector<u64>& p,
-         std::size_t dnum, const std::string& device, const Context32* like,
-         const std::vector<std::size_t>& level_primes) {
-        new (x) Context32(n, q, p, dnum, backend::parse_device(device),
-                          like ? like->rlwe().ring() : nullptr, level_primes);
-      },
-      nb::arg("n"), nb::arg("q"), nb::arg("p"), nb::arg("dnum"), nb::arg("device"),
-      nb::arg("like").none() = nb::none(), nb::arg("level_primes") = std::vector<std::size_t>{});
-  bind_ckks_common(c32);
-  c32.def("rescale", &Context32::rescale, bind::release)
-      .def("slots_to_coeffs", &py::host_slots_to_coeffs<Context32>)
-      .def("coeffs_to_slots", &py::host_coeffs_to_slots<Context32>);
+  nb::class_<ckks::Context32> c32(m, "CkksContext32");
+  bind_ckks_init(c32);
 }

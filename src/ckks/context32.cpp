@@ -1,10 +1,6 @@
 // ckks::Context32: CKKS on 32-bit words, with the 64-bit context's encodings over the same ring.
 #include "ember/ckks/context32.h"
 
-#include <string>
-
-#include "ember/core/errors.h"
-
 namespace ember::ckks {
 
 using ring::Form;
@@ -59,17 +55,17 @@ Context32::Ciphertext Context32::rescale(const Ciphertext& a) const {
 
 Context32::Ciphertext Context32::mod_raise(const Ciphertext& a, std::size_t level) const {
   check_one(a, "mod_raise");
-  if (a.level != 0 || a.polys.size() != 2)
-    throw ParameterError(
-        "mod_raise: expects a relinearized ciphertext at level 0 (drop it to level 0 first)");
-  if (level < 1 || level > max_level())
-    throw ParameterError("mod_raise: target level must be in [1, " + std::to_string(max_level()) +
-                         "]");
-  // The 64-bit context's raise of the widened ciphertext (same values), narrowed back.
+  // The 64-bit context's raise of the widened ciphertext (same values; it checks the level and
+  // the size), narrowed back.
   std::vector<ring::RnsPoly> widened;
   for (const auto& p : a.polys) widened.push_back(p.to_words<u64>());
-  rlwe::Ciphertext w =
-      wide_.rlwe().make_ciphertext(std::move(widened), 0, a.scale, a.factor, a.key_id);
+  rlwe::Ciphertext w;
+  w.polys = std::move(widened);
+  w.level = a.level;
+  w.scale = a.scale;
+  w.factor = a.factor;
+  w.key_id = a.key_id;
+  w.params_id = wide_.rlwe().params_id();
   rlwe::Ciphertext raised = wide_.mod_raise(w, level);
   Ciphertext c = like(a, 0, level);
   for (const auto& p : raised.polys) c.polys.push_back(p.to_words<u32>());

@@ -180,25 +180,24 @@ def test_refuses_wide_primes_and_the_other_word_type(rng, device):
 # ---------------------------------------------------------------- the ckks.Context layer
 
 
-@pytest.fixture(scope="module")
-def ctx32():
-    """word_bits=32 with 50-bit levels: each level a pair of primes of about 25 bits."""
+def params32(**kw):
+    """ckks.Params with 32-bit words (insecure: N = 2^12): 50-bit levels, each a pair of primes
+    of about 25 bits, unless kw says otherwise."""
     import warnings
 
     from ember import ckks
 
+    args = {"log_n": 12, "scale_bits": 50, "levels": 4, "first_mod_bits": 58, "special_mods": 2}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        p = ckks.Params(
-            log_n=12,
-            scale_bits=50,
-            levels=4,
-            first_mod_bits=58,
-            special_mods=2,
-            word_bits=32,
-            insecure=True,
-        )
-    ctx = ckks.Context(p, device="cpu")
+        return ckks.Params(**{**args, **kw, "word_bits": 32, "insecure": True})
+
+
+@pytest.fixture(scope="module")
+def ctx32():
+    from ember import ckks
+
+    ctx = ckks.Context(params32(), device="cpu")
     sk = ctx.keygen()
     pk = ctx.public_key(sk)
     ctx.set_eval_keys(ctx.eval_keys(sk, rotations=[1, 3], conjugation=True, progress=False))
@@ -206,30 +205,10 @@ def ctx32():
 
 
 def test_params_with_32_bit_words():
-    import warnings
-
     from ember import ckks
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        p = ckks.Params(
-            log_n=12,
-            scale_bits=50,
-            levels=4,
-            first_mod_bits=58,
-            special_mods=2,
-            word_bits=32,
-            insecure=True,
-        )
-        small = ckks.Params(
-            log_n=12,
-            scale_bits=28,
-            levels=3,
-            first_mod_bits=30,
-            special_mods=2,
-            word_bits=32,
-            insecure=True,
-        )
+    p = params32()
+    small = params32(scale_bits=28, levels=3, first_mod_bits=30)
     assert p.level_primes == (2,) * 5 and len(p.q_primes) == 10 and max(p.q_primes) < 2**30
     assert all(q.bit_length() <= 30 for q in p.p_primes)
     # Levels of at most 30 bits keep one prime each.
@@ -237,7 +216,7 @@ def test_params_with_32_bit_words():
     with pytest.raises(ParameterError, match="word_bits"):
         ckks.Params(log_n=12, word_bits=16, insecure=True)
     with pytest.raises(ParameterError, match="special_mod_bits"):
-        ckks.Params(log_n=12, word_bits=32, special_mod_bits=40, insecure=True)
+        params32(special_mod_bits=40)
 
 
 def test_context_computes_on_32_bit_words(ctx32, rng):
