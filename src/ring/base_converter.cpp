@@ -244,6 +244,16 @@ backend::ConvJob BaseConverter::job(u64* out, const u64* a, backend::Backend& be
   return j;
 }
 
+backend::ConvJob32 BaseConverter::job(u32* out, const u32* a, backend::Backend& be) const {
+  backend::ConvJob32 j;
+  j.conv = view32_on(be);
+  j.from = from_.on32(be);
+  j.to = to_.on32(be);
+  j.in = a;
+  j.out = out;
+  return j;
+}
+
 void BaseConverter::convert_async(u64* out, const u64* a, backend::Backend& be,
                                   backend::Stream s) const {
   be.base_convert_async(out, a, view_on(be), from_.on(be), to_.on(be), s);

@@ -101,10 +101,10 @@ void DivideRound::apply_many_async(u32* const* out, const u32* const* a, std::si
   for (std::size_t k = 0; k < count; ++k)
     be.copy_async(t.as<u32>() + k * t_words, a[k] + t_row * n, t_words * sizeof(u32), s);
   be.ntt_inverse_async(t.as<u32>(), vt, count, s);
-  const auto conv = t_to_q_.view32_on(be);
+  std::vector<backend::ConvJob32> jobs;
   for (std::size_t k = 0; k < count; ++k)
-    be.base_convert_async(delta.as<u32>() + k * q_words, t.as<u32>() + k * t_words, conv, vt, vq,
-                          s);
+    jobs.push_back(t_to_q_.job(delta.as<u32>() + k * q_words, t.as<u32>() + k * t_words, be));
+  be.base_convert_many_async(jobs, s);
   be.ntt_forward_async(delta.as<u32>(), vq, count, s);
   // (a - delta) m T^-1 (+ addend), every polynomial in one pass.
   const auto& tab = tables_on(be);

@@ -655,12 +655,11 @@ ModUp ContextT<W>::mod_up_coeff(const W* coeff, std::size_t level, Stream s, boo
     // lifted or pending forms yet).
     if (own_rows) throw ParameterError("mod_up_coeff: own rows need 64-bit words");
     up.ext = Buffer(be, lv.ext.size() * n_ * sizeof(W), s);
-    for (std::size_t j = 0; j < lv.digit_conv.size(); ++j) {
-      const auto& conv = *lv.digit_conv[j];
-      be.base_convert_async(up.ext.template as<W>() + j * (rows - alpha_) * n_,
-                            coeff + j * alpha_ * n_, conv.view32_on(be), view(conv.from()),
-                            view(conv.to()), s);
-    }
+    std::vector<backend::ConvJob32> jobs;  // every digit's conversion in one pair of launches
+    for (std::size_t j = 0; j < lv.digit_conv.size(); ++j)
+      jobs.push_back(lv.digit_conv[j]->job(up.ext.template as<W>() + j * (rows - alpha_) * n_,
+                                           coeff + j * alpha_ * n_, be));
+    be.base_convert_many_async(jobs, s);
     be.ntt_forward_async(up.ext.template as<W>(), view(lv.ext), 1, s);
     return up;
   } else {

@@ -110,10 +110,10 @@ const SplitEvaluator::Plan& SplitEvaluator::plan(std::size_t rank, std::size_t l
     // The same fast conversion as one device's (Context's digit_conv), to fewer targets.
     if (!before.empty()) {
       d.before = std::make_unique<BaseConverter>(digit, RnsBasis(ring, before));
-      d.before_job = d.before->job(nullptr, nullptr, be);
+      d.before_job = d.before->job(static_cast<u64*>(nullptr), nullptr, be);
     }
     d.after = std::make_unique<BaseConverter>(digit, RnsBasis(ring, after));
-    d.after_job = d.after->job(nullptr, nullptr, be);
+    d.after_job = d.after->job(static_cast<u64*>(nullptr), nullptr, be);
     p->digits.push_back(std::move(d));
     ext_ids.insert(ext_ids.end(), p->qp.ids().begin(), p->qp.ids().end());
   }

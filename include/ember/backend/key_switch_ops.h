@@ -102,6 +102,14 @@ struct ConvJob {
   const u64* in_sub = nullptr;
 };
 
+/// One base conversion of a batch on 32-bit words (see ConvJob).
+struct ConvJob32 {
+  BaseConvView32 conv;
+  BasisView32 from, to;
+  const u32* in = nullptr;
+  u32* out = nullptr;
+};
+
 /// Operands of the fused key inner product of hybrid key switching (backend memory).
 /// Digit j of the decomposition of d (eval form over Q_l, q_rows = l + 1 rows) is d itself on its
 /// primes D_j = [j alpha, min((j + 1) alpha, q_rows)) and its ModUp on the other rows of
@@ -232,6 +240,8 @@ class KeySwitchOps {
 
   /// Several independent conversions (ModUp's digits) in one launch where the backend can.
   virtual void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream stream) = 0;
+  /// The same on 32-bit words (two passes over every job at once on the GPU).
+  virtual void base_convert_many_async(const std::vector<ConvJob32>& jobs, Stream stream) = 0;
 };
 
 }  // namespace ember::backend

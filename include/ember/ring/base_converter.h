@@ -45,6 +45,8 @@ class BaseConverter {
   backend::BaseConvView32 view32_on(backend::Backend& be) const;
   /// This conversion of `a` into `out` as one job of Backend::base_convert_many_async.
   backend::ConvJob job(u64* out, const u64* a, backend::Backend& be) const;
+  /// The same on 32-bit words.
+  backend::ConvJob32 job(u32* out, const u32* a, backend::Backend& be) const;
   /// The conversion's byte planes (see BaseConvView::byte_planes), empty when it has none.
   const std::vector<u32>& byte_planes() const { return byte_planes_; }
   /// Blocks of 32 rows of the byte matrix (see BaseConvView::byte_blocks).

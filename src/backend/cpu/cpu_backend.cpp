@@ -552,6 +552,9 @@ class CpuBackend final : public Backend {
     convert<u32>(out, a, nullptr, conv, from, to);
   }
 
+  void base_convert_many_async(const std::vector<backend::ConvJob32>& jobs, Stream) override {
+    for (const auto& j : jobs) convert<u32>(j.out, j.in, nullptr, j.conv, j.from, j.to);
+  }
   void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream) override {
     for (const auto& j : jobs) convert<u64>(j.out, j.in, j.in_sub, j.conv, j.from, j.to);
   }

@@ -103,6 +103,61 @@ __global__ void bconv_scale_kernel(W* y, const W* a, const W* sub, backend::Base
   }
 }
 
+/// Up to kMaxConvJobs32 32-bit conversions, passed by value: job k reads its from.limbs rows of
+/// `in`, scales them into `y` (scratch) and sums them into its to.limbs rows of `out`. The
+/// launches' rows run over every job's rows back to back (first_from / first_to: where job k's
+/// start).
+inline constexpr int kMaxConvJobs32 = 16;
+struct ConvJobs32 {
+  struct Job {
+    backend::BaseConvView32 conv;
+    const u32* in;
+    u32* out;
+    u32* y;
+    LimbMapT<u32> from, to;
+    u32 first_from, first_to;
+  } jobs[kMaxConvJobs32];
+  u32 count;
+};
+
+__device__ __forceinline__ const ConvJobs32::Job& conv_job_of(const ConvJobs32& args, u32 row,
+                                                              bool source) {
+  u32 k = 0;
+  while (k + 1 < args.count &&
+         (source ? args.jobs[k + 1].first_from : args.jobs[k + 1].first_to) <= row)
+    ++k;
+  return args.jobs[k];
+}
+
+/// The scaling pass of every job: grid (N / 256, all source rows).
+__global__ void bconv_scale_many_kernel(const __grid_constant__ ConvJobs32 args) {
+  wait_for_previous_kernels();
+  const ConvJobs32::Job& job = conv_job_of(args, blockIdx.y, true);
+  const u32 limb = blockIdx.y - job.first_from;
+  const std::size_t n = std::size_t{1} << job.from.log_n;
+  const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (c >= n) return;
+  const std::size_t i = limb * n + c;
+  const u32 q = job.from.mod(limb).value;
+  job.y[i] = backend::rows::conversion_input<u32>(
+      backend::rows::conversion_word<u32>(job.in, nullptr, i, q), limb, job.conv, q);
+}
+
+/// The summing pass of every job: grid (N / 256, all target rows).
+__global__ void bconv_sum_many_kernel(const __grid_constant__ ConvJobs32 args) {
+  wait_for_previous_kernels();
+  const ConvJobs32::Job& job = conv_job_of(args, blockIdx.y, false);
+  const u32 j = blockIdx.y - job.first_to;
+  const std::size_t n = std::size_t{1} << job.to.log_n;
+  const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (c >= n) return;
+  const u32 overflow = job.conv.inv_q ? backend::rows::conversion_overflow<u32>(
+                                            job.y + c, n, job.conv.from_limbs, job.conv.inv_q)
+                                      : 0;
+  job.out[j * n + c] =
+      backend::rows::convert_row<u32>(job.y + c, n, job.conv, j, overflow, job.to.mod(j));
+}
+
 /// Fused base conversion from `count` <= kMax source primes: each thread reads its
 /// coefficient's residues once, scales them in registers (unrolled over kMax with guards, so
 /// nothing spills to local memory) and writes kRows output rows. The 128-bit accumulator cannot

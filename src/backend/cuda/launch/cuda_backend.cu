@@ -686,6 +686,42 @@ class CudaBackend final : public Backend {
                  out, static_cast<const W*>(scaled), conv, map_of(to));
   }
 
+  void base_convert_many_async(const std::vector<backend::ConvJob32>& jobs, Stream s) override {
+    if (jobs.empty()) return;
+    ctx_.activate();
+    const std::size_t n = jobs[0].from.ring->n;
+    for (std::size_t first = 0; first < jobs.size(); first += k::kMaxConvJobs32) {
+      const std::size_t count = std::min<std::size_t>(k::kMaxConvJobs32, jobs.size() - first);
+      std::size_t from_rows = 0, to_rows = 0;
+      for (std::size_t t = 0; t < count; ++t) {
+        from_rows += jobs[first + t].from.limbs;
+        to_rows += jobs[first + t].to.limbs;
+      }
+      Scratch y = scratch((from_rows * n + 1) / 2, s);  // the scaled inputs, 32-bit words
+      k::ConvJobs32 args{};
+      args.count = static_cast<u32>(count);
+      u32 at_from = 0, at_to = 0;
+      for (std::size_t t = 0; t < count; ++t) {
+        const backend::ConvJob32& j = jobs[first + t];
+        auto& a = args.jobs[t];
+        a.conv = j.conv;
+        a.in = j.in;
+        a.out = j.out;
+        a.y = reinterpret_cast<u32*>(y.words()) + std::size_t{at_from} * n;
+        a.from = map_of(j.from);
+        a.to = map_of(j.to);
+        a.first_from = at_from;
+        a.first_to = at_to;
+        at_from += static_cast<u32>(j.from.limbs);
+        at_to += static_cast<u32>(j.to.limbs);
+      }
+      const u32 blocks = static_cast<u32>((n + 255) / 256);
+      cuda::launch(k::bconv_scale_many_kernel, dim3(blocks, static_cast<u32>(from_rows)), 256, 0,
+                   raw(s), "bconv_scale_many_kernel", args);
+      cuda::launch(k::bconv_sum_many_kernel, dim3(blocks, static_cast<u32>(to_rows)), 256, 0,
+                   raw(s), "bconv_sum_many_kernel", args);
+    }
+  }
   void base_convert_many_async(const std::vector<ConvJob>& jobs, Stream s) override {
     if (jobs.empty()) return;
     std::size_t max_from = 0, max_to = 0;
