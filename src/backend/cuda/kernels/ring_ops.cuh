@@ -116,6 +116,7 @@ struct ConvJobs32 {
     u32* y;
     LimbMapT<u32> from, to;
     u32 first_from, first_to;
+    u32 first_tile;  // bconv_fused_many_kernel: the job's first tile of kConv32Rows target rows
   } jobs[kMaxConvJobs32];
   u32 count;
 };
@@ -156,6 +157,59 @@ __global__ void bconv_sum_many_kernel(const __grid_constant__ ConvJobs32 args) {
                                       : 0;
   job.out[j * n + c] =
       backend::rows::convert_row<u32>(job.y + c, n, job.conv, j, overflow, job.to.mod(j));
+}
+
+/// Target rows a thread of bconv_fused_many_kernel writes.
+inline constexpr u32 kConv32Rows = 4;
+
+/// Every job of a 32-bit batch in one pass, for jobs of at most kMax source primes: a thread
+/// reads its coefficient's residues once, scales them in registers (unrolled over kMax with
+/// guards) and writes kConv32Rows target rows; grid (N / 256, all jobs' tiles). The sums fold
+/// every kWideTerms<u32> terms and the overflow estimate keeps rows::conversion_overflow's order,
+/// so the words are the two-pass kernels' (and the CPU's).
+template <int kMax>
+__global__ void bconv_fused_many_kernel(const __grid_constant__ ConvJobs32 args) {
+  wait_for_previous_kernels();
+  u32 k = 0;
+  while (k + 1 < args.count && args.jobs[k + 1].first_tile <= blockIdx.y) ++k;
+  const ConvJobs32::Job& job = args.jobs[k];
+  const std::size_t n = std::size_t{1} << job.to.log_n;
+  const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (c >= n) return;
+  const backend::BaseConvView32& conv = job.conv;
+  const u32 count = job.from.limbs;
+  u32 y[kMax];
+#pragma unroll
+  for (int i = 0; i < kMax; ++i)
+    if (i < count) {
+      const u32 q = job.from.mod(i).value;
+      y[i] = backend::rows::conversion_input<u32>(job.in[i * n + c], i, conv, q);
+    }
+  u32 overflow = 0;
+  if (conv.inv_q) {
+    double sum = 0.0;
+#pragma unroll
+    for (int i = 0; i < kMax; ++i)
+      if (i < count) sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(y[i]), conv.inv_q[i]));
+    overflow = static_cast<u32>(sum);
+  }
+  const u32 j0 = (blockIdx.y - job.first_tile) * kConv32Rows;
+  const u32 j1 = j0 + kConv32Rows < job.to.limbs ? j0 + kConv32Rows : job.to.limbs;
+  for (u32 j = j0; j < j1; ++j) {
+    const ModulusT<u32>& m = job.to.mod(j);
+    backend::rows::Wide32 s;
+#pragma unroll
+    for (int i = 0; i < kMax; ++i)
+      if (i < count) {
+        s.add_product(y[i], __ldg(conv.qhat_mod_p + i * conv.to_limbs + j));
+        backend::rows::fold_every<u32>(i, m, s);
+      }
+    u32 v = s.reduce(m);
+    if (conv.inv_q)
+      v = sub_mod<u32>(v, mul_mod<u32>(barrett_reduce_64<u32>(overflow, m), conv.q_mod_p[j], m),
+                       m.value);
+    job.out[j * n + c] = backend::rows::conversion_output<u32>(v, j, conv, m.value);
+  }
 }
 
 /// Fused base conversion from `count` <= kMax source primes: each thread reads its

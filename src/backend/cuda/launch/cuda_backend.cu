@@ -692,15 +692,17 @@ class CudaBackend final : public Backend {
     const std::size_t n = jobs[0].from.ring->n;
     for (std::size_t first = 0; first < jobs.size(); first += k::kMaxConvJobs32) {
       const std::size_t count = std::min<std::size_t>(k::kMaxConvJobs32, jobs.size() - first);
-      std::size_t from_rows = 0, to_rows = 0;
+      std::size_t from_rows = 0, to_rows = 0, max_from = 0;
       for (std::size_t t = 0; t < count; ++t) {
         from_rows += jobs[first + t].from.limbs;
         to_rows += jobs[first + t].to.limbs;
+        max_from = std::max(max_from, jobs[first + t].from.limbs);
       }
-      Scratch y = scratch((from_rows * n + 1) / 2, s);  // the scaled inputs, 32-bit words
+      const bool fused = max_from <= 16;  // one pass, the scaled inputs in registers
+      Scratch y = scratch(fused ? 1 : (from_rows * n + 1) / 2, s);  // the scaled inputs
       k::ConvJobs32 args{};
       args.count = static_cast<u32>(count);
-      u32 at_from = 0, at_to = 0;
+      u32 at_from = 0, at_to = 0, tiles = 0;
       for (std::size_t t = 0; t < count; ++t) {
         const backend::ConvJob32& j = jobs[first + t];
         auto& a = args.jobs[t];
@@ -712,10 +714,22 @@ class CudaBackend final : public Backend {
         a.to = map_of(j.to);
         a.first_from = at_from;
         a.first_to = at_to;
+        a.first_tile = tiles;
         at_from += static_cast<u32>(j.from.limbs);
         at_to += static_cast<u32>(j.to.limbs);
+        tiles += static_cast<u32>((j.to.limbs + k::kConv32Rows - 1) / k::kConv32Rows);
       }
       const u32 blocks = static_cast<u32>((n + 255) / 256);
+      if (fused) {
+        const dim3 grid(blocks, tiles);
+        if (max_from <= 8)
+          cuda::launch(k::bconv_fused_many_kernel<8>, grid, 256, 0, raw(s),
+                       "bconv_fused_many_kernel", args);
+        else
+          cuda::launch(k::bconv_fused_many_kernel<16>, grid, 256, 0, raw(s),
+                       "bconv_fused_many_kernel", args);
+        continue;
+      }
       cuda::launch(k::bconv_scale_many_kernel, dim3(blocks, static_cast<u32>(from_rows)), 256, 0,
                    raw(s), "bconv_scale_many_kernel", args);
       cuda::launch(k::bconv_sum_many_kernel, dim3(blocks, static_cast<u32>(to_rows)), 256, 0,
