@@ -698,7 +698,9 @@ class CudaBackend final : public Backend {
         to_rows += jobs[first + t].to.limbs;
         max_from = std::max(max_from, jobs[first + t].from.limbs);
       }
-      const bool fused = max_from <= 16;  // one pass, the scaled inputs in registers
+      // One pass (the scaled inputs in registers) for at most 8 source primes: measured faster
+      // for N16_boot32's digits of 7, slower than the two passes for digits of 10 (H100).
+      const bool fused = max_from <= 8;
       Scratch y = scratch(fused ? 1 : (from_rows * n + 1) / 2, s);  // the scaled inputs
       k::ConvJobs32 args{};
       args.count = static_cast<u32>(count);
@@ -721,13 +723,8 @@ class CudaBackend final : public Backend {
       }
       const u32 blocks = static_cast<u32>((n + 255) / 256);
       if (fused) {
-        const dim3 grid(blocks, tiles);
-        if (max_from <= 8)
-          cuda::launch(k::bconv_fused_many_kernel<8>, grid, 256, 0, raw(s),
-                       "bconv_fused_many_kernel", args);
-        else
-          cuda::launch(k::bconv_fused_many_kernel<16>, grid, 256, 0, raw(s),
-                       "bconv_fused_many_kernel", args);
+        cuda::launch(k::bconv_fused_many_kernel<8>, dim3(blocks, tiles), 256, 0, raw(s),
+                     "bconv_fused_many_kernel", args);
         continue;
       }
       cuda::launch(k::bconv_scale_many_kernel, dim3(blocks, static_cast<u32>(from_rows)), 256, 0,
