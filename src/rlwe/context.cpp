@@ -333,9 +333,15 @@ void ContextT<W>::scale_errors(W* e, const RnsBasis& basis, std::size_t count, S
 template <class W>
 typename ContextT<W>::SecretKey ContextT<W>::keygen(ring::Sampler& sampler,
                                                     std::size_t hamming_weight) const {
-  RnsPoly s = (hamming_weight ? sampler.ternary_hamming(full_, device_, hamming_weight)
-                              : sampler.ternary(full_, device_, 2.0 / 3.0))
-                  .template to_words<W>();
+  ring::RnsPoly drawn = hamming_weight ? sampler.ternary_hamming(full_, device_, hamming_weight)
+                                       : sampler.ternary(full_, device_, 2.0 / 3.0);
+  // The 64-bit draw as it is; on 32-bit words the same draw, narrowed.
+  RnsPoly s = [&] {
+    if constexpr (sizeof(W) == 8)
+      return std::move(drawn);
+    else
+      return drawn.template to_words<W>();
+  }();
   s.ntt_inplace();
   backend().synchronize(Stream{});  // keys are complete when made (see SwitchKey)
   return SecretKey{std::move(s), random_id(), params_id_};

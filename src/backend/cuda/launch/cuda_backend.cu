@@ -701,7 +701,8 @@ class CudaBackend final : public Backend {
       // One pass (the scaled inputs in registers) for at most 8 source primes: measured faster
       // for N16_boot32's digits of 7, slower than the two passes for digits of 10 (H100).
       const bool fused = max_from <= 8;
-      Scratch y = scratch(fused ? 1 : (from_rows * n + 1) / 2, s);  // the scaled inputs
+      // The scaled inputs of the two-pass kernels (none for the one-pass kernel).
+      Scratch y = fused ? Scratch{this, nullptr, 0, s} : scratch((from_rows * n + 1) / 2, s);
       k::ConvJobs32 args{};
       args.count = static_cast<u32>(count);
       u32 at_from = 0, at_to = 0, tiles = 0;
@@ -711,7 +712,7 @@ class CudaBackend final : public Backend {
         a.conv = j.conv;
         a.in = j.in;
         a.out = j.out;
-        a.y = reinterpret_cast<u32*>(y.words()) + std::size_t{at_from} * n;
+        a.y = fused ? nullptr : reinterpret_cast<u32*>(y.words()) + std::size_t{at_from} * n;
         a.from = map_of(j.from);
         a.to = map_of(j.to);
         a.first_from = at_from;
