@@ -123,9 +123,14 @@ class Params(Persistent):
             self.log_n, self.total_bits, self.security, self.insecure, self.hamming_weight
         )
         boot_bits = self.boot.prime_bits() if self.boot else []
-        # Bits of every level from q_0 up, and the primes each takes.
-        level_bits = [self.first_mod_bits] + [self.scale_bits] * self.message_primes + boot_bits
-        groups = [_primes_per_level(b, self.word_bits) for b in level_bits]
+        # The primes every level takes from q_0 up: the message levels' pattern (one prime each,
+        # or with 32-bit words pairs, or alternating pairs and single primes), then the
+        # bootstrapping levels'.
+        groups = (
+            [_primes_per_level(self.first_mod_bits, self.word_bits)]
+            + _message_groups(self.scale_bits, self.message_primes, self.word_bits)
+            + [_primes_per_level(b, self.word_bits) for b in boot_bits]
+        )
         q_count = sum(groups)
         if self.dnum is None:
             # Largest digit (alpha consecutive primes of Q, q_0's first) that fits under P: small
@@ -134,6 +139,8 @@ class Params(Persistent):
             widest = max(
                 -(-b // _primes_per_level(b, self.word_bits)) for b in [self.scale_bits] + boot_bits
             )
+            if _alternates(self.scale_bits, self.word_bits):
+                widest = max(widest, _WORD32_PRIME_BITS)  # the single primes
             alpha = min(p_total // widest, groups[0] + (p_total - self.first_mod_bits) // widest)
             if alpha < 1:
                 raise ParameterError(
@@ -156,7 +163,10 @@ class Params(Persistent):
             n = self.n
             g0 = groups[0]
             q0 = generate_ntt_primes(-(-self.first_mod_bits // g0), n, g0)
-            qs = _scaling_primes(self.scale_bits, n, self.message_primes, q0, self.word_bits)
+            if _alternates(self.scale_bits, self.word_bits):
+                qs = _alternating_primes(self.scale_bits, n, self.message_primes, q0)
+            else:
+                qs = _scaling_primes(self.scale_bits, n, self.message_primes, q0, self.word_bits)
             if self.boot:
                 qs += _boot_primes(self.boot, n, q0 + qs, self.word_bits)
             ps = generate_ntt_primes(p_bits, n, self.special_mods, q0 + qs)
@@ -268,18 +278,18 @@ _PRESETS = {
         "boot": BootstrapParams(),
         "insecure": True,
     },
-    # 32-bit words (every prime below 2^30; levels of two primes of about 25 bits): 13 message
-    # levels of 50 bits above q_0 (2 x 29); SlotToCoeff 3 x 50, EvalMod 8 x 58, CoeffToSlot
-    # 4 x 56; P = 7 x 30.
-    "N16_boot32": {  # 1756
+    # 32-bit words (every prime below 2^30): 13 message levels of 40 bits on average above q_0
+    # (2 x 29), alternating a pair of 50 bits and one prime of 30 (scales 2^43.3 and 2^36.7);
+    # SlotToCoeff 3 of them, EvalMod 8 x 58, CoeffToSlot 4 x 55 (pairs); P = 13 x 30, dnum 4.
+    "N16_boot32": {  # 1765
         "log_n": 16,
-        "scale_bits": 50,
+        "scale_bits": 40,
         "levels": 13,
         "first_mod_bits": 58,
-        "special_mods": 7,
+        "special_mods": 13,
         "special_mod_bits": 30,
         "word_bits": 32,
-        "boot": BootstrapParams(cts_levels=4, eval_bits=58),
+        "boot": BootstrapParams(cts_levels=4, eval_bits=58, cts_bits=55),
     },
     # Its circuit on N = 2^12 for tests on the CPU: NOT secure.
     "N12_boot32_insecure": {
@@ -314,6 +324,76 @@ def _primes_per_level(bits: int, word_bits: int) -> int:
     if bits > 2 * _WORD32_PRIME_BITS:
         raise ParameterError(f"a level of {bits} bits needs more than two 30-bit primes")
     return 2
+
+
+# With 32-bit words, levels of 38..45 bits alternate a pair of primes and one prime of 30 bits
+# (see _alternating_primes): a level then costs scale_bits on average, where pairs cost 2 x 25.
+_ALTERNATING_BITS = (38, 45)
+
+
+def _alternates(bits: int, word_bits: int) -> bool:
+    return word_bits == 32 and _ALTERNATING_BITS[0] <= bits <= _ALTERNATING_BITS[1]
+
+
+def _message_groups(bits: int, count: int, word_bits: int) -> list[int]:
+    """Primes of each message level q_1..q_count: alternating levels (the top one a pair, the
+    one below a single prime, ...), else _primes_per_level of every level."""
+    if _alternates(bits, word_bits):
+        return [2 if (count - level) % 2 == 0 else 1 for level in range(1, count + 1)]
+    return [_primes_per_level(bits, word_bits)] * count
+
+
+def _alternating_primes(bits: int, n: int, count: int, taken: list[int]) -> list[int]:
+    """The message primes q_1..q_count for 32-bit words and a 2^bits scale (38 <= bits <= 45):
+    levels alternate a pair of primes of about 2 bits - 30 bits in all and one prime of about 30
+    bits, so that a level costs `bits` bits on average while no prime exceeds 2^30. The
+    standard scales (S_{l-1} = S_l^2 / q_l) then alternate about two fixed points instead of
+    staying at 2^bits: with pair levels of b2 = 2 bits - 30 and single ones of b1 = 30 bits,
+    S = 2^((2 b2 + b1) / 3) on pair levels and 2^((2 b1 + b2) / 3) on single ones (for 2^40:
+    2^43.3 and 2^36.7; the mean stays 2^bits, as each level's bits are the mean of the scales
+    around it). From the top down (S_L = 2^bits, a pair level), each level's prime or pair is
+    the one that brings S_{l-1} closest to its fixed point, so the drift never builds up."""
+    pair_bits, single_bits = 2 * bits - _WORD32_PRIME_BITS, _WORD32_PRIME_BITS
+    on_pair = (2 * pair_bits + single_bits) / 3
+    on_single = (2 * single_bits + pair_bits) / 3
+    pool = sorted(p for p in _primes_between(17, _WORD32_PRIME_BITS, n) if p not in taken)
+    groups = _message_groups(bits, count, 32)
+    chosen: list[list[int]] = []
+    log_scale = float(bits)
+    for level in range(count, 0, -1):
+        pair = groups[level - 1] == 2
+        want = 2 * log_scale - (on_single if pair else on_pair)  # log2 q_l that lands there
+        if pair:
+            found = _best_pair(pool, 2.0**want)
+        else:
+            found = [min(pool, key=lambda p: abs(math.log2(p) - want))] if pool else None
+        if not found:
+            raise ParameterError(
+                f"not enough NTT primes below 2^30 for N={n} for {count} alternating levels of "
+                f"{bits} bits; use fewer levels or another scale"
+            )
+        for p in found:
+            pool.remove(p)
+        chosen.append(sorted(found))
+        log_scale = 2 * log_scale - math.log2(math.prod(found))
+    return [p for group in chosen[::-1] for p in group]  # q_1 .. q_count, each level in order
+
+
+def _best_pair(pool: list[int], target: float) -> list[int] | None:
+    """Two primes of the sorted pool whose product is closest to target (in log scale): each of
+    the primes nearest sqrt(target) with its best partner (bisection); None if the pool has
+    fewer than two."""
+    root = math.sqrt(target)
+    near = sorted(pool, key=lambda p: abs(math.log2(p / root)))[:32]
+    best = None
+    for a in near:
+        i = bisect.bisect_left(pool, target / a)
+        for b in pool[max(i - 2, 0) : i + 2]:
+            if b != a:
+                err = abs(math.log2(a * b / target))
+                if best is None or err < best[0]:
+                    best = (err, a, b)
+    return [best[1], best[2]] if best else None
 
 
 def _scaling_primes(
@@ -368,19 +448,7 @@ def _scaling_pairs(bits: int, n: int, count: int, taken: list[int]) -> list[int]
     chosen: list[int] = []
     scale = float(1 << bits)
     for _ in range(count):
-        # The pair whose product is closest to S_l: each of the primes nearest sqrt(S_l) with
-        # its best partner (bisection in the sorted pool).
-        root = math.sqrt(scale)
-        near = sorted(pool, key=lambda p: abs(math.log2(p / root)))[:32]
-        best = None
-        for a in near:
-            i = bisect.bisect_left(pool, scale / a)
-            for b in pool[max(i - 2, 0) : i + 2]:
-                if b != a:
-                    err = abs(math.log2(a * b / scale))
-                    if best is None or err < best[0]:
-                        best = (err, a, b)
-        _, a, b = best
+        a, b = _best_pair(pool, scale)  # the pair whose product is closest to S_l
         pool.remove(a)
         pool.remove(b)
         chosen.append(sorted((a, b)))

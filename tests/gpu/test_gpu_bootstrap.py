@@ -157,8 +157,9 @@ def test_full_size_ten_bootstraps(full):
 
 
 def test_full_size_on_32_bit_words(gpu):
-    """N16_boot32 (32-bit words, levels of two primes, 128-bit): at least 13 levels left after a
-    bootstrap and at least 20 bits of mean precision, real and complex values."""
+    """N16_boot32 (32-bit words, message levels alternating pairs and single primes, 128-bit):
+    at least 13 levels left after a bootstrap and at least 20 bits of mean precision, real and
+    complex values."""
     if gpu == "cpu":
         pytest.skip("N = 2^16 bootstrapping runs on the GPU only (too slow for the CPU self-check)")
     ctx, sk, pk, _ = side("N16_boot32", gpu)

@@ -116,7 +116,7 @@ struct ConvJobs32 {
     u32* y;
     LimbMapT<u32> from, to;
     u32 first_from, first_to;
-    u32 first_tile;  // bconv_fused_many_kernel: the job's first tile of kConv32Rows target rows
+    u32 first_tile;  // bconv_tiled_many_kernel: the job's first tile of kConv32Rows target rows
   } jobs[kMaxConvJobs32];
   u32 count;
 };
@@ -159,25 +159,36 @@ __global__ void bconv_sum_many_kernel(const __grid_constant__ ConvJobs32 args) {
       backend::rows::convert_row<u32>(job.y + c, n, job.conv, j, overflow, job.to.mod(j));
 }
 
-/// Target rows a thread of bconv_fused_many_kernel writes.
-inline constexpr u32 kConv32Rows = 4;
+/// Target rows a thread of bconv_tiled_many_kernel writes (one tile).
+inline constexpr u32 kConv32Rows = 8;
 
-/// Every job of a 32-bit batch in one pass, for jobs of at most kMax source primes: a thread
-/// reads its coefficient's residues once, scales them in registers (unrolled over kMax with
-/// guards) and writes kConv32Rows target rows; grid (N / 256, all jobs' tiles). The sums fold
-/// every kWideTerms<u32> terms and the overflow estimate keeps rows::conversion_overflow's order,
-/// so the words are the two-pass kernels' (and the CPU's).
+/// Every job of a 32-bit batch in one pass, for jobs of at most kMax (<= 16) source primes: a
+/// thread reads its coefficient's residues once per tile, scales them in registers (unrolled over
+/// kMax with guards) and writes kConv32Rows target rows; grid (N / 256, all jobs' tiles). The
+/// tile's columns of (Q/q_i) mod p_j sit in shared memory, read four at a time by every lane
+/// alike (one LDS.128 per four products instead of a global load per product). The 64-bit sums
+/// need no fold: 16 products of words below 2^30 stay below 2^64. The overflow estimate keeps
+/// rows::conversion_overflow's order, so the words are the two-pass kernels' (and the CPU's).
 template <int kMax>
-__global__ void bconv_fused_many_kernel(const __grid_constant__ ConvJobs32 args) {
+__global__ void __launch_bounds__(256) bconv_tiled_many_kernel(const __grid_constant__ ConvJobs32 args) {
+  static_assert(kMax <= 16, "64-bit sums of 16 products of 30-bit words at most");
   wait_for_previous_kernels();
   u32 k = 0;
   while (k + 1 < args.count && args.jobs[k + 1].first_tile <= blockIdx.y) ++k;
   const ConvJobs32::Job& job = args.jobs[k];
+  const backend::BaseConvView32& conv = job.conv;
+  const u32 count = job.from.limbs;
+  const u32 j0 = (blockIdx.y - job.first_tile) * kConv32Rows;
+  const u32 rows = j0 + kConv32Rows < job.to.limbs ? kConv32Rows : job.to.limbs - j0;
+  __shared__ alignas(16) u32 column[kMax][kConv32Rows];  // (Q/q_i) mod p_(j0 + t)
+  for (u32 e = threadIdx.x; e < kMax * kConv32Rows; e += blockDim.x) {
+    const u32 i = e / kConv32Rows, t = e % kConv32Rows;
+    column[i][t] = i < count && t < rows ? conv.qhat_mod_p[i * conv.to_limbs + j0 + t] : 0u;
+  }
+  __syncthreads();
   const std::size_t n = std::size_t{1} << job.to.log_n;
   const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (c >= n) return;
-  const backend::BaseConvView32& conv = job.conv;
-  const u32 count = job.from.limbs;
   u32 y[kMax];
 #pragma unroll
   for (int i = 0; i < kMax; ++i)
@@ -193,23 +204,31 @@ __global__ void bconv_fused_many_kernel(const __grid_constant__ ConvJobs32 args)
       if (i < count) sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(y[i]), conv.inv_q[i]));
     overflow = static_cast<u32>(sum);
   }
-  const u32 j0 = (blockIdx.y - job.first_tile) * kConv32Rows;
-  const u32 j1 = j0 + kConv32Rows < job.to.limbs ? j0 + kConv32Rows : job.to.limbs;
-  for (u32 j = j0; j < j1; ++j) {
-    const ModulusT<u32>& m = job.to.mod(j);
-    backend::rows::Wide32 s;
+  u64 sums[kConv32Rows] = {};
 #pragma unroll
-    for (int i = 0; i < kMax; ++i)
-      if (i < count) {
-        s.add_product(y[i], __ldg(conv.qhat_mod_p + i * conv.to_limbs + j));
-        backend::rows::fold_every<u32>(i, m, s);
+  for (int i = 0; i < kMax; ++i)
+    if (i < count) {
+      const uint4* col = reinterpret_cast<const uint4*>(column[i]);
+#pragma unroll
+      for (int v = 0; v < static_cast<int>(kConv32Rows / 4); ++v) {
+        const uint4 w = col[v];
+        sums[4 * v] += u64{y[i]} * w.x;
+        sums[4 * v + 1] += u64{y[i]} * w.y;
+        sums[4 * v + 2] += u64{y[i]} * w.z;
+        sums[4 * v + 3] += u64{y[i]} * w.w;
       }
-    u32 v = s.reduce(m);
-    if (conv.inv_q)
-      v = sub_mod<u32>(v, mul_mod<u32>(barrett_reduce_64<u32>(overflow, m), conv.q_mod_p[j], m),
-                       m.value);
-    job.out[j * n + c] = backend::rows::conversion_output<u32>(v, j, conv, m.value);
-  }
+    }
+#pragma unroll
+  for (u32 t = 0; t < kConv32Rows; ++t)
+    if (t < rows) {
+      const u32 j = j0 + t;
+      const ModulusT<u32>& m = job.to.mod(j);
+      u32 v = backend::rows::Wide32{sums[t]}.reduce(m);
+      if (conv.inv_q)
+        v = sub_mod<u32>(v, mul_mod<u32>(barrett_reduce_64<u32>(overflow, m), conv.q_mod_p[j], m),
+                         m.value);
+      job.out[j * n + c] = backend::rows::conversion_output<u32>(v, j, conv, m.value);
+    }
 }
 
 /// Fused base conversion from `count` <= kMax source primes: each thread reads its

@@ -698,9 +698,9 @@ class CudaBackend final : public Backend {
         to_rows += jobs[first + t].to.limbs;
         max_from = std::max(max_from, jobs[first + t].from.limbs);
       }
-      // One pass (the scaled inputs in registers) for at most 8 source primes: measured faster
-      // for N16_boot32's digits of 7, slower than the two passes for digits of 10 (H100).
-      const bool fused = max_from <= 8;
+      // One pass (the scaled inputs in registers) for at most 16 source primes; more take the
+      // two passes (the scaled inputs written once, read by every target row).
+      const bool fused = max_from <= 16;
       // The scaled inputs of the two-pass kernels (none for the one-pass kernel).
       Scratch y = fused ? Scratch{this, nullptr, 0, s} : scratch((from_rows * n + 1) / 2, s);
       k::ConvJobs32 args{};
@@ -724,8 +724,12 @@ class CudaBackend final : public Backend {
       }
       const u32 blocks = static_cast<u32>((n + 255) / 256);
       if (fused) {
-        cuda::launch(k::bconv_fused_many_kernel<8>, dim3(blocks, tiles), 256, 0, raw(s),
-                     "bconv_fused_many_kernel", args);
+        if (max_from <= 8)
+          cuda::launch(k::bconv_tiled_many_kernel<8>, dim3(blocks, tiles), 256, 0, raw(s),
+                       "bconv_tiled_many_kernel", args);
+        else
+          cuda::launch(k::bconv_tiled_many_kernel<16>, dim3(blocks, tiles), 256, 0, raw(s),
+                       "bconv_tiled_many_kernel", args);
         continue;
       }
       cuda::launch(k::bconv_scale_many_kernel, dim3(blocks, static_cast<u32>(from_rows)), 256, 0,
