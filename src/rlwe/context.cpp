@@ -657,8 +657,8 @@ ModUp ContextT<W>::mod_up_coeff(const W* coeff, std::size_t level, Stream s, boo
   ModUp up;
   const std::size_t rows = this->rows(level) + p_count_;
   if constexpr (sizeof(W) == 4) {
-    // Every digit's conversion on 32-bit words, then one transform of all converted rows (no
-    // lifted or pending forms yet).
+    // Every digit's conversion on 32-bit words, then one transform of all converted rows, or
+    // for rows used once none: the key product transforms them (fused on the GPU).
     if (own_rows) throw ParameterError("mod_up_coeff: own rows need 64-bit words");
     up.ext = Buffer(be, lv.ext.size() * n_ * sizeof(W), s);
     std::vector<backend::ConvJob32> jobs;  // every digit's conversion in one pair of launches
@@ -666,7 +666,8 @@ ModUp ContextT<W>::mod_up_coeff(const W* coeff, std::size_t level, Stream s, boo
       jobs.push_back(lv.digit_conv[j]->job(up.ext.template as<W>() + j * (rows - alpha_) * n_,
                                            coeff + j * alpha_ * n_, be));
     be.base_convert_many_async(jobs, s);
-    be.ntt_forward_async(up.ext.template as<W>(), view(lv.ext), 1, s);
+    up.pending = once;
+    if (!once) be.ntt_forward_async(up.ext.template as<W>(), view(lv.ext), 1, s);
     return up;
   } else {
     if (own_rows) {
@@ -807,6 +808,9 @@ void ContextT<W>::key_product(const W* d, const ModUp& up, std::size_t level, co
     } else {
       be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, view(lv.qp), s);
     }
+  } else if (up.pending) {
+    be.ntt_key_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, view(lv.ext),
+                             view(lv.qp), s);
   } else {
     be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, view(lv.qp), s);
   }

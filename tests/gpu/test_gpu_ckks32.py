@@ -9,9 +9,15 @@ import pytest
 from ember import _ember, ring
 
 KEY = bytes(range(32))
-# (log N, Q prime bits, P primes, dnum, primes per level): one-prime digits and levels, and at
-# N = 2^16 digits of several primes and levels of two
-SETS = [(12, [29] + [27] * 5, 2, 6, ()), (16, [29] * 2 + [28] * 14, 4, 4, (2,) * 8)]
+# (log N, Q prime bits, P primes, dnum, primes per level): one-prime digits and levels; at
+# N = 2^14 and 2^16 digits of several primes (the GPU fuses their transform with the key product
+# from N = 2^14 on, in chunks of 2^7 and 2^8 values), levels alternating two primes and one, and
+# levels of two
+SETS = [
+    (12, [29] + [27] * 5, 2, 6, ()),
+    (14, [29] * 2 + [28] * 6, 3, 3, (2, 1, 2, 1, 2)),
+    (16, [29] * 2 + [28] * 14, 4, 4, (2,) * 8),
+]
 
 
 def _primes(n, q_bits, p_count):
@@ -52,7 +58,9 @@ def _run(cls, n, q, p, dnum, groups, device, x, y):
     return words, m
 
 
-@pytest.mark.parametrize("log_n,q_bits,p_count,dnum,groups", SETS, ids=["N12", "N16_pairs"])
+@pytest.mark.parametrize(
+    "log_n,q_bits,p_count,dnum,groups", SETS, ids=["N12", "N14_alternating", "N16_pairs"]
+)
 def test_ckks32_matches_the_cpu_and_the_64_bit_context(gpu, log_n, q_bits, p_count, dnum, groups):
     n = 1 << log_n
     q, p = _primes(n, q_bits, p_count)

@@ -90,6 +90,12 @@ class Backend : public Runtime, public RingOps, public KeySwitchOps {
       ntt_forward_async(ext, ext_basis, 1, stream);
     key_inner_product_async(q0, q1, p0, p1, kp, qlp, stream);
   }
+  void ntt_key_product_async(u32* q0, u32* q1, u32* p0, u32* p1, const KeyProductView32& kp,
+                             const BasisView32& ext_basis, const BasisView32& qlp,
+                             Stream stream) override {
+    ntt_forward_async(const_cast<u32*>(kp.ext), ext_basis, 1, stream);
+    key_inner_product_async(q0, q1, p0, p1, kp, qlp, stream);
+  }
 
  private:
   // Per backend, seeded from the environment when the backend is created.

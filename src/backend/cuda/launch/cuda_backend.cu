@@ -724,11 +724,12 @@ class CudaBackend final : public Backend {
       }
       const u32 blocks = static_cast<u32>((n + 255) / 256);
       if (fused) {
+        const dim3 grid(static_cast<u32>((n + k::kConv32Threads - 1) / k::kConv32Threads), tiles);
         if (max_from <= 8)
-          cuda::launch(k::bconv_tiled_many_kernel<8>, dim3(blocks, tiles), 256, 0, raw(s),
+          cuda::launch(k::bconv_tiled_many_kernel<8>, grid, k::kConv32Threads, 0, raw(s),
                        "bconv_tiled_many_kernel", args);
         else
-          cuda::launch(k::bconv_tiled_many_kernel<16>, dim3(blocks, tiles), 256, 0, raw(s),
+          cuda::launch(k::bconv_tiled_many_kernel<16>, grid, k::kConv32Threads, 0, raw(s),
                        "bconv_tiled_many_kernel", args);
         continue;
       }
@@ -1016,6 +1017,19 @@ class CudaBackend final : public Backend {
         return;
     }
     Backend::ntt_key_product_async(q0, q1, p0, p1, kp, lift, ext_basis, qlp, s);
+  }
+
+  void ntt_key_product_async(u32* q0, u32* q1, u32* p0, u32* p1, const KeyProductView32& kp,
+                             const BasisView32& ext_basis, const BasisView32& qlp,
+                             Stream s) override {
+    ctx_.activate();
+    // options().fused_key_product: off runs the transform and the product apart (comparisons);
+    // otherwise the 32-bit rows always fuse where the two-kernel schedule has a chunk phase.
+    if (options().fused_key_product != Fusion::off &&
+        cuda::launch_ntt_key_product32(ntt_batch(const_cast<u32*>(kp.ext), ext_basis, true),
+                                       ext_basis.limbs, kp, qlp.ids, q0, q1, p0, p1, raw(s)))
+      return;
+    Backend::ntt_key_product_async(q0, q1, p0, p1, kp, ext_basis, qlp, s);
   }
 
   void baby_giant_sums_async(const BabyGiantView& v, const BasisView& qlp, Stream s) override {

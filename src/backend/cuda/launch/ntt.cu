@@ -10,6 +10,7 @@
 
 #include "ember/core/errors.h"
 #include "kernels/ntt_key_product.cuh"
+#include "kernels/ntt_key_product32.cuh"
 #include "kernels/ntt_tensor.cuh"
 #include "launch/ntt.h"
 #include "launch/ntt_launch.h"
@@ -419,6 +420,28 @@ std::size_t launch_rows(std::size_t count, std::size_t limbs) {
   return rows;
 }
 }  // namespace
+
+bool launch_ntt_key_product32(const kernels::NttBatchT<u32>& batch, std::size_t ext_rows,
+                              const backend::KeyProductView32& kp, const u32* row_ids, u32* q0,
+                              u32* q1, u32* p0, u32* p1, cudaStream_t stream) {
+  // The schedule of run_two_kernel: columns of N1 values, then chunks of N2 = N / N1.
+  if (batch.n <= 8192 || ext_rows == 0 || ext_rows > 65535 || kp.rows == 0) return false;
+  const u32 log_n = log2u(batch.n), n2 = 1u << ((log_n + 1) / 2), n1 = batch.n / n2;
+  columns(batch, ext_rows, true, n1, false, stream);
+  const u32 lanes = n2 / 8, subs = 256 / lanes;  // 256 threads: subs chunks of one row
+  const dim3 grid(n1 / subs, kp.rows);
+  const std::size_t smem = std::size_t{subs} * n2 * 3 * sizeof(u32);  // values, (w, w_shoup)
+  dispatch_log<7, 9>(log2u(n2), [&](auto L) {
+    constexpr int kLog = decltype(L)::value;
+    if (kp.galois)
+      launch_smem(kernels::ntt_key_product32_kernel<kLog, true>, grid, 256, smem, stream,
+                  in_place(batch), subs, kp, row_ids, q0, q1, p0, p1);
+    else
+      launch_smem(kernels::ntt_key_product32_kernel<kLog, false>, grid, 256, smem, stream,
+                  in_place(batch), subs, kp, row_ids, q0, q1, p0, p1);
+  });
+  return true;
+}
 
 void launch_ntt32(const kernels::NttBatchT<u32>& batch, std::size_t count, bool forward,
                   cudaStream_t stream) {

@@ -68,6 +68,13 @@ bool launch_ntt_forward_tensor(const kernels::NttBatch& batch, u64* d0, u64* d1,
 /// chunk kernels as the 64-bit words' instantiated for u32.
 void launch_ntt32(const kernels::NttBatchT<u32>& batch, std::size_t count, bool forward,
                   cudaStream_t stream);
+/// ModUp's forward NTT of the converted rows of 32-bit words (batch: ext_rows limbs, in place)
+/// fused with the key product: launch_ntt32's column phase, then
+/// kernels::ntt_key_product32_kernel over the kp.rows rows of Q_l u P (prime ids row_ids).
+/// Returns false, launching nothing, below N = 2^14 (one-chunk transforms).
+bool launch_ntt_key_product32(const kernels::NttBatchT<u32>& batch, std::size_t ext_rows,
+                              const backend::KeyProductView32& kp, const u32* row_ids, u32* q0,
+                              u32* q1, u32* p0, u32* p1, cudaStream_t stream);
 /// Runs a forward or inverse NTT over count * limbs limbs with the named schedule.
 void launch_ntt(const kernels::NttBatch& batch, std::size_t count, bool forward,
                 const NttSchedule& schedule, cudaStream_t stream);
