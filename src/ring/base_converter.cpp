@@ -20,7 +20,7 @@ struct BaseConverter::DeviceTables {
 
 struct BaseConverter::DeviceTables32 {
   Buffer words;  // every 32-bit table, one upload
-  Buffer inv_q;
+  Buffer inv_q, byte_planes;
   backend::BaseConvView32 view;
 };
 
@@ -66,24 +66,7 @@ BaseConverter::BaseConverter(RnsBasis from, RnsBasis to, bool exact, const Conve
   // The byte matrix for tensor-core conversions: 8 bytes per source prime and, when exact, one
   // row for the overflow (u < from primes fits a byte), in blocks of 32 rows.
   if (q.size() + (exact_ ? 1 : 0) <= backend::kByteMatrixInputs) {
-    std::vector<std::vector<u64>> w;
-    // Row of source i, byte a: (Q/q_i mod p_j) out_mul_j 2^(8a); the overflow's: -Q out_mul_j.
-    const auto scaled = [&](std::size_t j, u64 v) {
-      return out_mul_.empty() ? v : mul_mod(v, out_mul_[j], make_modulus(p[j]));
-    };
-    for (std::size_t i = 0; i < q.size(); ++i) {
-      std::vector<u64> row(p.size());
-      for (std::size_t j = 0; j < p.size(); ++j) row[j] = scaled(j, qhat_mod_p_[i * p.size() + j]);
-      for (std::size_t a = 0; a < 8; ++a) {
-        w.push_back(row);
-        for (std::size_t j = 0; j < p.size(); ++j)
-          row[j] = mul_mod(row[j], 256, make_modulus(p[j]));
-      }
-    }
-    if (exact_) {
-      std::vector<u64>& row = w.emplace_back(p.size());
-      for (std::size_t j = 0; j < p.size(); ++j) row[j] = scaled(j, neg_mod(q_mod_p_[j], p[j]));
-    }
+    const std::vector<std::vector<u64>> w = byte_matrix(8);
     byte_blocks_ = (w.size() + 31) / 32;
     byte_planes_ = byte_planes_of(w, p.size(), byte_blocks_, 8);
     for (std::size_t j = 0; j < p.size(); ++j)
@@ -229,9 +212,43 @@ backend::BaseConvView32 BaseConverter::view32_on(backend::Backend& be) const {
                 v.out_mul_shoup = base + at[6];
               }
               if (!out_add_.empty()) v.out_add = base + at[7];
+              const std::vector<u32> planes = byte_planes32();
+              if (!planes.empty()) {
+                t.byte_planes = backend::upload(b, planes);
+                v.byte_planes = t.byte_planes.as<const u32>();
+                v.byte_blocks = static_cast<u32>((4 * from_.size() + (exact_ ? 1 : 0) + 31) / 32);
+              }
               return t;
             })
       .view;
+}
+
+std::vector<std::vector<u64>> BaseConverter::byte_matrix(std::size_t bytes) const {
+  const auto q = from_.primes(), p = to_.primes();
+  std::vector<std::vector<u64>> w;
+  // Row of source i, byte a: (Q/q_i mod p_j) out_mul_j 2^(8a); the overflow's: -Q out_mul_j.
+  const auto scaled = [&](std::size_t j, u64 v) {
+    return out_mul_.empty() ? v : mul_mod(v, out_mul_[j], make_modulus(p[j]));
+  };
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    std::vector<u64> row(p.size());
+    for (std::size_t j = 0; j < p.size(); ++j) row[j] = scaled(j, qhat_mod_p_[i * p.size() + j]);
+    for (std::size_t a = 0; a < bytes; ++a) {
+      w.push_back(row);
+      for (std::size_t j = 0; j < p.size(); ++j) row[j] = mul_mod(row[j], 256, make_modulus(p[j]));
+    }
+  }
+  if (exact_) {
+    std::vector<u64>& row = w.emplace_back(p.size());
+    for (std::size_t j = 0; j < p.size(); ++j) row[j] = scaled(j, neg_mod(q_mod_p_[j], p[j]));
+  }
+  return w;
+}
+
+std::vector<u32> BaseConverter::byte_planes32() const {
+  if (4 * from_.size() + (exact_ ? 1 : 0) > backend::kByteMatrixInputs32) return {};
+  const std::vector<std::vector<u64>> w = byte_matrix(4);
+  return byte_planes_of(w, to_.size(), (w.size() + 31) / 32, 4);
 }
 
 backend::ConvJob BaseConverter::job(u64* out, const u64* a, backend::Backend& be) const {

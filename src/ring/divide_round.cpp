@@ -105,11 +105,10 @@ void DivideRound::apply_many_async(u32* const* out, const u32* const* a, std::si
   for (std::size_t k = 0; k < count; ++k)
     jobs.push_back(t_to_q_.job(delta.as<u32>() + k * q_words, t.as<u32>() + k * t_words, be));
   be.base_convert_many_async(jobs, s);
-  be.ntt_forward_async(delta.as<u32>(), vq, count, s);
-  // (a - delta) m T^-1 (+ addend), every polynomial in one pass.
+  // (a - NTT(delta)) m T^-1 (+ addend), every polynomial in one pass (fused on the GPU).
   const auto& tab = tables_on(be);
-  be.affine_sub_async(out, a, delta.as<const u32>(), tab.t_inv32.as<const u32>(),
-                      tab.t_inv_shoup32.as<const u32>(), addends, count, vq, s);
+  be.ntt_forward_affine_sub_async(out, a, delta.as<u32>(), tab.t_inv32.as<const u32>(),
+                                  tab.t_inv_shoup32.as<const u32>(), addends, count, vq, s);
 }
 
 std::vector<backend::ConvJob> DivideRound::remainder_jobs(u64* delta, const u64* const* a_t,

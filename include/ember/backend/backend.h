@@ -47,6 +47,13 @@ class Backend : public Runtime, public RingOps, public KeySwitchOps {
     ntt_forward_async(c, b, count, stream);
     affine_sub_async(out, a, c, mul, mul_companion, addends, count, b, stream);
   }
+  void ntt_forward_affine_sub_async(u32* const* out, const u32* const* a, u32* c, const u32* mul,
+                                    const u32* mul_companion, const u32* const* addends,
+                                    std::size_t count, const BasisView32& b,
+                                    Stream stream) override {
+    ntt_forward_async(c, b, count, stream);
+    affine_sub_async(out, a, c, mul, mul_companion, addends, count, b, stream);
+  }
   void convert_ntt_affine_sub_async(const std::vector<ConvJob>& jobs, u64* const* out,
                                     const u64* const* a, u64* c, const u64* mul,
                                     const u64* mul_companion, const u64* const* addends,

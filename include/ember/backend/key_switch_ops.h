@@ -67,7 +67,17 @@ struct BaseConvViewT {
   const W* out_mul_shoup = nullptr;  // [to]
   const W* out_add = nullptr;        // [to]
 };
-using BaseConvView32 = BaseConvViewT<u32>;
+/// The 32-bit conversion's tables, with the byte matrix its tensor-core kernel reads.
+struct BaseConvView32 : BaseConvViewT<u32> {
+  // W[k][j] with k = 4 i + a for source prime i and byte a of y_i, W = (Q/q_i mod p_j) 2^(8a)
+  // out_mul_j mod p_j, and for an exact conversion the row k = 4 from_limbs times the overflow:
+  // (-Q mod p_j) out_mul_j; as BaseConvView::byte_planes (ring::byte_planes_of) with four planes,
+  // over byte_blocks blocks of 32 rows (null above kByteMatrixInputs32 rows).
+  const u32* byte_planes = nullptr;
+  u32 byte_blocks = 0;
+};
+/// Rows of the 32-bit byte matrix at most (three blocks: 23 source primes, 22 when exact).
+inline constexpr std::size_t kByteMatrixInputs32 = 96;
 
 /// The 64-bit conversion's tables, with the forms only its kernels read.
 struct BaseConvView : BaseConvViewT<u64> {
@@ -184,6 +194,11 @@ class KeySwitchOps {
                                             const u64* mul, const u64* mul_companion,
                                             const u64* const* addends, std::size_t count,
                                             const BasisView& b, Stream stream) = 0;
+  /// The same on 32-bit words.
+  virtual void ntt_forward_affine_sub_async(u32* const* out, const u32* const* a, u32* c,
+                                            const u32* mul, const u32* mul_companion,
+                                            const u32* const* addends, std::size_t count,
+                                            const BasisView32& b, Stream stream) = 0;
   /// A division's last three steps: the conversions `jobs` (job k writes polynomial k of c, the
   /// polynomials back to back over b), less `sub` (same layout, coefficient form; nullptr:
   /// none), then ntt_forward_affine_sub_async(out, a, c, ...) with count = jobs.size(). The

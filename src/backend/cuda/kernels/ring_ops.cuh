@@ -273,6 +273,107 @@ __global__ void __launch_bounds__(kConv32Threads, 8)
   }
 }
 
+/// Every job of a 32-bit batch on the integer tensor cores, for jobs with byte planes
+/// (BaseConvView32::byte_planes, at most kBlocks blocks of 32 rows): one warp converts 16
+/// coefficients of one job (grid: (N / 64, jobs), four warps a block). y_i's word is its four
+/// bytes, so the A fragment register of lane (g, t) at block kb, half h, row r is y of source
+/// 8 kb + 4 h + t at coefficient g + 8 r: a lane scales the sources i = t mod 4 of its two
+/// coefficients. An exact conversion's overflow (sum of y_i / q_i in the CPU's order, the terms
+/// from lane t = i mod 4 of the same row) enters as input 4 from_limbs. Per tile of eight targets,
+/// four planes of products joined at their byte offsets (below 2^47) and reduced once: the words
+/// equal the CPU backend's.
+template <int kBlocks>
+__global__ void __launch_bounds__(128) bconv_bytes32_kernel(const __grid_constant__ ConvJobs32 args) {
+  constexpr int kSlots = 2 * kBlocks;  // sources 4 m + t of the lane, m < kSlots
+  wait_for_previous_kernels();
+  const ConvJobs32::Job& job = args.jobs[blockIdx.y];
+  const backend::BaseConvView32& conv = job.conv;
+  const std::size_t n = std::size_t{1} << job.to.log_n;
+  const std::size_t c0 = (blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) / 32 * 16;
+  if (c0 >= n) return;  // whole warps
+  const u32 lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const u32 count = job.from.limbs, blocks = conv.byte_blocks;
+  u32 y[kSlots][2];
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {  // every load first: they overlap
+    const u32 i = 4 * m + t;
+    const std::size_t at = (i < count ? i : count - 1) * n + c0 + g;
+    y[m][0] = job.in[at];
+    y[m][1] = job.in[at + 8];
+  }
+#pragma unroll
+  for (int m = 0; m < kSlots; ++m) {
+    const u32 i = 4 * m + t;
+    const u32 q = job.from.mod(i < count ? i : count - 1).value;
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      y[m][r] = i < count ? backend::rows::conversion_input<u32>(y[m][r], i, conv, q) : 0u;
+  }
+  if (conv.inv_q) {
+    double sum[2] = {0.0, 0.0};
+#pragma unroll
+    for (int m = 0; m < kSlots; ++m)
+#pragma unroll
+      for (u32 s = 0; s < 4; ++s) {
+        const u32 i = 4 * m + s;
+        if (i >= count) break;  // warp-uniform
+        const u32 mine_i = 4 * m + t;
+        const double inv = conv.inv_q[mine_i < count ? mine_i : count - 1];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const double mine = __dmul_rn(static_cast<double>(y[m][r]), inv);
+          sum[r] = __dadd_rn(sum[r], __shfl_sync(0xffffffffu, mine, 4 * g + s));
+        }
+      }
+#pragma unroll
+    for (int m = 0; m < kSlots; ++m)
+      if (4 * m + t == count)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) y[m][r] = static_cast<u32>(sum[r]);
+  }
+  u32 frag[kBlocks][4];
+#pragma unroll
+  for (int kb = 0; kb < kBlocks; ++kb)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) frag[kb][2 * h + r] = y[2 * kb + h][r];
+  const u32 tiles = (job.to.limbs + 7) / 8;
+  for (u32 tile = 0; tile < tiles; ++tile) {
+    u32 d[4][4] = {};
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      const u32* mine = conv.byte_planes + ((b * tiles + tile) * 8 + g) * 8 * blocks + 2 * blocks * t;
+#pragma unroll
+      for (int kb = 0; kb < kBlocks; ++kb) {
+        if (kb >= static_cast<int>(blocks)) break;
+        const uint2 w = __ldg(reinterpret_cast<const uint2*>(mine + 2 * kb));
+        mma_bytes_16x8x32(d[b], frag[kb], w.x, w.y);
+      }
+    }
+#pragma unroll
+    for (int col = 0; col < 2; ++col) {
+      const u32 j = tile * 8 + 2 * t + col;
+      if (j >= job.to.limbs) continue;
+      const ModulusT<u32> m = job.to.mod(j);
+      const u32 add = conv.out_add ? conv.out_add[j] : 0u;
+      // The joined sums stay below 96 * 255^2 * (1 + 2^8 + 2^16 + 2^24) < 2^47: one high
+      // product reduces them for primes of 17 bits or more (reduce_product: below 2^(k + 30)).
+      const bool one_product = bit_length<u32>(m.value) >= 17;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int e = 2 * r + col;  // D's register: row g + 8 r, column 2 t + col
+        const u64 v = u64{d[0][e]} + (u64{d[1][e]} << 8) + (u64{d[2][e]} << 16) +
+                      (u64{d[3][e]} << 24);
+        u32 x = one_product ? reduce_product<u32>(static_cast<u32>(v >> 32), static_cast<u32>(v), m)
+                            : backend::rows::Wide32{v}.reduce(m);
+        if (conv.out_add) x = add_mod<u32>(x, add, m.value);
+        job.out[j * n + c0 + g + 8 * r] = x;
+      }
+    }
+  }
+}
+
 /// Fused base conversion from `count` <= kMax source primes: each thread reads its
 /// coefficient's residues once, scales them in registers (unrolled over kMax with guards, so
 /// nothing spills to local memory) and writes kRows output rows. The 128-bit accumulator cannot

@@ -667,8 +667,7 @@ class CudaBackend final : public Backend {
 
   void base_convert_async(u32* out, const u32* a, const BaseConvView32& conv,
                           const BasisView32& from, const BasisView32& to, Stream s) override {
-    ctx_.activate();
-    convert_two_pass<u32>(out, a, nullptr, conv, from, to, s);
+    base_convert_many_async({backend::ConvJob32{conv, from, to, a, out}}, s);
   }
 
   /// A conversion in two passes over a scratch buffer of the scaled inputs y (any number of
@@ -698,9 +697,16 @@ class CudaBackend final : public Backend {
         to_rows += jobs[first + t].to.limbs;
         max_from = std::max(max_from, jobs[first + t].from.limbs);
       }
-      // One pass (the scaled inputs in registers) for at most 16 source primes; more take the
-      // two passes (the scaled inputs written once, read by every target row).
-      const bool fused = max_from <= 16;
+      // The tensor cores where every job has its byte matrix; else one CUDA-core pass (the
+      // scaled inputs in registers) for at most 16 source primes, or two passes (the scaled
+      // inputs written once, read by every target row).
+      u32 byte_blocks = 0;
+      bool bytes = true;
+      for (std::size_t t = 0; t < count; ++t) {
+        bytes = bytes && jobs[first + t].conv.byte_planes != nullptr;
+        byte_blocks = std::max(byte_blocks, jobs[first + t].conv.byte_blocks);
+      }
+      const bool fused = bytes || max_from <= 16;
       // The scaled inputs of the two-pass kernels (none for the one-pass kernel).
       Scratch y = fused ? Scratch{this, nullptr, 0, s} : scratch((from_rows * n + 1) / 2, s);
       k::ConvJobs32 args{};
@@ -723,6 +729,19 @@ class CudaBackend final : public Backend {
         tiles += static_cast<u32>((j.to.limbs + k::kConv32Rows - 1) / k::kConv32Rows);
       }
       const u32 blocks = static_cast<u32>((n + 255) / 256);
+      if (bytes) {
+        const dim3 grid(static_cast<u32>((n + 63) / 64), static_cast<u32>(count));
+        const auto launch_bytes = [&](auto kernel) {
+          cuda::launch(kernel, grid, 128, 0, raw(s), "bconv_bytes32_kernel", args);
+        };
+        if (byte_blocks <= 1)
+          launch_bytes(k::bconv_bytes32_kernel<1>);
+        else if (byte_blocks == 2)
+          launch_bytes(k::bconv_bytes32_kernel<2>);
+        else
+          launch_bytes(k::bconv_bytes32_kernel<3>);
+        continue;
+      }
       if (fused) {
         const dim3 grid(static_cast<u32>((n + k::kConv32Threads - 1) / k::kConv32Threads), tiles);
         if (max_from <= 8)
@@ -903,6 +922,17 @@ class CudaBackend final : public Backend {
       cuda::launch(k::affine_sub_kernel<W>, grid_for(args.count * words), 256, 0, raw(s),
                    "affine_sub_kernel", args, c + first * words, mul, mul_companion, map_of(b));
     }
+  }
+  void ntt_forward_affine_sub_async(u32* const* out, const u32* const* a, u32* c, const u32* mul,
+                                    const u32* mul_companion, const u32* const* addends,
+                                    std::size_t count, const BasisView32& b, Stream s) override {
+    ctx_.activate();
+    if (count <= kMaxAffineTerms &&
+        cuda::launch_ntt_forward_affine32(ntt_batch(c, b, true), count,
+                                          affine_args(out, a, addends, 0, count), mul,
+                                          mul_companion, raw(s)))
+      return;
+    Backend::ntt_forward_affine_sub_async(out, a, c, mul, mul_companion, addends, count, b, s);
   }
   void ntt_forward_affine_sub_async(u64* const* out, const u64* const* a, u64* c, const u64* mul,
                                     const u64* mul_companion, const u64* const* addends,

@@ -10,6 +10,7 @@
 
 #include "ember/core/errors.h"
 #include "kernels/ntt_key_product.cuh"
+#include "kernels/ntt_affine32.cuh"
 #include "kernels/ntt_key_product32.cuh"
 #include "kernels/ntt_tensor.cuh"
 #include "launch/ntt.h"
@@ -439,6 +440,27 @@ bool launch_ntt_key_product32(const kernels::NttBatchT<u32>& batch, std::size_t 
     else
       launch_smem(kernels::ntt_key_product32_kernel<kLog, false>, grid, 256, smem, stream,
                   in_place(batch), subs, kp, row_ids, q0, q1, p0, p1);
+  });
+  return true;
+}
+
+bool launch_ntt_forward_affine32(const kernels::NttBatchT<u32>& batch, std::size_t count,
+                                 const kernels::AffineArgsT<u32>& args, const u32* mul,
+                                 const u32* mul_shoup, cudaStream_t stream) {
+  const std::size_t rows = count * batch.limbs;
+  if (batch.n <= 8192 || rows == 0 || rows > 65535 ||
+      count > backend::Backend::kMaxAffineTerms)
+    return false;
+  const u32 log_n = log2u(batch.n), n2 = 1u << ((log_n + 1) / 2), n1 = batch.n / n2;
+  columns(batch, rows, true, n1, false, stream);
+  // The chunk kernels' shape (see chunks): subs chunks a block, values and twiddle pairs.
+  u32 subs = std::min<u32>(n1, std::max<u32>(1, 2048 / n2));
+  while (subs > 1 && std::size_t{n1 / subs} * rows < busy_blocks()) subs /= 2;
+  const std::size_t smem = std::size_t{subs} * n2 * 3 * sizeof(u32);
+  const dim3 grid(n1 / subs, static_cast<u32>(rows));
+  dispatch_log<7, 9>(log2u(n2), [&](auto L) {
+    launch_smem(kernels::ntt_chunk_affine32_kernel<decltype(L)::value>, grid, subs * n2 / 8, smem,
+                stream, in_place(batch), subs, args, mul, mul_shoup);
   });
   return true;
 }

@@ -75,6 +75,13 @@ void launch_ntt32(const kernels::NttBatchT<u32>& batch, std::size_t count, bool 
 bool launch_ntt_key_product32(const kernels::NttBatchT<u32>& batch, std::size_t ext_rows,
                               const backend::KeyProductView32& kp, const u32* row_ids, u32* q0,
                               u32* q1, u32* p0, u32* p1, cudaStream_t stream);
+/// The forward NTT of `count` polynomials of 32-bit words (batch: in place) with the division's
+/// affine map args as its last store (kernels::ntt_chunk_affine32_kernel after launch_ntt32's
+/// column phase). Returns false, launching nothing, below N = 2^14 or above
+/// Backend::kMaxAffineTerms polynomials.
+bool launch_ntt_forward_affine32(const kernels::NttBatchT<u32>& batch, std::size_t count,
+                                 const kernels::AffineArgsT<u32>& args, const u32* mul,
+                                 const u32* mul_shoup, cudaStream_t stream);
 /// Runs a forward or inverse NTT over count * limbs limbs with the named schedule.
 void launch_ntt(const kernels::NttBatch& batch, std::size_t count, bool forward,
                 const NttSchedule& schedule, cudaStream_t stream);
