@@ -238,9 +238,9 @@ class KeySwitchOps {
                                      const LiftedRows& lift, const BasisView& ext_basis,
                                      const BasisView& qlp, Stream stream) = 0;
   /// The same on 32-bit words (no lifted rows).
-  virtual void ntt_key_product_async(u32* q0, u32* q1, u32* p0, u32* p1,
-                                     const KeyProductView32& kp, const BasisView32& ext_basis,
-                                     const BasisView32& qlp, Stream stream) = 0;
+  virtual void ntt_key_product_async(u32* q0, u32* q1, u32* p0, u32* p1, const KeyProductView32& kp,
+                                     const BasisView32& ext_basis, const BasisView32& qlp,
+                                     Stream stream) = 0;
   /// The giant-step sums of BabyGiantView over Q_l u P (rows of `qlp`), one pass.
   virtual void baby_giant_sums_async(const BabyGiantView& v, const BasisView& qlp,
                                      Stream stream) = 0;

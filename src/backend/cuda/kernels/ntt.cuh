@@ -572,6 +572,23 @@ struct ChunkMem {
   __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
 
+/// The reads and shared-memory rounds of a chunk whose transformed values are not stored as they
+/// are: value p is in[p] at first and s[chunk_swizzle(p)] between rounds. The fused 32-bit
+/// kernels' memories derive from it and add last_store.
+template <class P>
+struct ChunkRounds {
+  using Path = P;
+  using V = typename P::V;
+  using Wd = typename P::Word;
+  const Wd* __restrict__ in;  // the chunk's first word
+  V* s;
+  P path;
+  __device__ __forceinline__ Wd first_load(u32 base, u32 off) const { return in[base + off]; }
+  __device__ __forceinline__ V load(u32 p) const { return s[chunk_swizzle(p)]; }
+  __device__ __forceinline__ void store(u32 p, V v) const { s[chunk_swizzle(p)] = v; }
+  __device__ __forceinline__ void sync() const { __syncthreads(); }
+};
+
 /// Calls f(path) with the limb's arithmetic: FloatPath for primes of at most a.float_bits bits,
 /// IntPath otherwise (in mixed launches a warp-uniform branch: a block or warp works on one limb).
 template <bool kForward, NttPaths kPaths, class WordT, class F>

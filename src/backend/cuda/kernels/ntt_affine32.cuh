@@ -10,27 +10,17 @@ namespace ember::cuda::kernels {
 /// Chunk memory whose last store applies the division's affine map to the transformed word
 /// instead of writing it: the chunk's row of out, a and the addend start at the chunk.
 template <class P>
-struct AffineChunkMem32 {
-  using Path = P;
-  using V = typename P::V;
-  using Wd = typename P::Word;
-  const Wd* __restrict__ in;  // the chunk of c (its column phase done)
-  V* s;
-  P path;
+struct AffineChunkMem32 : ChunkRounds<P> {
   u32* out;
   const u32* a;
-  const u32* addend;  // nullptr: none
+  const u32* addend;         // nullptr: none
   u32 factor, factor_shoup;  // the limb's multiplier and its Shoup companion
-  __device__ __forceinline__ Wd first_load(u32 base, u32 off) const { return in[base + off]; }
-  __device__ __forceinline__ V load(u32 p) const { return s[chunk_swizzle(p)]; }
-  __device__ __forceinline__ void store(u32 p, V v) const { s[chunk_swizzle(p)] = v; }
-  __device__ __forceinline__ void last_store(u32 base, u32 off, V v) const {
-    const u32 p = base + off, q = path.q;
-    const u32 w = mul_shoup<u32>(sub_mod<u32>(a[p], path.template finish<true>(v), q), factor,
+  __device__ __forceinline__ void last_store(u32 base, u32 off, typename P::V v) const {
+    const u32 p = base + off, q = this->path.q;
+    const u32 w = mul_shoup<u32>(sub_mod<u32>(a[p], this->path.template finish<true>(v), q), factor,
                                  factor_shoup, q);
     out[p] = addend ? add_mod<u32>(w, addend[p], q) : w;
   }
-  __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
 
 /// ntt_chunk_kernel's forward chunk phase on 32-bit words (2^kLogS values a chunk, subs chunks
@@ -50,16 +40,14 @@ __global__ void ntt_chunk_affine32_kernel(NttBatchT<u32> a, u32 subs,
   const u32 chunk = blockIdx.x * subs + h;
   const std::size_t n = a.n, at = j * n + (std::size_t{chunk} << kLogS);
   const P path{a.moduli[id].value, a.n_inv[id], a.n_inv_shoup[id], 0};
-  const AffineChunkMem32<P> mem{a.data + row * n + (std::size_t{chunk} << kLogS),
-                                reinterpret_cast<u32*>(sm) + (h << kLogS),
-                                path,
+  const AffineChunkMem32<P> mem{{a.data + row * n + (std::size_t{chunk} << kLogS),
+                                 reinterpret_cast<u32*>(sm) + (h << kLogS), path},
                                 args.out[k] + at,
                                 args.a[k] + at,
                                 args.addend[k] ? args.addend[k] + at : nullptr,
                                 mul[j],
                                 mul_shoup[j]};
-  auto* twl = reinterpret_cast<P::Tw*>(reinterpret_cast<u32*>(sm) + (subs << kLogS)) +
-              (h << kLogS);
+  auto* twl = reinterpret_cast<P::Tw*>(reinterpret_cast<u32*>(sm) + (subs << kLogS)) + (h << kLogS);
   load_local_twiddles(twl, kLogS, (a.n >> kLogS) + chunk, a.tw + std::size_t{id} * n,
                       a.tw_shoup + std::size_t{id} * n, tau, kPerSub, path);
   wait_for_previous_kernels();  // the twiddle gather above overlaps the previous kernel

@@ -13,20 +13,10 @@ namespace ember::cuda::kernels {
 /// row (its column phase done), the last round leaves canonical words in shared memory, where
 /// the accumulation reads them (in place or through an automorphism).
 template <class P>
-struct KeyProductChunkMem32 {
-  using Path = P;
-  using V = typename P::V;
-  using Wd = typename P::Word;
-  const Wd* __restrict__ in;  // the chunk of the converted row
-  V* s;
-  P path;
-  __device__ __forceinline__ Wd first_load(u32 base, u32 off) const { return in[base + off]; }
-  __device__ __forceinline__ V load(u32 p) const { return s[chunk_swizzle(p)]; }
-  __device__ __forceinline__ void store(u32 p, V v) const { s[chunk_swizzle(p)] = v; }
-  __device__ __forceinline__ void last_store(u32 base, u32 off, V v) const {
-    s[chunk_swizzle(base + off)] = path.template finish<true>(v);
+struct KeyProductChunkMem32 : ChunkRounds<P> {
+  __device__ __forceinline__ void last_store(u32 base, u32 off, typename P::V v) const {
+    this->s[chunk_swizzle(base + off)] = this->path.template finish<true>(v);
   }
-  __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
 
 /// Adds x[i] times the eight key words at `key` (the lane's adjacent outputs) to sums[i].
@@ -105,7 +95,7 @@ __global__ void __launch_bounds__(256, 3)
 #pragma unroll
       for (int i = 0; i < 8; ++i) x[i] = d[local[i]];
     } else {
-      KeyProductChunkMem32<P> mem{kp.ext + row * n + source_at, values, path};
+      KeyProductChunkMem32<P> mem{{kp.ext + row * n + source_at, values, path}};
       ntt_rounds<true, kLogS, 0>(tau, LocalTwiddles<P::Tw>{twl}, mem);
       __syncthreads();  // the last round's stores are the other lanes' reads
 #pragma unroll

@@ -171,8 +171,7 @@ struct ConvTile32 {
   u32 q[kMax], qhat_inv[kMax], qhat_inv_shoup[kMax], y_add[kMax];
   double inv_q[kMax];
   ModulusT<u32> p[kConv32Rows];
-  u32 q_mod_p[kConv32Rows], out_mul[kConv32Rows], out_mul_shoup[kConv32Rows],
-      out_add[kConv32Rows];
+  u32 q_mod_p[kConv32Rows], out_mul[kConv32Rows], out_mul_shoup[kConv32Rows], out_add[kConv32Rows];
 };
 
 /// Every job of a 32-bit batch in one pass, for jobs of at most kMax (<= 16) source primes: a
@@ -283,7 +282,8 @@ __global__ void __launch_bounds__(kConv32Threads, 8)
 /// four planes of products joined at their byte offsets (below 2^47) and reduced once: the words
 /// equal the CPU backend's.
 template <int kBlocks>
-__global__ void __launch_bounds__(128) bconv_bytes32_kernel(const __grid_constant__ ConvJobs32 args) {
+__global__ void __launch_bounds__(128)
+    bconv_bytes32_kernel(const __grid_constant__ ConvJobs32 args) {
   constexpr int kSlots = 2 * kBlocks;  // sources 4 m + t of the lane, m < kSlots
   wait_for_previous_kernels();
   const ConvJobs32::Job& job = args.jobs[blockIdx.y];
@@ -343,7 +343,8 @@ __global__ void __launch_bounds__(128) bconv_bytes32_kernel(const __grid_constan
     u32 d[4][4] = {};
 #pragma unroll
     for (int b = 0; b < 4; ++b) {
-      const u32* mine = conv.byte_planes + ((b * tiles + tile) * 8 + g) * 8 * blocks + 2 * blocks * t;
+      const u32* mine =
+          conv.byte_planes + ((b * tiles + tile) * 8 + g) * 8 * blocks + 2 * blocks * t;
 #pragma unroll
       for (int kb = 0; kb < kBlocks; ++kb) {
         if (kb >= static_cast<int>(blocks)) break;
@@ -363,8 +364,8 @@ __global__ void __launch_bounds__(128) bconv_bytes32_kernel(const __grid_constan
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int e = 2 * r + col;  // D's register: row g + 8 r, column 2 t + col
-        const u64 v = u64{d[0][e]} + (u64{d[1][e]} << 8) + (u64{d[2][e]} << 16) +
-                      (u64{d[3][e]} << 24);
+        const u64 v =
+            u64{d[0][e]} + (u64{d[1][e]} << 8) + (u64{d[2][e]} << 16) + (u64{d[3][e]} << 24);
         u32 x = one_product ? reduce_product<u32>(static_cast<u32>(v >> 32), static_cast<u32>(v), m)
                             : backend::rows::Wide32{v}.reduce(m);
         if (conv.out_add) x = add_mod<u32>(x, add, m.value);

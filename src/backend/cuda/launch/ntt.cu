@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "ember/core/errors.h"
-#include "kernels/ntt_key_product.cuh"
 #include "kernels/ntt_affine32.cuh"
+#include "kernels/ntt_key_product.cuh"
 #include "kernels/ntt_key_product32.cuh"
 #include "kernels/ntt_tensor.cuh"
 #include "launch/ntt.h"
@@ -448,8 +448,7 @@ bool launch_ntt_forward_affine32(const kernels::NttBatchT<u32>& batch, std::size
                                  const kernels::AffineArgsT<u32>& args, const u32* mul,
                                  const u32* mul_shoup, cudaStream_t stream) {
   const std::size_t rows = count * batch.limbs;
-  if (batch.n <= 8192 || rows == 0 || rows > 65535 ||
-      count > backend::Backend::kMaxAffineTerms)
+  if (batch.n <= 8192 || rows == 0 || rows > 65535 || count > backend::Backend::kMaxAffineTerms)
     return false;
   const u32 log_n = log2u(batch.n), n2 = 1u << ((log_n + 1) / 2), n1 = batch.n / n2;
   columns(batch, rows, true, n1, false, stream);
