@@ -211,6 +211,7 @@ def bench_boot(device: str | None = None, quick: bool = False, params: str | Non
     ek = ctx.eval_keys(sk, bootstrap=True, bootstrap_slots=[sparse], progress=False)
     ctx.set_eval_keys(ek)
     rng = np.random.default_rng(0)
+
     # Complex values (the circuit with two EvalMods), then real values (the real variant).
     # Inputs are encrypted at the top level (a fresh ciphertext's precision: with 32-bit words
     # some levels have lower scales) and brought down to the bootstrap's input level.

@@ -281,7 +281,7 @@ _PRESETS = {
     # 32-bit words (every prime below 2^30): 13 message levels of 40 bits on average above q_0
     # (2 x 29), alternating a pair of 50 bits and one prime of 30 (scales 2^43.3 and 2^36.7);
     # SlotToCoeff 3 of them, EvalMod 8 x 58, CoeffToSlot 4 x 55 (pairs); P = 13 x 30, dnum 4.
-    "N16_boot32": {  # 1765
+    "N16_boot32": {  # 1772 nominal, 1765 with the primes' exact sizes
         "log_n": 16,
         "scale_bits": 40,
         "levels": 13,

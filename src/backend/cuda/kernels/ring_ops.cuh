@@ -116,7 +116,6 @@ struct ConvJobs32 {
     u32* y;
     LimbMapT<u32> from, to;
     u32 first_from, first_to;
-    u32 first_tile;  // bconv_tiled_many_kernel: the job's first tile of kConv32Rows target rows
   } jobs[kMaxConvJobs32];
   u32 count;
 };
@@ -157,119 +156,6 @@ __global__ void bconv_sum_many_kernel(const __grid_constant__ ConvJobs32 args) {
                                       : 0;
   job.out[j * n + c] =
       backend::rows::convert_row<u32>(job.y + c, n, job.conv, j, overflow, job.to.mod(j));
-}
-
-/// Target rows a block of bconv_tiled_many_kernel writes (its tile), and the threads of a block.
-inline constexpr u32 kConv32Rows = 32;
-inline constexpr u32 kConv32Threads = 128;
-
-/// What a block of bconv_tiled_many_kernel reads per source prime and per target row, staged in
-/// shared memory once (every lane reads the same entry: broadcasts, no dependent global loads).
-template <int kMax>
-struct ConvTile32 {
-  u32 column[kMax][kConv32Rows];  // (Q/q_i) mod p_(j0 + t)
-  u32 q[kMax], qhat_inv[kMax], qhat_inv_shoup[kMax], y_add[kMax];
-  double inv_q[kMax];
-  ModulusT<u32> p[kConv32Rows];
-  u32 q_mod_p[kConv32Rows], out_mul[kConv32Rows], out_mul_shoup[kConv32Rows], out_add[kConv32Rows];
-};
-
-/// Every job of a 32-bit batch in one pass, for jobs of at most kMax (<= 16) source primes: a
-/// thread scales its coefficient's residues once into registers (unrolled over kMax with guards)
-/// and writes the block's kConv32Rows target rows, eight sums at a time; grid (N / 128, all jobs'
-/// tiles). The tile's columns of (Q/q_i) mod p_j are read four at a time (one LDS.128 per four
-/// products). The 64-bit sums need no fold: 16 products of words below 2^30 stay below 2^64. The
-/// overflow estimate keeps rows::conversion_overflow's order, so the words are the two-pass
-/// kernels' (and the CPU's).
-template <int kMax>
-__global__ void __launch_bounds__(kConv32Threads, 8)
-    bconv_tiled_many_kernel(const __grid_constant__ ConvJobs32 args) {
-  static_assert(kMax <= 16, "64-bit sums of 16 products of 30-bit words at most");
-  __shared__ alignas(16) ConvTile32<kMax> tile;
-  wait_for_previous_kernels();
-  u32 k = 0;
-  while (k + 1 < args.count && args.jobs[k + 1].first_tile <= blockIdx.y) ++k;
-  const ConvJobs32::Job& job = args.jobs[k];
-  const backend::BaseConvView32& conv = job.conv;
-  const u32 count = job.from.limbs;
-  const u32 j0 = (blockIdx.y - job.first_tile) * kConv32Rows;
-  const u32 rows = j0 + kConv32Rows < job.to.limbs ? kConv32Rows : job.to.limbs - j0;
-  const bool exact = conv.inv_q != nullptr;
-  for (u32 e = threadIdx.x; e < kMax * kConv32Rows; e += blockDim.x) {
-    const u32 i = e / kConv32Rows, t = e % kConv32Rows;
-    tile.column[i][t] = i < count && t < rows ? conv.qhat_mod_p[i * conv.to_limbs + j0 + t] : 0u;
-  }
-  if (threadIdx.x < count) {
-    const u32 i = threadIdx.x;
-    tile.q[i] = job.from.mod(i).value;
-    tile.qhat_inv[i] = conv.qhat_inv[i];
-    tile.qhat_inv_shoup[i] = conv.qhat_inv_shoup[i];
-    tile.y_add[i] = conv.y_add ? conv.y_add[i] : 0u;
-    tile.inv_q[i] = exact ? conv.inv_q[i] : 0.0;
-  }
-  if (threadIdx.x < rows) {
-    const u32 t = threadIdx.x, j = j0 + t;
-    tile.p[t] = job.to.mod(j);
-    tile.q_mod_p[t] = exact ? conv.q_mod_p[j] : 0u;
-    tile.out_mul[t] = conv.out_mul ? conv.out_mul[j] : 1u;
-    tile.out_mul_shoup[t] = conv.out_mul ? conv.out_mul_shoup[j] : 0u;
-    tile.out_add[t] = conv.out_add ? conv.out_add[j] : 0u;
-  }
-  __syncthreads();
-  const std::size_t n = std::size_t{1} << job.to.log_n;
-  const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
-  if (c >= n) return;
-  u32 x[kMax];
-#pragma unroll
-  for (int i = 0; i < kMax; ++i)  // every load first: they overlap
-    if (i < count) x[i] = job.in[i * n + c];
-  u32 y[kMax];
-#pragma unroll
-  for (int i = 0; i < kMax; ++i)
-    if (i < count) {
-      const u32 q = tile.q[i];
-      y[i] = mul_shoup<u32>(x[i], tile.qhat_inv[i], tile.qhat_inv_shoup[i], q);
-      if (conv.y_add) y[i] = add_mod<u32>(y[i], tile.y_add[i], q);
-    }
-  // floor(sum y_i / q_i) < count <= 16, below every target prime (no reduction before its
-  // product).
-  u32 overflow = 0;
-  if (exact) {
-    double sum = 0.0;
-#pragma unroll
-    for (int i = 0; i < kMax; ++i)
-      if (i < count) sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(y[i]), tile.inv_q[i]));
-    overflow = static_cast<u32>(sum);
-  }
-  u32* out = job.out + c;
-  for (u32 t0 = 0; t0 < rows; t0 += 8) {
-    u64 sums[8] = {};
-#pragma unroll
-    for (int i = 0; i < kMax; ++i)
-      if (i < count) {
-        const uint4* col = reinterpret_cast<const uint4*>(&tile.column[i][t0]);
-        const uint4 a = col[0], b = col[1];
-        sums[0] += u64{y[i]} * a.x;
-        sums[1] += u64{y[i]} * a.y;
-        sums[2] += u64{y[i]} * a.z;
-        sums[3] += u64{y[i]} * a.w;
-        sums[4] += u64{y[i]} * b.x;
-        sums[5] += u64{y[i]} * b.y;
-        sums[6] += u64{y[i]} * b.z;
-        sums[7] += u64{y[i]} * b.w;
-      }
-#pragma unroll
-    for (u32 u = 0; u < 8; ++u) {
-      const u32 t = t0 + u;
-      if (t >= rows) break;
-      const ModulusT<u32>& m = tile.p[t];
-      u32 v = backend::rows::Wide32{sums[u]}.reduce(m);
-      if (exact) v = sub_mod<u32>(v, mul_mod<u32>(overflow, tile.q_mod_p[t], m), m.value);
-      if (conv.out_mul) v = mul_shoup<u32>(v, tile.out_mul[t], tile.out_mul_shoup[t], m.value);
-      if (conv.out_add) v = add_mod<u32>(v, tile.out_add[t], m.value);
-      out[(j0 + t) * n] = v;
-    }
-  }
 }
 
 /// Every job of a 32-bit batch on the integer tensor cores, for jobs with byte planes

@@ -691,44 +691,39 @@ class CudaBackend final : public Backend {
     const std::size_t n = jobs[0].from.ring->n;
     for (std::size_t first = 0; first < jobs.size(); first += k::kMaxConvJobs32) {
       const std::size_t count = std::min<std::size_t>(k::kMaxConvJobs32, jobs.size() - first);
-      std::size_t from_rows = 0, to_rows = 0, max_from = 0;
+      std::size_t from_rows = 0, to_rows = 0;
       for (std::size_t t = 0; t < count; ++t) {
         from_rows += jobs[first + t].from.limbs;
         to_rows += jobs[first + t].to.limbs;
-        max_from = std::max(max_from, jobs[first + t].from.limbs);
       }
-      // The tensor cores where every job has its byte matrix; else one CUDA-core pass (the
-      // scaled inputs in registers) for at most 16 source primes, or two passes (the scaled
-      // inputs written once, read by every target row).
+      // The tensor cores where every job has its byte matrix (at most 23 source primes, see
+      // BaseConvView32::byte_planes); else two passes (the scaled inputs written once, read by
+      // every target row).
       u32 byte_blocks = 0;
       bool bytes = true;
       for (std::size_t t = 0; t < count; ++t) {
         bytes = bytes && jobs[first + t].conv.byte_planes != nullptr;
         byte_blocks = std::max(byte_blocks, jobs[first + t].conv.byte_blocks);
       }
-      const bool fused = bytes || max_from <= 16;
-      // The scaled inputs of the two-pass kernels (none for the one-pass kernel).
-      Scratch y = fused ? Scratch{this, nullptr, 0, s} : scratch((from_rows * n + 1) / 2, s);
+      // The scaled inputs of the two-pass kernels (none for the tensor-core kernel).
+      Scratch y = bytes ? Scratch{this, nullptr, 0, s} : scratch((from_rows * n + 1) / 2, s);
       k::ConvJobs32 args{};
       args.count = static_cast<u32>(count);
-      u32 at_from = 0, at_to = 0, tiles = 0;
+      u32 at_from = 0, at_to = 0;
       for (std::size_t t = 0; t < count; ++t) {
         const backend::ConvJob32& j = jobs[first + t];
         auto& a = args.jobs[t];
         a.conv = j.conv;
         a.in = j.in;
         a.out = j.out;
-        a.y = fused ? nullptr : reinterpret_cast<u32*>(y.words()) + std::size_t{at_from} * n;
+        a.y = bytes ? nullptr : reinterpret_cast<u32*>(y.words()) + std::size_t{at_from} * n;
         a.from = map_of(j.from);
         a.to = map_of(j.to);
         a.first_from = at_from;
         a.first_to = at_to;
-        a.first_tile = tiles;
         at_from += static_cast<u32>(j.from.limbs);
         at_to += static_cast<u32>(j.to.limbs);
-        tiles += static_cast<u32>((j.to.limbs + k::kConv32Rows - 1) / k::kConv32Rows);
       }
-      const u32 blocks = static_cast<u32>((n + 255) / 256);
       if (bytes) {
         const dim3 grid(static_cast<u32>((n + 63) / 64), static_cast<u32>(count));
         const auto launch_bytes = [&](auto kernel) {
@@ -742,16 +737,7 @@ class CudaBackend final : public Backend {
           launch_bytes(k::bconv_bytes32_kernel<3>);
         continue;
       }
-      if (fused) {
-        const dim3 grid(static_cast<u32>((n + k::kConv32Threads - 1) / k::kConv32Threads), tiles);
-        if (max_from <= 8)
-          cuda::launch(k::bconv_tiled_many_kernel<8>, grid, k::kConv32Threads, 0, raw(s),
-                       "bconv_tiled_many_kernel", args);
-        else
-          cuda::launch(k::bconv_tiled_many_kernel<16>, grid, k::kConv32Threads, 0, raw(s),
-                       "bconv_tiled_many_kernel", args);
-        continue;
-      }
+      const u32 blocks = static_cast<u32>((n + 255) / 256);
       cuda::launch(k::bconv_scale_many_kernel, dim3(blocks, static_cast<u32>(from_rows)), 256, 0,
                    raw(s), "bconv_scale_many_kernel", args);
       cuda::launch(k::bconv_sum_many_kernel, dim3(blocks, static_cast<u32>(to_rows)), 256, 0,
