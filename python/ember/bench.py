@@ -184,9 +184,10 @@ def bench_boot(device: str | None = None, quick: bool = False, params: str | Non
     at the top level and dropped to the input level: latency (host wall clock, synchronized,
     median), its phases, precision against the values (mean and worst slot, bits; the fresh
     encryption's error included) and against the decrypted input (the bootstrap's own error,
-    mean), output level, key memory and count, key generation time, and the amortized
-    multiplication time per slot of Jung et al.: (bootstrap + one multiplication at each usable
-    level) / (usable levels x slots)."""
+    mean), output level, key memory and count, key generation time, HMult and HRot (by one slot)
+    at every level from the output level down, and the amortized multiplication time per slot of
+    Jung et al.: (bootstrap + one multiplication at each usable level) / (usable levels x
+    slots)."""
     import numpy as np
 
     from . import ckks
@@ -208,7 +209,9 @@ def bench_boot(device: str | None = None, quick: bool = False, params: str | Non
     sync()
     keygen_s = time.perf_counter() - t0
     full_key_bytes, full_keys = ek.nbytes, 1 + len(ek.galois) + 2
-    ek = ctx.eval_keys(sk, bootstrap=True, bootstrap_slots=[sparse], progress=False)
+    # With a rotation by one slot for HRot at every level after bootstrapping (not counted in
+    # key_memory_mb).
+    ek = ctx.eval_keys(sk, rotations=[1], bootstrap=True, bootstrap_slots=[sparse], progress=False)
     ctx.set_eval_keys(ek)
     rng = np.random.default_rng(0)
 
@@ -247,13 +250,14 @@ def bench_boot(device: str | None = None, quick: bool = False, params: str | Non
     sout = ctx.bootstrap(sct, slots=sparse)
     serr = np.abs(ctx.decrypt(sout, sk)[:sparse] - few)
     sparse_ms = _median_ms(lambda: ctx.bootstrap(sct, slots=sparse), runs, sync)
-    mult_ms = {}
+    mult_ms, rot_ms = {}, {}
     x = out
     # The levels for computation: from the output level down to the next bootstrap's input.
     usable = ctx.max_level - ctx.min_bootstrap_level
     for level in range(ctx.max_level, ctx.min_bootstrap_level, -1):
         x = ctx.drop_level(out, level)
         mult_ms[level] = _median_ms(lambda x=x: x * x, runs, sync)
+        rot_ms[level] = _median_ms(lambda x=x: x.rotate(1), runs, sync)
     amortized_us = (boot_ms + sum(mult_ms.values())) * 1e3 / (usable * ctx.slots)
     return {
         "benchmark": "boot",
@@ -297,6 +301,7 @@ def bench_boot(device: str | None = None, quick: bool = False, params: str | Non
         "diagonal_memory_mb": ctx._boot().plaintext_bytes() / 2**20,
         "keygen_s": keygen_s,
         "multiply_ms_by_level": mult_ms,
+        "rotate_ms_by_level": rot_ms,
         "amortized_mult_us_per_slot": amortized_us,
         "runs": runs,
     }
