@@ -1,7 +1,9 @@
 """CKKS on 32-bit words (CkksContext32): over primes below 2^30 it gives the 64-bit context's
 words for every operation (the same draws, products, conversions and divisions on half the
 bytes), decrypts within the CKKS error bounds, and with levels of two primes (level_primes)
-rescales by both at once."""
+rescales by both at once, or alternating pairs and single primes (scales about two fixed points)."""
+
+import math
 
 import numpy as np
 import pytest
@@ -217,6 +219,32 @@ def test_params_with_32_bit_words():
         ckks.Params(log_n=12, word_bits=16, insecure=True)
     with pytest.raises(ParameterError, match="special_mod_bits"):
         params32(special_mod_bits=40)
+
+
+def test_alternating_levels_keep_their_scales_down_to_level_zero(rng):
+    """scale_bits=40 on 32-bit words: message levels alternate a pair of primes (50 bits) and one
+    prime (30 bits), the top one a pair; the standard scales sit at 2^43.3 (pair levels) and
+    2^36.7 (single-prime levels), and products rescaled down to level 0 keep the error within
+    the tracked bound and below 2^-20."""
+    from ember import ckks
+
+    ctx = ckks.Context(params32(scale_bits=40, levels=6, special_mods=3), device="cpu")
+    p = ctx.params
+    assert p.level_primes == (2, 1, 2, 1, 2, 1, 2) and max(p.q_primes + p.p_primes) < 2**30
+    logs = [math.log2(ctx.scale_at(lv)) for lv in range(ctx.max_level + 1)]
+    assert logs[6] == 40
+    for lv in range(1, 6):
+        assert abs(logs[lv] - (130 / 3 if p.level_primes[lv] == 2 else 110 / 3)) < 0.1, logs
+    sk = ctx.keygen()
+    pk = ctx.public_key(sk)
+    ctx.set_eval_keys(ctx.eval_keys(sk, rotations=[1], progress=False))
+    x = rng.uniform(-1, 1, ctx.slots)
+    ct, want = ctx.encrypt(x, pk), x.copy()
+    while ct.level > 0:
+        ct, want = ct * ct.rotate(1), want * np.roll(want, -1)
+        assert ct.scale == pytest.approx(ctx.scale_at(ct.level), rel=1e-9)
+        err = np.max(np.abs(ctx.decrypt(ct, sk) - want))
+        assert err <= ct.error_bound and err < 2.0**-20, (ct.level, err, ct.error_bound)
 
 
 def test_context_computes_on_32_bit_words(ctx32, rng):
