@@ -76,7 +76,7 @@ struct BaseConvView32 : BaseConvViewT<u32> {
   const u32* byte_planes = nullptr;
   u32 byte_blocks = 0;
 };
-/// Rows of the 32-bit byte matrix at most (three blocks: 23 source primes, 22 when exact).
+/// Rows of the 32-bit byte matrix at most (three blocks: 24 source primes, 23 when exact).
 inline constexpr std::size_t kByteMatrixInputs32 = 96;
 
 /// The 64-bit conversion's tables, with the forms only its kernels read.

@@ -53,14 +53,15 @@ class BaseConverter {
   std::size_t byte_blocks() const { return byte_blocks_; }
   const std::vector<backend::ByteTarget>& byte_targets() const { return byte_targets_; }
   const std::vector<backend::ByteSource>& byte_sources() const { return byte_sources_; }
+  /// The 32-bit conversion's four byte planes (BaseConvView32::byte_planes, as view32_on
+  /// uploads them); empty above kByteMatrixInputs32 rows.
+  std::vector<u32> byte_planes32() const;
 
  private:
   /// The byte matrix of the tensor-core conversions, `bytes` rows per source prime (8 for
   /// 64-bit words, 4 for 32-bit ones) and the overflow's row when exact (BaseConvView::
   /// byte_planes, BaseConvView32::byte_planes).
   std::vector<std::vector<u64>> byte_matrix(std::size_t bytes) const;
-  /// The 32-bit byte matrix's four planes; empty above kByteMatrixInputs32 rows.
-  std::vector<u32> byte_planes32() const;
   struct DeviceTables;
   struct DeviceTables32;
   RnsBasis from_, to_;

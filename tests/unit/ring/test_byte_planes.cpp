@@ -2,12 +2,14 @@
 // multiplies on integer tensor cores): the host emulation of that product, with the same joining
 // and reduction as the kernel, equals the CPU backend's conversion for fast, exact and centered
 // conversions of 1..8 source primes, and the packed source table (BaseConvView::byte_sources)
-// gives the same inputs.
+// gives the same inputs. The same for the 32-bit conversions' four planes
+// (BaseConvView32::byte_planes): 1..24 source primes below 2^30, with input and output maps.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <vector>
 
+#include "ember/backend/backend.h"
 #include "ember/backend/rows.h"
 #include "ember/core/numtheory.h"
 #include "ember/ring/base_converter.h"
@@ -153,6 +155,96 @@ TEST(BytePlanes, HostEmulationMatchesTheConversion) {
       BaseConverter(RnsBasis(ring, seventeen), RnsBasis(ring, {17}), false).byte_planes().empty());
   EXPECT_TRUE(
       BaseConverter(RnsBasis(ring, sixteen), RnsBasis(ring, {17}), true).byte_planes().empty());
+}
+
+/// The 32-bit conversion of every coefficient of x (host words, from-major) as
+/// bconv_bytes32_kernel computes it: y_i from the 32-bit tables, the overflow as input
+/// 4 from_limbs, four plane products joined at their byte offsets and reduced once.
+std::vector<u32> convert_by_planes32(const BaseConverter& conv, const std::vector<u32>& x,
+                                     std::size_t n) {
+  const ember::backend::BaseConvView32 v =
+      conv.view32_on(ember::backend::backend_for(ember::backend::Device{}));
+  const auto q = conv.from().primes();
+  const auto p = conv.to().primes();
+  const std::size_t to_pad = (p.size() + 7) / 8 * 8, blocks = v.byte_blocks;
+  const bool exact = v.inv_q != nullptr;
+  EXPECT_EQ(blocks, (4 * q.size() + (exact ? 1 : 0) + 31) / 32);
+  const std::vector<u32> planes = conv.byte_planes32();
+  EXPECT_EQ(std::vector<u32>(v.byte_planes, v.byte_planes + planes.size()), planes);
+  std::vector<u32> out(p.size() * n);
+  for (std::size_t c = 0; c < n; ++c) {
+    std::vector<u32> bytes(32 * blocks, 0);
+    double sum = 0.0;
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      const u32 qi = static_cast<u32>(q[i]);
+      u32 y = ember::mul_shoup<u32>(x[i * n + c], v.qhat_inv[i], v.qhat_inv_shoup[i], qi);
+      if (v.y_add) y = ember::add_mod<u32>(y, v.y_add[i], qi);
+      if (exact) sum += static_cast<double>(y) * v.inv_q[i];
+      for (std::size_t a = 0; a < 4; ++a) bytes[4 * i + a] = (y >> (8 * a)) & 0xff;
+    }
+    if (exact) bytes[4 * q.size()] = static_cast<u32>(sum);
+    for (std::size_t j = 0; j < p.size(); ++j) {
+      u64 joined = 0;
+      for (int b = 0; b < 4; ++b) {
+        u32 dot = 0;
+        for (std::size_t k = 0; k < bytes.size(); ++k) {
+          const u32 word =
+              planes[(b * to_pad + j) * 8 * blocks +
+                     rows::byte_plane_slot(static_cast<u32>(k / 4), static_cast<u32>(blocks))];
+          dot += bytes[k] * ((word >> (8 * (k % 4))) & 0xff);
+        }
+        joined += static_cast<u64>(dot) << (8 * b);
+      }
+      EXPECT_LT(joined, u64{1} << 47);
+      const ember::Modulus32 m = ember::make_modulus32(p[j]);
+      u32 r =
+          ember::reduce_product<u32>(static_cast<u32>(joined >> 32), static_cast<u32>(joined), m);
+      if (v.out_add) r = ember::add_mod<u32>(r, v.out_add[j], m.value);
+      out[j * n + c] = r;
+    }
+  }
+  return out;
+}
+
+TEST(BytePlanes32, HostEmulationMatchesTheConversion) {
+  const std::size_t n = 64;
+  const auto all = ember::generate_ntt_primes(30, n, 34);
+  const auto ring = RingContext::create(n, all);
+  std::mt19937_64 rng(7);
+  const ember::backend::Device cpu{};
+  for (std::size_t from = 1; from <= 24; ++from) {
+    for (int kind = 0; kind < 3; ++kind) {  // fast, exact, centered with input and output maps
+      const bool exact = kind > 0;
+      if (exact && from == 24) continue;  // 24 sources and the overflow exceed 3 blocks
+      std::vector<u32> qi, pi;
+      for (u32 i = 0; i < from; ++i) qi.push_back(i);
+      for (u32 j = 0; j < 9; ++j) pi.push_back(25 + j);
+      const RnsBasis qb(ring, qi), pb(ring, pi);
+      std::vector<u64> in_mul, out_mul;
+      for (std::size_t i = 0; i < from; ++i) in_mul.push_back(1 + rng() % (1 << 20));
+      for (std::size_t j = 0; j < 9; ++j) out_mul.push_back(1 + rng() % (1 << 20));
+      const BaseConverter conv = kind == 2 ? BaseConverter::centered(qb, pb, in_mul, out_mul)
+                                           : BaseConverter(qb, pb, exact);
+      ASSERT_FALSE(conv.byte_planes32().empty()) << "from " << from;
+      std::vector<u32> x(from * n);
+      for (std::size_t i = 0; i < from; ++i)
+        for (std::size_t c = 0; c < n; ++c)
+          x[i * n + c] = static_cast<u32>(c < 2 ? (c == 0 ? 0 : all[i] - 1) : rng() % all[i]);
+      const RnsPoly32 in = RnsPoly32::from_host(qb, Form::coeff, cpu, x.data());
+      const std::vector<u32> want = conv.convert(in).to_host();
+      EXPECT_EQ(convert_by_planes32(conv, x, n), want) << "from " << from << " kind " << kind;
+    }
+  }
+  // Too many inputs: no planes (the GPU takes the two CUDA-core passes instead).
+  std::vector<u32> q24, q25;
+  for (u32 i = 0; i < 25; ++i) {
+    q25.push_back(i);
+    if (i < 24) q24.push_back(i);
+  }
+  EXPECT_TRUE(
+      BaseConverter(RnsBasis(ring, q25), RnsBasis(ring, {25}), false).byte_planes32().empty());
+  EXPECT_TRUE(
+      BaseConverter(RnsBasis(ring, q24), RnsBasis(ring, {25}), true).byte_planes32().empty());
 }
 
 }  // namespace

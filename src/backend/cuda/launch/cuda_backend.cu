@@ -696,7 +696,7 @@ class CudaBackend final : public Backend {
         from_rows += jobs[first + t].from.limbs;
         to_rows += jobs[first + t].to.limbs;
       }
-      // The tensor cores where every job has its byte matrix (at most 23 source primes, see
+      // The tensor cores where every job has its byte matrix (at most 24 source primes, see
       // BaseConvView32::byte_planes); else two passes (the scaled inputs written once, read by
       // every target row).
       u32 byte_blocks = 0;
