@@ -252,23 +252,11 @@ std::vector<u32> BaseConverter::byte_planes32() const {
 }
 
 backend::ConvJob BaseConverter::job(u64* out, const u64* a, backend::Backend& be) const {
-  backend::ConvJob j;
-  j.conv = view_on(be);
-  j.from = from_.on(be);
-  j.to = to_.on(be);
-  j.in = a;
-  j.out = out;
-  return j;
+  return {view_on(be), from_.on(be), to_.on(be), a, out, nullptr};
 }
 
 backend::ConvJob32 BaseConverter::job(u32* out, const u32* a, backend::Backend& be) const {
-  backend::ConvJob32 j;
-  j.conv = view32_on(be);
-  j.from = from_.on32(be);
-  j.to = to_.on32(be);
-  j.in = a;
-  j.out = out;
-  return j;
+  return {view32_on(be), from_.on32(be), to_.on32(be), a, out};
 }
 
 void BaseConverter::convert_async(u64* out, const u64* a, backend::Backend& be,

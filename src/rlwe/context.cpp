@@ -801,18 +801,14 @@ void ContextT<W>::key_product(const W* d, const ModUp& up, std::size_t level, co
     for (std::size_t r = 0; r < q_rows; ++r) kp.add_scale[r] = static_cast<W>(p_mod_q_[r]);
   }
   const Level& lv = levels_.at(level);
-  if constexpr (sizeof(W) == 8) {
-    if (up.pending) {
-      be.ntt_key_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, up.lift,
-                               view(up.own_in_ext ? lv.ext_all : lv.ext), view(lv.qp), s);
-    } else {
-      be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, view(lv.qp), s);
-    }
-  } else if (up.pending) {
+  if (!up.pending) {
+    be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, view(lv.qp), s);
+  } else if constexpr (sizeof(W) == 8) {  // lifted rows, or the digits' own rows in ext
+    be.ntt_key_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, up.lift,
+                             view(up.own_in_ext ? lv.ext_all : lv.ext), view(lv.qp), s);
+  } else {
     be.ntt_key_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, view(lv.ext),
                              view(lv.qp), s);
-  } else {
-    be.key_inner_product_async(out0, out1, out0 + q_words, out1 + q_words, kp, view(lv.qp), s);
   }
   if (p_add && !fused) {
     const std::vector<u64> p_mod(p_mod_q_.begin(), p_mod_q_.begin() + q_rows);

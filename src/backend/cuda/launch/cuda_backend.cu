@@ -662,7 +662,7 @@ class CudaBackend final : public Backend {
       });
       return;
     }
-    convert_two_pass<u64>(out, a, sub, conv, from, to, s);
+    convert_two_pass(out, a, sub, conv, from, to, s);
   }
 
   void base_convert_async(u32* out, const u32* a, const BaseConvView32& conv,
@@ -672,17 +672,15 @@ class CudaBackend final : public Backend {
 
   /// A conversion in two passes over a scratch buffer of the scaled inputs y (any number of
   /// source primes): the rows code of the CPU backend, a thread a word.
-  template <class W>
-  void convert_two_pass(W* out, const W* a, const W* sub, const backend::BaseConvViewT<W>& conv,
-                        const backend::BasisViewT<W>& from, const backend::BasisViewT<W>& to,
-                        Stream s) {
+  void convert_two_pass(u64* out, const u64* a, const u64* sub, const BaseConvView& conv,
+                        const BasisView& from, const BasisView& to, Stream s) {
     const std::size_t n = from.ring->n;
-    Scratch y = scratch((from.limbs * n * sizeof(W) + sizeof(u64) - 1) / sizeof(u64), s);
-    W* scaled = reinterpret_cast<W*>(y.words());
-    cuda::launch(k::bconv_scale_kernel<W>, grid_for(from.limbs * n), 256, 0, raw(s),
+    Scratch y = scratch(from.limbs * n, s);
+    u64* scaled = y.words();
+    cuda::launch(k::bconv_scale_kernel<u64>, grid_for(from.limbs * n), 256, 0, raw(s),
                  "bconv_scale_kernel", scaled, a, sub, conv, map_of(from));
-    cuda::launch(k::bconv_sum_kernel<W>, grid_for(to.limbs * n), 256, 0, raw(s), "bconv_sum_kernel",
-                 out, static_cast<const W*>(scaled), conv, map_of(to));
+    cuda::launch(k::bconv_sum_kernel<u64>, grid_for(to.limbs * n), 256, 0, raw(s),
+                 "bconv_sum_kernel", out, static_cast<const u64*>(scaled), conv, map_of(to));
   }
 
   void base_convert_many_async(const std::vector<backend::ConvJob32>& jobs, Stream s) override {
