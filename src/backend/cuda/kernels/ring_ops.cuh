@@ -198,19 +198,23 @@ __global__ void __launch_bounds__(128)
   if (conv.inv_q) {
     double sum[2] = {0.0, 0.0};
 #pragma unroll
-    for (int m = 0; m < kSlots; ++m)
+    for (int m = 0; m < kSlots; ++m) {
+      if (4 * m >= count) break;  // warp-uniform
+      // The lane's own term y_i / q_i (i = 4 m + t), then the four lanes' terms of the slot in
+      // source order: the same sum, in the same order, as the CPU's.
+      const u32 mine_i = 4 * m + t;
+      const double inv = conv.inv_q[mine_i < count ? mine_i : count - 1];
+      double mine[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) mine[r] = __dmul_rn(static_cast<double>(y[m][r]), inv);
 #pragma unroll
       for (u32 s = 0; s < 4; ++s) {
-        const u32 i = 4 * m + s;
-        if (i >= count) break;  // warp-uniform
-        const u32 mine_i = 4 * m + t;
-        const double inv = conv.inv_q[mine_i < count ? mine_i : count - 1];
+        if (4 * m + s >= count) break;  // warp-uniform
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const double mine = __dmul_rn(static_cast<double>(y[m][r]), inv);
-          sum[r] = __dadd_rn(sum[r], __shfl_sync(0xffffffffu, mine, 4 * g + s));
-        }
+        for (int r = 0; r < 2; ++r)
+          sum[r] = __dadd_rn(sum[r], __shfl_sync(0xffffffffu, mine[r], 4 * g + s));
       }
+    }
 #pragma unroll
     for (int m = 0; m < kSlots; ++m)
       if (4 * m + t == count)
