@@ -18,7 +18,7 @@ import numpy as np
 
 from . import cggi
 from .circuit import Circuit, RunOptions
-from .dist import device_set
+from .dist import device_set, scaling_counts
 
 DOT500 = Path("examples/circuits/compiled/dot500.circuit")
 
@@ -80,7 +80,7 @@ def bench_circuit(
     plain = _inputs(circ, np.random.default_rng(1))
     want = circ.evaluate(**plain)
     ins = circ.encrypt_inputs(ctx, ck, **plain)
-    counts = [k for k in (1, 2, 4, 8) if k <= len(names)]
+    counts = scaling_counts(len(names))
     stats = circ.stats()
     rows = []
     for mode in ("wave", "dataflow"):

@@ -1,7 +1,8 @@
 """``ember bench multi``: HE-Booster's multi-GPU experiment, independent homomorphic
 multiplications (multiply + relinearize) spread over 1, 2, 4, ... devices with ctx.map.
 
-For each parameter set and each device count k (powers of two up to the set's size):
+For each parameter set and each device count k (the powers of two below the set's size, and
+its size: ember.dist.scaling_counts):
 - strong scaling: 8 multiplications over k devices, the operands already on the device that
   computes them (as HE-Booster's data is), speedup = T(8 on 1) / T(8 on k);
 - weak scaling: 8 multiplications per device (8 k in all), throughput ratio = (8 k / T) / (8 / T1);
@@ -14,7 +15,7 @@ from __future__ import annotations
 import time
 
 from . import _ember, _ember_bench, bgv, ckks
-from .dist import device_set
+from .dist import device_set, scaling_counts
 
 
 def _sets(quick: bool, cuda: bool) -> list[tuple]:
@@ -73,7 +74,7 @@ def _timed_map(ctx, xs, ys, devices, gather: bool, runs: int) -> float:
 def bench_multi(devices="all", quick: bool = False) -> dict:
     names = device_set(devices)
     cuda = names[0].startswith("cuda")
-    counts = [k for k in (1, 2, 4, 8) if k <= len(names)]
+    counts = scaling_counts(len(names))
     runs = 5 if quick else 15
     rows = []
     for set_name, make in _sets(quick, cuda):
@@ -139,7 +140,7 @@ def bench_split(devices="all", quick: bool = False) -> dict:
     synchronized."""
     names = device_set(devices)
     cuda = names[0].startswith("cuda")
-    counts = [k for k in (1, 2, 4, 8) if k <= len(names)]
+    counts = scaling_counts(len(names))
     rows = []
     for name, scheme, log_n, q_bits, p_bits, dnum in _split_sets(quick, cuda):
         r = _ember_bench.bench_split(

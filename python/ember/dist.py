@@ -53,6 +53,18 @@ def device_set(devices) -> list[str]:
     return names
 
 
+def scaling_counts(total: int) -> list[int]:
+    """The device counts a scaling benchmark measures over `total` devices: the powers of two
+    below it and `total` itself (1, 2, 4, 6 for six devices; 1, 2, 4, 8 for eight)."""
+    if total < 1:
+        raise ParameterError("a scaling benchmark needs at least one device")
+    counts, k = [], 1
+    while k < total:
+        counts.append(k)
+        k *= 2
+    return counts + [total]
+
+
 def move(obj, device: str):
     """`obj` on `device`: Ember objects (ciphertexts, plaintexts, keys) through their to(),
     lists and tuples item by item, anything else as it is."""

@@ -208,6 +208,17 @@ def test_device_sets_and_exchanges():
     nine.broadcast(polys, 4)  # no sum: any number of devices
 
 
+def test_scaling_counts_reach_every_device_count():
+    # Scaling benchmarks measure the powers of two and the whole set, power of two or not.
+    assert dist.scaling_counts(1) == [1]
+    assert dist.scaling_counts(3) == [1, 2, 3]
+    assert dist.scaling_counts(6) == [1, 2, 4, 6]
+    assert dist.scaling_counts(8) == [1, 2, 4, 8]
+    assert dist.scaling_counts(12) == [1, 2, 4, 8, 12]
+    with pytest.raises(ember.ParameterError, match="at least one"):
+        dist.scaling_counts(0)
+
+
 def test_bench_dist_smoke():
     from ember.bench import bench_dist
 
