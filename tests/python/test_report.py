@@ -95,3 +95,41 @@ def test_nothing_to_report_is_refused(tmp_path):
         make_report(tmp_path)
     with pytest.raises(ember.ParameterError, match="does not exist"):
         make_report(tmp_path, [tmp_path / "missing.json"])
+
+
+WORDS_RUN = "2026-11-28s30_h200"
+WORDS_FILES = [
+    f"{WORDS_RUN}_bench_boot_N16_boot32.json",
+    f"{WORDS_RUN}_bench_boot_N16_boot.json",
+    f"{WORDS_RUN}_bench_ckks32.json",
+    f"{WORDS_RUN}_cheddar_boot.jsonl",
+    f"{WORDS_RUN}_phantom_ckks.jsonl",
+]
+
+
+def test_words_tables_hold_cheddar_and_phantom_of_the_same_run():
+    # Issue 33's comparison: both word widths' bootstraps beside Cheddar's, HMult beside Phantom's.
+    from ember.report import tables
+
+    src = load_sources([RESULTS / f for f in WORDS_FILES])
+    assert {"cheddar", "phantom"} <= set(src.peers)
+    boot = tables.boot_words_table(src.ember["boot"], src.peer("cheddar"))
+    ours = json.loads((RESULTS / WORDS_FILES[0]).read_text())
+    cheddar = next(
+        r for r in src.peer("cheddar") if r.get("record") == "bootstrap" and not r.get("min_ks")
+    )
+    assert boot.rows[0][0] == "Ember N16_boot32" and boot.rows[-1][0].startswith("Cheddar")
+    assert boot.rows[0][2] == f"{ours['bootstrap_ms']:.2f}"
+    assert boot.rows[-1][2] == f"{cheddar['bootstrap_ms']:.2f}"
+    pair = next(p for p in boot.pairs if p.group == "bootstrap" and p.op == "Ember N16_boot32")
+    assert pair.ratio == pytest.approx(cheddar["bootstrap_ms"] / ours["bootstrap_ms"])
+    hmult = tables.hmult_words_table(src.latest("ckks32"), src.peer("phantom"))
+    assert [r[1] for r in hmult.rows if r[0] == "Phantom"] == ["16_27m7s", "16_36m4s"]
+    e32 = json.loads((RESULTS / WORDS_FILES[2]).read_text())["results"][0]
+    ph = next(
+        r
+        for r in src.peer("phantom")
+        if r.get("set") == "16_27m7s" and r.get("op") == "multiply_relin"
+    )
+    ratio = ph["wall_median_us"] / 1e3 / e32["hmult_ms"]
+    assert f"16_27m7s {ratio:.2f}x" in hmult.rows[0][-1]

@@ -13,7 +13,20 @@ from . import plots, tables
 from .sources import load_sources
 
 # The order of the report's sections.
-KINDS = ["ntt", "ckks", "bfv", "bgv", "boot", "cggi", "multi", "split", "dist", "circuit", "apps"]
+KINDS = [
+    "ntt",
+    "ckks",
+    "ckks32",
+    "bfv",
+    "bgv",
+    "boot",
+    "cggi",
+    "multi",
+    "split",
+    "dist",
+    "circuit",
+    "apps",
+]
 
 
 def _commit() -> str | None:
@@ -109,16 +122,28 @@ def make_report(out, inputs=(), run=(), device: str | None = None, quick: bool =
                 plots.speedup_chart(t.pairs, "Phantom", t.title, out / f"{kind}_phantom.png"),
                 f"{kind} vs Phantom",
             )
+        elif kind == "ckks32":
+            parts.append(tables.hmult_words_table(doc, phantom).markdown())
         elif kind == "boot":
             t = tables.boot_table(doc, desilo)
             parts.append(t.markdown())
+            cheddar = src.peer("cheddar")
+            if cheddar or len({d["preset"] for d in src.ember["boot"]}) > 1:
+                w = tables.boot_words_table(src.ember["boot"], cheddar)
+                parts.append(w.markdown())
+                figure(
+                    plots.speedup_chart(w.pairs, "Cheddar", w.title, out / "boot_cheddar.png"),
+                    "bootstrap vs Cheddar",
+                )
             figure(plots.phases_chart(doc, out / "boot_phases.png"), "bootstrapping phases")
             figure(
                 plots.speedup_chart(t.pairs, "DESILO", t.title, out / "boot_desilo.png"),
                 "bootstrap vs DESILO",
             )
         elif kind == "cggi":
-            others = {k: v for k, v in src.peers.items() if k not in ("phantom", "desilo")}
+            others = {
+                k: v for k, v in src.peers.items() if k not in ("phantom", "desilo", "cheddar")
+            }
             parts.append(tables.cggi_table(doc, others).markdown())
         elif kind == "apps":
             parts.append(tables.apps_table(doc).markdown())

@@ -1,6 +1,8 @@
 """Ember's figures beside its peers' from the same run, as tables (Markdown) and as pairs for the
 plots: NTT against Phantom and the one-pass memory floor, CKKS against Phantom and DESILO, BFV
-and BGV against Phantom, bootstrapping against DESILO, CGGI's gates, and scaling over devices."""
+and BGV against Phantom, bootstrapping against DESILO, bootstrapping on 32- and 64-bit words
+against Cheddar, CKKS on 32-bit words against Phantom, CGGI's gates, and scaling over
+devices."""
 
 from __future__ import annotations
 
@@ -338,6 +340,147 @@ def boot_table(ember: dict, desilo: list) -> Table:
             f"{ember['amortized_mult_us_per_slot']:.3f} us. Key generation: {ember['keygen_s']:.2f} s "
             f"for {ember['eval_keys']} keys."
         )
+    return t
+
+
+def _cheddar_boot(records: list) -> dict | None:
+    """Cheddar's full-slot complex bootstrap (its default variant) with its summary and
+    per-level operations (ms): {"boot", "summary", "ops": op -> {level: ms}}, or None."""
+    boots = [
+        r
+        for r in records
+        if r.get("record") == "bootstrap" and not r.get("min_ks") and "bootstrap_ms" in r
+    ]
+    if not boots:
+        return None
+    summary = next((r for r in records if r.get("record") == "summary"), {})
+    ops = {
+        r["op"]: {int(k): v for k, v in r["ms_median_by_level"].items()}
+        for r in records
+        if r.get("record") == "op"
+    }
+    return {"boot": boots[-1], "summary": summary, "ops": ops}
+
+
+def boot_words_table(boots: list, cheddar: list) -> Table:
+    """Ember's bootstraps of one run (each preset once: 32- and 64-bit words) beside Cheddar's
+    from the same run: latency, levels left, precision, Jung et al.'s amortized cost, and HMult
+    (with its rescale) and HRot by one slot after bootstrapping."""
+    latest = {}
+    for doc in boots:
+        latest[doc["preset"]] = doc
+    docs = sorted(latest.values(), key=lambda d: d.get("word_bits", 64))  # 32-bit words first
+    first = docs[0]
+    t = Table(
+        f"Bootstrapping on {first['device_name']} ({first['date']}), 32768 complex slots, "
+        "32- and 64-bit words",
+        [
+            "library",
+            "words",
+            "bootstrap ms",
+            "levels left",
+            "precision mean / min bits",
+            "amortized us / slot",
+            "HMult / HRot ms, output level",
+            "HMult / HRot ms, last level",
+        ],
+    )
+
+    def at(by_level: dict, level) -> float | None:
+        return {int(k): v for k, v in by_level.items()}.get(level)
+
+    for d in docs:
+        mult, rot = d["multiply_ms_by_level"], d.get("rotate_ms_by_level", {})
+        last = min(int(k) for k in mult)
+        top = d["output_level"]
+        t.rows.append(
+            [
+                f"Ember {d['preset']}",
+                d.get("word_bits", 64),
+                _f(d["bootstrap_ms"], 2),
+                d["levels_left"],
+                f"{d['precision_mean_bits']:.1f} / {d['precision_min_bits']:.1f}",
+                _f(d["amortized_mult_us_per_slot"], 4),
+                f"{_f(at(mult, top))} / {_f(at(rot, top))}",
+                f"{_f(at(mult, last))} / {_f(at(rot, last))}",
+            ]
+        )
+    ch = _cheddar_boot(cheddar)
+    if ch is None:
+        return t
+    b, ops = ch["boot"], ch["ops"]
+    out_level, in_level = b["output_level"], b["input_level"]
+    mult, rot = ops.get("hmult_rescale", {}), ops.get("hrot", {})
+    amortized = ch["summary"].get("amortized_mult_us_per_slot")
+    t.rows.append(
+        [
+            f"Cheddar {b.get('param_file', '')}",
+            32,
+            _f(b["bootstrap_ms"], 2),
+            b["levels_left"],
+            f"{b['precision_mean_bits']:.1f} / {b['precision_min_bits']:.1f}",
+            _f(amortized, 4),
+            f"{_f(mult.get(out_level))} / {_f(rot.get(out_level))}",
+            f"{_f(mult.get(in_level + 1))} / {_f(rot.get(in_level + 1))}",
+        ]
+    )
+    for d in docs:
+        name = f"Ember {d['preset']}"
+        t.pairs.append(Pair("bootstrap", name, d["bootstrap_ms"], "Cheddar", b["bootstrap_ms"]))
+        if amortized is not None:
+            t.pairs.append(
+                Pair(
+                    "amortized",
+                    name,
+                    d["amortized_mult_us_per_slot"],
+                    "Cheddar",
+                    amortized,
+                    unit="us",
+                )
+            )
+    t.notes.append(
+        "Cheddar / Ember (above 1: Ember is faster): "
+        + "; ".join(f"{p.group} {p.op} {p.ratio:.2f}x" for p in t.pairs)
+        + ". HMult includes the rescale (Ember's x * x, Cheddar's HMult with rescale); the last "
+        "level is the lowest usable one before the next bootstrap."
+    )
+    return t
+
+
+def hmult_words_table(ckks32: dict, phantom: list) -> Table:
+    """HMult (tensor and relinearization, no rescale) at the top level of N = 2^16 chains: Ember
+    on 32- and 64-bit words (`ember bench ckks32`) beside Phantom's sets of the same run, each a
+    synchronized call's wall clock."""
+    t = Table(
+        f"HMult at N = 2^16, top level, {ckks32['date']} (one synchronized call, wall clock)",
+        ["library", "set", "log2 QP", "dnum", "HMult ms", "Phantom set / this"],
+    )
+    sets = {}
+    for r in phantom:
+        if r.get("params") and r.get("log_n") == 16:
+            sets[r["set"]] = r
+    ph = {
+        r["set"]: r["wall_median_us"] / 1e3
+        for r in phantom
+        if r.get("op") == "multiply_relin" and r.get("set") in sets and "wall_median_us" in r
+    }
+    for r in ckks32["results"]:
+        ratios = ", ".join(f"{s} {ms / r['hmult_ms']:.2f}x" for s, ms in sorted(ph.items()))
+        t.rows.append(
+            [
+                f"Ember, {r['words']}-bit words",
+                r["name"],
+                r["log_qp"],
+                r["dnum"],
+                _f(r["hmult_ms"], 4),
+                ratios or "-",
+            ]
+        )
+    for s, ms in sorted(ph.items()):
+        p = sets[s]
+        t.rows.append(["Phantom", s, p["total_bits"], p["dnum"], _f(ms, 4), "-"])
+        ours = ckks32["results"][0]
+        t.pairs.append(Pair("hmult", s, ours["hmult_ms"], "Phantom", ms))
     return t
 
 
