@@ -68,11 +68,9 @@ EMBER_HD Cx cx_mul_rounded(Cx a, Cx b) {
           f_add(product(a.re, b.im), product(a.im, b.re))};
 }
 
-/// bit-reversal of i over log_n bits.
+/// bit-reversal of i (< 2^log_n) over log_n bits.
 EMBER_HD std::size_t bit_reverse(std::size_t i, int log_n) {
-  std::size_t r = 0;
-  for (int b = 0; b < log_n; ++b) r |= ((i >> b) & 1u) << (log_n - 1 - b);
-  return r;
+  return ember::bit_reverse(static_cast<u32>(i), log_n);
 }
 
 /// Butterfly `t` (< n/2) of the stage of length `len` (2 .. n): the pair (a[p], a[p + len/2]).

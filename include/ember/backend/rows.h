@@ -118,14 +118,10 @@ EMBER_HD u64 scale_plain_value(u64 m, u64 remainder, u64 q_div_t, const Modulus&
 /// slot j holds a(psi^(2 brv(j) + 1)), so b(X) = a(X^k) takes slot brv(((2 brv(j)+1) k mod 2N -
 /// 1)/2).
 EMBER_HD u32 automorphism_eval_source(u32 j, u64 k, int log_n) {
-  u32 r = 0;
-  for (int i = 0; i < log_n; ++i) r |= ((j >> i) & 1u) << (log_n - 1 - i);
+  const u32 r = bit_reverse(j, log_n);
   const u64 two_n_mask = (u64{2} << log_n) - 1;
-  u64 e = ((2 * static_cast<u64>(r) + 1) * k) & two_n_mask;
-  u32 idx = static_cast<u32>((e - 1) >> 1);
-  u32 s = 0;
-  for (int i = 0; i < log_n; ++i) s |= ((idx >> i) & 1u) << (log_n - 1 - i);
-  return s;
+  const u64 e = ((2 * static_cast<u64>(r) + 1) * k) & two_n_mask;
+  return bit_reverse(static_cast<u32>((e - 1) >> 1), log_n);
 }
 
 /// Destination of coefficient i for X -> X^k in coefficient form, with its sign.

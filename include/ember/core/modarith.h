@@ -149,6 +149,19 @@ EMBER_HD int bit_length(Word<W> x) {
   }
 }
 
+/// The low `bits` bits of x reversed (0 <= bits <= 32): one instruction on the GPU, where the
+/// automorphisms and the NTT's bit-reversed order evaluate it for every slot.
+EMBER_HD u32 bit_reverse(u32 x, int bits) {
+  if (bits == 0) return 0;
+#if defined(__CUDA_ARCH__)
+  return __brev(x) >> (32 - bits);
+#else
+  u32 r = 0;
+  for (int i = 0; i < bits; ++i) r |= ((x >> i) & 1u) << (bits - 1 - i);
+  return r;
+#endif
+}
+
 /// Barrett reduction of the double-word value (hi, lo) modulo m.value (requires hi < m.value).
 template <class W>
 EMBER_HD W barrett_reduce_128(Word<W> hi, Word<W> lo, const ModulusT<W>& m) {

@@ -38,13 +38,6 @@ std::vector<u64> generate_ntt_primes(int bits, std::size_t n, std::size_t count,
 /// when q is not NTT-friendly for n.
 u64 primitive_root_2n(u64 q, std::size_t n);
 
-/// Reverses the low `bits` bits of x.
-inline u32 bit_reverse(u32 x, int bits) {
-  u32 r = 0;
-  for (int i = 0; i < bits; ++i) r |= ((x >> i) & 1u) << (bits - 1 - i);
-  return r;
-}
-
 /// log2 of a power of two n; throws ParameterError otherwise.
 int log2_exact(std::size_t n);
 
